@@ -1,0 +1,132 @@
+"""Cooperative cancellation shared by the loop, the model stream and every tool.
+
+Task cancellation alone cannot carry a reason, and a tool may want to finish a write before it stops, so the
+loop hands each participant an :class:`AbortSignal` (the asyncio counterpart of the web's AbortSignal).
+``signal.race(awaitable)`` is the usual way to make a long await stop promptly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+class AbortedError(Exception):
+    """Raised inside a participant when its run was aborted."""
+
+    def __init__(self, reason: str = "Operation aborted") -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class AbortSignal:
+    """Read side of an :class:`AbortController`. Thread-safe to abort, asyncio-safe to wait on."""
+
+    def __init__(self) -> None:
+        self._reason: str | None = None
+        self._callbacks: list[Callable[[str], None]] = []
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+
+    @property
+    def aborted(self) -> bool:
+        return self._reason is not None
+
+    @property
+    def reason(self) -> str | None:
+        return self._reason
+
+    def throw_if_aborted(self) -> None:
+        if self._reason is not None:
+            raise AbortedError(self._reason)
+
+    def add_callback(self, callback: Callable[[str], None]) -> Callable[[], None]:
+        """Call ``callback(reason)`` once on abort (at once if already aborted). Returns a remover."""
+        if self._reason is not None:
+            callback(self._reason)
+            return lambda: None
+        self._callbacks.append(callback)
+
+        def remove() -> None:
+            if callback in self._callbacks:
+                self._callbacks.remove(callback)
+
+        return remove
+
+    async def wait(self) -> str:
+        """Wait until aborted; returns the reason."""
+        if self._reason is not None:
+            return self._reason
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[None] = loop.create_future()
+        self._waiters.append((loop, fut))
+        try:
+            await fut
+        finally:
+            self._waiters = [(lp, f) for lp, f in self._waiters if f is not fut]
+        assert self._reason is not None
+        return self._reason
+
+    async def race(self, awaitable: Awaitable[T]) -> T:
+        """Await ``awaitable`` unless the signal fires first; then cancel it and raise AbortedError."""
+        self.throw_if_aborted()
+        task = asyncio.ensure_future(awaitable)
+        stop = asyncio.ensure_future(self.wait())
+        try:
+            done, _ = await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            task.cancel()
+            stop.cancel()
+            raise
+        if task in done:
+            stop.cancel()
+            return task.result()
+        task.cancel()
+        try:
+            await task
+        except (asyncio.CancelledError, Exception):  # noqa: S110 - the abort is what we report
+            pass
+        raise AbortedError(self._reason or "Operation aborted")
+
+    async def sleep(self, seconds: float) -> None:
+        """``asyncio.sleep`` that ends early with AbortedError when aborted."""
+        await self.race(asyncio.sleep(seconds))
+
+    def _fire(self, reason: str) -> None:
+        if self._reason is not None:
+            return
+        self._reason = reason
+        callbacks, self._callbacks = self._callbacks, []
+        for cb in callbacks:
+            try:
+                cb(reason)
+            except Exception:  # noqa: BLE001, S112 - one bad listener must not stop the abort
+                continue
+        for loop, fut in list(self._waiters):
+            if loop.is_closed():
+                continue
+
+            def _set(f: asyncio.Future[None] = fut) -> None:
+                if not f.done():
+                    f.set_result(None)
+
+            try:
+                running = asyncio.get_running_loop()
+            except RuntimeError:
+                running = None
+            if running is loop:
+                _set()
+            else:
+                loop.call_soon_threadsafe(_set)
+
+
+class AbortController:
+    """Owns a signal; ``abort()`` may be called from any thread (a widget callback, a signal handler)."""
+
+    def __init__(self) -> None:
+        self.signal = AbortSignal()
+
+    def abort(self, reason: str = "Agent run aborted") -> None:
+        self.signal._fire(reason)  # noqa: SLF001 - the controller is the signal's only writer
