@@ -86,7 +86,7 @@ class AbortSignal:
         task.cancel()
         try:
             await task
-        except (asyncio.CancelledError, Exception):  # noqa: S110 - the abort is what we report
+        except (asyncio.CancelledError, Exception):
             pass
         raise AbortedError(self._reason or "Operation aborted")
 
@@ -102,7 +102,7 @@ class AbortSignal:
         for cb in callbacks:
             try:
                 cb(reason)
-            except Exception:  # noqa: BLE001, S112 - one bad listener must not stop the abort
+            except Exception:
                 continue
         for loop, fut in list(self._waiters):
             if loop.is_closed():
@@ -129,4 +129,4 @@ class AbortController:
         self.signal = AbortSignal()
 
     def abort(self, reason: str = "Agent run aborted") -> None:
-        self.signal._fire(reason)  # noqa: SLF001 - the controller is the signal's only writer
+        self.signal._fire(reason)

@@ -53,9 +53,7 @@ class ToolCall(_Part):
 
 
 UserPart: TypeAlias = Annotated[TextContent | ImageContent, Field(discriminator="type")]
-AssistantPart: TypeAlias = Annotated[
-    TextContent | ThinkingContent | ToolCall, Field(discriminator="type")
-]
+AssistantPart: TypeAlias = Annotated[TextContent | ThinkingContent | ToolCall, Field(discriminator="type")]
 ResultPart: TypeAlias = Annotated[TextContent | ImageContent, Field(discriminator="type")]
 
 StopReason: TypeAlias = Literal["stop", "length", "toolUse", "error", "aborted"]
@@ -145,9 +143,7 @@ class ToolResultMessage(BaseModel):
         return "".join(p.text for p in self.content if isinstance(p, TextContent))
 
 
-Message: TypeAlias = Annotated[
-    UserMessage | AssistantMessage | ToolResultMessage, Field(discriminator="role")
-]
+Message: TypeAlias = Annotated[UserMessage | AssistantMessage | ToolResultMessage, Field(discriminator="role")]
 
 
 def user(text: str, *images: ImageContent) -> UserMessage:

@@ -131,8 +131,7 @@ def parse_tool_arguments(name: str, text: str) -> dict[str, Any]:
         ) from exc
     if not isinstance(value, dict):
         raise MalformedToolCallError(
-            f"Provider returned a malformed tool call: arguments of {name!r} are "
-            f"{type(value).__name__}, not an object"
+            f"Provider returned a malformed tool call: arguments of {name!r} are {type(value).__name__}, not an object"
         )
     return value
 
@@ -233,7 +232,7 @@ class AssistantStreamBuilder:
         self,
         key: object,
         *,
-        id: str | None = None,  # noqa: A002 - mirrors the wire field
+        id: str | None = None,
         name: str | None = None,
         arguments: str | None = None,
         arguments_object: dict[str, Any] | None = None,

@@ -62,9 +62,7 @@ class Tool:
 
     _schema_cache: ClassVar[dict[int, dict[str, Any]]] = {}
 
-    async def execute(
-        self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate
-    ) -> ToolResult | str:
+    async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> ToolResult | str:
         raise NotImplementedError
 
     def prepare_arguments(self, raw: dict[str, Any]) -> dict[str, Any]:
@@ -132,15 +130,10 @@ def model_json_schema(model: type[BaseModel]) -> dict[str, Any]:
     return out
 
 
-
-
 def _coerce(value: Any, schema: dict[str, Any]) -> Any:
     """Coerce scalar strings to the schema's type (AJV ``coerceTypes`` behaviour), recursing into objects."""
     kind = schema.get("type")
-    if isinstance(kind, list):
-        kinds = kind
-    else:
-        kinds = [kind] if kind else []
+    kinds = kind if isinstance(kind, list) else [kind] if kind else []
     if isinstance(value, dict) and (not kinds or "object" in kinds):
         props = schema.get("properties", {})
         return {k: _coerce(v, props[k]) if k in props else v for k, v in value.items()}
@@ -205,9 +198,7 @@ class FunctionTool(Tool):
         self.execution_mode = execution_mode
         self.sort_key = sort_key
 
-    async def execute(
-        self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate
-    ) -> ToolResult | str:
+    async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> ToolResult | str:
         return await self._fn(args, ToolCallContext(tool_call_id, signal, on_update))
 
 

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Sets up a fresh checkout: a virtualenv in .venv with the package and its dev tools, and a Chromium.
+# Idempotent and quick when nothing changed (the install is keyed on pyproject.toml).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+
+if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv"
+  "$PYTHON" -m venv .venv
+fi
+stamp=".venv/.installed-$(sha1sum pyproject.toml | cut -c1-12)"
+if [ ! -f "$stamp" ]; then
+  echo "setup: installing notebook-agent and its dev tools into .venv"
+  .venv/bin/python -m pip install -q --upgrade pip >/dev/null
+  .venv/bin/python -m pip install -q -e ".[dev]"
+  rm -f .venv/.installed-*
+  touch "$stamp"
+fi
+
+# A browser: Playwright's own, a system Chromium/Chrome, or install one.
+if ! .venv/bin/python -m notebook_agent.browser.launch >/dev/null 2>&1; then
+  echo "setup: no Chromium found; installing one"
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    (apt-get update -qq && apt-get install -y -qq chromium fonts-liberation) >/dev/null
+  elif command -v apt-get >/dev/null 2>&1 && command -v sudo >/dev/null 2>&1; then
+    (sudo apt-get update -qq && sudo apt-get install -y -qq chromium fonts-liberation) >/dev/null
+  else
+    .venv/bin/python -m playwright install chromium
+  fi
+  .venv/bin/python -m notebook_agent.browser.launch
+fi

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The whole check: lint, types, then every test (real Chromium, real kernel, real JupyterLab).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+echo "== ruff"; .venv/bin/ruff check notebook_agent tests benchmarks
+echo "== mypy"; .venv/bin/mypy
+echo "== pytest"
+set +e
+.venv/bin/pytest "$@"
+code=$?
+set -e
+if [ "$code" = 5 ]; then echo "pytest collected no tests: that is a failure"; exit 1; fi
+exit "$code"
