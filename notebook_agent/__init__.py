@@ -11,7 +11,42 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "load_ipython_extension", "unload_ipython_extension"]
+__all__ = [
+    "Agent",
+    "BrowserSession",
+    "PageAgent",
+    "PageAgentResult",
+    "ScriptedModel",
+    "Tool",
+    "ToolResult",
+    "__version__",
+    "get_model",
+    "load_ipython_extension",
+    "tool",
+    "unload_ipython_extension",
+]
+
+_LAZY = {
+    "Agent": "notebook_agent.core.agent",
+    "Tool": "notebook_agent.core.tools",
+    "ToolResult": "notebook_agent.core.tools",
+    "tool": "notebook_agent.core.tools",
+    "ScriptedModel": "notebook_agent.llm.scripted",
+    "get_model": "notebook_agent.llm",
+    "BrowserSession": "notebook_agent.browser.session",
+    "PageAgent": "notebook_agent.browser.agent",
+    "PageAgentResult": "notebook_agent.browser.agent",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The public API, imported on first use (Playwright and the SDKs load only when needed)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'notebook_agent' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
 
 
 def load_ipython_extension(ipython: Any) -> None:

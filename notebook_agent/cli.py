@@ -6,10 +6,18 @@ Each subcommand imports only what it needs, so ``--help`` and ``--version`` answ
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
+import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
+
+if TYPE_CHECKING:
+    from .browser.agent import AnyEvent, PageAgentResult
+    from .browser.approval import ApprovalAnswer, ApprovalRequest
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -24,7 +32,31 @@ def build_parser() -> argparse.ArgumentParser:
     snap.add_argument("url")
     snap.add_argument("--full-page", action="store_true", help="the whole page, not just the viewport")
     snap.add_argument("--json", action="store_true", help="elements, timings and a token count as JSON")
+
+    run = sub.add_parser("run", help="run the page agent on a task")
+    run.add_argument("task")
+    _agent_options(run)
+    run.add_argument("--json", action="store_true", help="print the result as JSON")
+
+    demo = sub.add_parser("demo", help="run the demo task on the bundled demo shop")
+    demo.add_argument("--lab", action="store_true", help="open JupyterLab on the quickstart notebook instead")
+    demo.add_argument("--model", "-m", default=None, help="provider:model (default: NOTEBOOK_AGENT_MODEL or offline)")
+    demo.add_argument("--headed", action="store_true", help="show the browser window")
+
+    sub.add_parser("doctor", help="show which browser and model would be used")
     return parser
+
+
+def _agent_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--url", "-u", default=None, help="open this URL first")
+    p.add_argument(
+        "--model", "-m", default=None, help="provider:model (default NOTEBOOK_AGENT_MODEL); 'demo' = offline"
+    )
+    p.add_argument("--max-steps", type=int, default=20)
+    p.add_argument("--approve", default=None, help="auto, ask-risky (default on a terminal), ask-all, deny-risky")
+    p.add_argument("--headed", action="store_true", help="show the browser window")
+    p.add_argument("--vision", action="store_true", help="also send a screenshot to the model each step")
+    p.add_argument("--js", action="store_true", help="enable the execute_javascript action")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -33,12 +65,193 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 0
-    if args.command == "snapshot":
-        from .browser.cli import snapshot_command
+    try:
+        if args.command == "snapshot":
+            from .browser.cli import snapshot_command
 
-        return snapshot_command(args.url, full_page=args.full_page, as_json=args.json)
-    parser.error(f"unknown command {args.command!r}")  # pragma: no cover - argparse rejects it first
+            return snapshot_command(args.url, full_page=args.full_page, as_json=args.json)
+        if args.command == "run":
+            return asyncio.run(_run(args.task, args, as_json=args.json))
+        if args.command == "demo":
+            return _demo(args)
+        if args.command == "doctor":
+            return _doctor()
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        from .browser.launch import BrowserNotFoundError
+        from .llm.errors import ModelConfigError
+
+        if isinstance(exc, (BrowserNotFoundError, ModelConfigError, ValueError)):
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        raise
+    parser.error(f"unknown command {args.command!r}")  # pragma: no cover
     return 2
+
+
+def _model_for(name: str | None, task: str) -> tuple[Any, str]:
+    chosen = name or os.environ.get("NOTEBOOK_AGENT_MODEL")
+    if not chosen or chosen == "demo":
+        from .demo.model import demo_model_for
+
+        why = "no model configured" if not chosen else "--model demo"
+        return demo_model_for(task), f"offline demo model ({why}; set NOTEBOOK_AGENT_MODEL and a key for a real one)"
+    from .llm import get_model
+
+    model = get_model(chosen)
+    return model, f"{model.provider}:{model.id}"
+
+
+async def _terminal_approver(request: ApprovalRequest) -> ApprovalAnswer:
+    from .browser.approval import ApprovalAnswer
+
+    print(f"\n  ✋ approve {request.action} {json.dumps(request.args)}? ({request.reason})")
+    answer = await asyncio.to_thread(input, "     [y]es / [n]o (then a reason): ")
+    answer = answer.strip()
+    if answer.lower() in ("y", "yes"):
+        return ApprovalAnswer(True)
+    reason = answer[1:].strip(" :,-") if answer[:1].lower() == "n" else answer
+    return ApprovalAnswer(False, reason or None)
+
+
+async def _terminal_ask(question: str, signal: Any) -> str:
+    print(f"\n  ❓ {question}")
+    return (await signal.race(asyncio.to_thread(input, "     answer: "))).strip()
+
+
+async def _run(task: str, args: argparse.Namespace, *, as_json: bool) -> int:
+    from .browser.agent import PageAgent
+    from .browser.session import BrowserSession
+
+    model, label = _model_for(args.model, task)
+    interactive = sys.stdin.isatty()
+    from .browser.approval import check_policy
+
+    policy = check_policy(args.approve or ("ask-risky" if interactive else "deny-risky"))
+    out = sys.stderr if as_json else sys.stdout
+    print(f"model: {label}", file=out)
+    async with BrowserSession(headless=not args.headed) as browser:
+        agent = PageAgent(
+            model=model,
+            browser=browser,
+            max_steps=args.max_steps,
+            approval=policy,
+            approver=_terminal_approver if interactive else None,
+            on_ask_user=_terminal_ask if interactive else None,
+            enable_javascript=args.js,
+            vision=args.vision,
+            screenshots=False,
+            start_url=args.url,
+        )
+        result: PageAgentResult | None = None
+        async for event in agent.stream(task):
+            _print_event(event, out)
+            if event.type == "run_finished":
+                result = event.result
+    assert result is not None
+    if as_json:
+        from .browser.runs import result_to_dict
+
+        print(json.dumps(result_to_dict(result), indent=2, ensure_ascii=False))
+    return 0 if result.success else 1
+
+
+def _print_event(event: AnyEvent, out: Any) -> None:
+    if event.type == "step_started":
+        print(f"\n── step {event.step}/{event.max_steps}", file=out)
+    elif event.type == "model_output":
+        s = event.step
+        if s.evaluation_previous_goal:
+            print(f"  eval:   {s.evaluation_previous_goal}", file=out)
+        if s.next_goal:
+            print(f"  goal:   {s.next_goal}", file=out)
+        if s.output_error:
+            print(f"  invalid output: {s.output_error}", file=out)
+    elif event.type == "action_started":
+        print(f"  action: {event.action} {json.dumps(event.args, ensure_ascii=False)}", file=out)
+    elif event.type == "action_finished":
+        mark = "✗" if event.step.is_error else "✓"
+        print(f"  {mark} {event.step.result}", file=out)
+    elif event.type == "approval_answered":
+        verdict = "approved" if event.answer.approved else "denied"
+        print(
+            f"  ✋ {verdict} ({event.answer.by}){': ' + event.answer.reason if event.answer.reason else ''}", file=out
+        )
+    elif event.type == "run_finished":
+        r = event.result
+        tokens = r.usage.input + r.usage.output + r.usage.cache_read
+        cost = f", ${r.usage.cost.total:.4f}" if r.usage.cost.total else ""
+        print(
+            f"\n{r.status}: success={r.success} · {len(r.steps)} steps · {tokens} tokens{cost} · {r.duration_s:.1f}s",
+            file=out,
+        )
+        print(r.text, file=out)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from .demo import DEMO_TASK, demo_url
+
+    if args.lab:
+        return _lab()
+    url = demo_url()
+    print(f"demo shop: {url}")
+    print(f"task: {DEMO_TASK}")
+    ns = argparse.Namespace(
+        url=url,
+        model=args.model,
+        max_steps=12,
+        approve="ask-risky" if sys.stdin.isatty() else "deny-risky",
+        headed=args.headed,
+        vision=False,
+        js=False,
+    )
+    return asyncio.run(_run(DEMO_TASK, ns, as_json=False))
+
+
+def _lab() -> int:
+    import subprocess
+    from pathlib import Path
+
+    here = Path.cwd() / "notebooks"
+    folder = here if here.is_dir() else Path.cwd()
+    cmd = [sys.executable, "-m", "jupyterlab", "--notebook-dir", str(folder)]
+    if (folder / "quickstart.ipynb").exists():
+        cmd += ["--LabApp.default_url=/lab/tree/quickstart.ipynb"]
+    if os.geteuid() == 0:
+        cmd.append("--allow-root")
+    print("starting JupyterLab:", " ".join(cmd))
+    try:
+        return subprocess.call(cmd)
+    except FileNotFoundError:
+        print("JupyterLab is not installed: pip install 'notebook-agent[lab]'", file=sys.stderr)
+        return 2
+
+
+def _doctor() -> int:
+    from .browser.launch import BrowserNotFoundError, find_browser
+
+    ok = True
+    try:
+        print(f"browser: {find_browser()}")
+    except BrowserNotFoundError as exc:
+        ok = False
+        print(f"browser: NOT FOUND\n{exc}")
+    name = os.environ.get("NOTEBOOK_AGENT_MODEL")
+    if not name:
+        print("model:   none configured (the offline demo model is used); set NOTEBOOK_AGENT_MODEL=provider:model")
+    else:
+        from .llm import get_model
+        from .llm.errors import ModelConfigError
+
+        try:
+            m = get_model(name)
+            print(f"model:   {m.provider}:{m.id}")
+        except ModelConfigError as exc:
+            ok = False
+            print(f"model:   {name}: {exc}")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":  # pragma: no cover

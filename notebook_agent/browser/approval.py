@@ -1,0 +1,114 @@
+"""Approval policies: which actions may run on their own, which wait for a person, which never run.
+
+A policy sees the real action (name, validated arguments), the element it targets (from the latest snapshot)
+and the page URL, and answers ``allow``, ``ask`` or ``deny``. ``ask`` hands the request to an approver (the
+notebook's Approve/Deny buttons, a terminal prompt); nothing executes before it answers, and no answer within
+the timeout is a denial. The model sees the reason for every denial.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+from urllib.parse import urlparse
+
+Decision: TypeAlias = Literal["allow", "ask", "deny"]
+
+DESTRUCTIVE = re.compile(
+    r"\b(delete|remove|erase|destroy|drop|deactivate|close account|cancel (?:subscription|order|account)|"
+    r"unsubscribe|pay|payment|purchase|buy|checkout|check out|place order|submit order|confirm order|"
+    r"send|transfer|wire|withdraw|sign out everywhere|reset)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass
+class ApprovalRequest:
+    """One call waiting for a decision."""
+
+    action: str
+    args: dict[str, Any]
+    url: str
+    element: dict[str, Any] | None = None
+    """The target element from the latest snapshot (tag, text, attributes, bbox), when the action has one."""
+    reason: str = ""
+    """Why the policy flagged it (shown to the person)."""
+    step: int = 0
+
+
+@dataclass
+class ApprovalAnswer:
+    approved: bool
+    reason: str | None = None
+    by: Literal["user", "policy", "timeout"] = "user"
+
+
+PolicyFunction: TypeAlias = Callable[[ApprovalRequest], Decision]
+Approver: TypeAlias = Callable[[ApprovalRequest], Awaitable[ApprovalAnswer]]
+PolicyName: TypeAlias = Literal["ask-risky", "ask-all", "auto", "deny-risky"]
+POLICY_NAMES: tuple[str, ...] = ("ask-risky", "ask-all", "auto", "deny-risky")
+
+# Actions that only look, wait, scroll or finish never need a person.
+HARMLESS = frozenset({"done", "wait", "ask_user", "scroll", "scroll_horizontally", "hover", "switch_tab", "go_back"})
+
+
+def _element_text(element: dict[str, Any] | None) -> str:
+    if not element:
+        return ""
+    parts = [str(element.get("text") or "")]
+    attrs = element.get("attributes") or {}
+    for key in ("value", "aria-label", "title", "name", "id", "href"):
+        if attrs.get(key):
+            parts.append(str(attrs[key]))
+    return " ".join(parts)
+
+
+def risk_reason(request: ApprovalRequest) -> str | None:
+    """Why this call is risky, or None. Deliberately simple and visible: people can read and replace it."""
+    name, args = request.action, request.args
+    if name == "execute_javascript":
+        return "runs arbitrary JavaScript in the page"
+    if name == "go_to_url":
+        target = urlparse(str(args.get("url", "")))
+        current = urlparse(request.url)
+        if target.hostname and current.hostname and target.hostname != current.hostname:
+            return f"navigates to another site ({target.hostname})"
+        return None
+    if name in ("click_element_by_index", "send_keys", "select_dropdown_option"):
+        text = _element_text(request.element)
+        if name == "select_dropdown_option":
+            text += " " + str(args.get("text", ""))
+        match = DESTRUCTIVE.search(text)
+        if match:
+            label = " ".join(text.split())[:60]
+            return f'acts on "{label}", which looks destructive or final ({match.group(0).lower()})'
+    return None
+
+
+def decide(policy: PolicyName | PolicyFunction, request: ApprovalRequest) -> Decision:
+    """Apply a named policy or a callable; fills ``request.reason`` when the call is flagged."""
+    if callable(policy):
+        return policy(request)
+    if request.action in HARMLESS and policy != "ask-all":
+        return "allow"
+    if policy == "auto":
+        return "allow"
+    reason = risk_reason(request)
+    if policy == "ask-all":
+        request.reason = reason or "every action asks (policy ask-all)"
+        return "ask"
+    if reason is None:
+        return "allow"
+    request.reason = reason
+    return "deny" if policy == "deny-risky" else "ask"
+
+
+def check_policy(policy: object) -> PolicyName | PolicyFunction:
+    """Validate a policy given by a user (a name or a callable) with a message that lists the choices."""
+    if callable(policy):
+        return policy  # type: ignore[return-value]
+    if isinstance(policy, str) and policy in POLICY_NAMES:
+        return policy  # type: ignore[return-value]
+    raise ValueError(f"Unknown approval policy {policy!r}. Use one of {', '.join(POLICY_NAMES)} or a function.")
