@@ -16,6 +16,7 @@ from typing import Any
 from ..core.messages import AssistantMessage, ToolCall
 from ..core.model import ToolSpec
 from ..core.tools import Tool
+from ..llm.scripted import ScriptedCall
 
 MACRO_NAME = "AgentOutput"
 MACRO_DESCRIPTION = "You MUST call this tool every step!"
@@ -190,3 +191,24 @@ def _one_action(action: Any, tools: dict[str, Tool], repairs: list[str]) -> tupl
         value = {required[0]: value}
         repairs.append(f"gave {name} a bare value; used it as {required[0]}")
     return name, value
+
+
+def agent_output(
+    action: str,
+    args: dict[str, Any] | None = None,
+    *,
+    evaluation: str = "",
+    memory: str = "",
+    next_goal: str = "",
+) -> ScriptedCall:
+    """One scripted step for :class:`~notebook_agent.llm.scripted.ScriptedModel`: an ``AgentOutput`` call
+    choosing ``action`` with ``args``. ``ScriptedModel([agent_output("wait", {"seconds": 1}), ...])``."""
+    return ScriptedCall(
+        MACRO_NAME,
+        {
+            "evaluation_previous_goal": evaluation,
+            "memory": memory,
+            "next_goal": next_goal,
+            "action": {action: args or {}},
+        },
+    )

@@ -71,7 +71,11 @@ class AbortSignal:
 
     async def race(self, awaitable: Awaitable[T]) -> T:
         """Await ``awaitable`` unless the signal fires first; then cancel it and raise AbortedError."""
-        self.throw_if_aborted()
+        if self._reason is not None:
+            close = getattr(awaitable, "close", None)
+            if close is not None:
+                close()  # a coroutine that will never run: close it so Python does not warn
+            raise AbortedError(self._reason)
         task = asyncio.ensure_future(awaitable)
         stop = asyncio.ensure_future(self.wait())
         try:

@@ -491,6 +491,9 @@ class _Run:
         return False
 
     async def _execute_batch(self, message: AssistantMessage, calls: list[ToolCall]) -> _Batch:
+        # The resolution cache spans this batch's pre-scan and preparation only: it is keyed by object id,
+        # and ids of calls from earlier turns may be reused by new objects.
+        self._resolved = {}
         outcomes: list[_Outcome] = []
         tool_results: list[ToolResultMessage] = []
         if await self._is_sequential(message, calls):

@@ -1,0 +1,1 @@
+from tests.browser.conftest import browser, servers, shared_browser  # noqa: F401

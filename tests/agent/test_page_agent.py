@@ -1,0 +1,331 @@
+"""End-to-end page agent runs: real Chromium, local pages, the real loop, a scripted (or wire-level) model."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from notebook_agent.browser import BrowserSession
+from notebook_agent.browser.agent import (
+    ApprovalAnswered,
+    ApprovalRequested,
+    PageAgent,
+    RunFinished,
+    ScreenshotTaken,
+    StepStarted,
+)
+from notebook_agent.browser.approval import ApprovalAnswer, ApprovalRequest
+from notebook_agent.browser.macro import MACRO_NAME, agent_output
+from notebook_agent.core.abort import AbortSignal
+from notebook_agent.core.messages import UserMessage
+from notebook_agent.core.model import Context
+from notebook_agent.core.tools import OnUpdate, Tool
+from notebook_agent.llm.scripted import ScriptedCall, ScriptedModel, call
+from tests.browser.conftest import Servers
+
+
+def state(ctx: Context) -> str:
+    msg = ctx.messages[-1]
+    assert isinstance(msg, UserMessage)
+    return msg.text
+
+
+def index_of(ctx: Context, pattern: str) -> int:
+    """The index of the first element line matching ``pattern`` in the state message."""
+    for line in state(ctx).splitlines():
+        m = re.match(r"\s*\*?\[(\d+)\](.*)", line)
+        if m and re.search(pattern, m.group(2)):
+            return int(m.group(1))
+    raise AssertionError(f"no element matches {pattern!r} in:\n{state(ctx)}")
+
+
+def step(action: str, args: Any = None, **kw: Any) -> Any:
+    """A scripted step whose args may be a function of the request (to look up indices)."""
+
+    def make(ctx: Context) -> ScriptedCall:
+        resolved = args(ctx) if callable(args) else args
+        return agent_output(action, resolved, **kw)
+
+    return make
+
+
+async def run(browser: BrowserSession, script: list[Any], task: str = "do it", **kw: Any) -> Any:
+    model = ScriptedModel(script)
+    agent = PageAgent(model=model, browser=browser, **kw)
+    events = [e async for e in agent.stream(task)]
+    result = next(e for e in events if isinstance(e, RunFinished)).result
+    return result, events, model
+
+
+async def test_fill_and_submit_a_form(browser: BrowserSession, servers: Servers) -> None:
+    script = [
+        step("input_text", lambda c: {"index": index_of(c, r"name=name"), "text": "Ada"},
+             evaluation="Start", memory="name Ada", next_goal="type the name"),
+        step("select_dropdown_option", lambda c: {"index": index_of(c, r"<select name=plan"), "text": "pro"}),
+        step("click_element_by_index", lambda c: {"index": index_of(c, r"type=checkbox")}),
+        step("click_element_by_index", lambda c: {"index": index_of(c, r"Create account")}),
+        step("done", {"text": "Signed up", "success": True}),
+    ]
+    result, events, model = await run(browser, script, start_url=servers.url("agent_form.html"))
+    assert result.status == "completed" and result.success and result.text == "Signed up", (result.error, [s.result for s in result.steps])
+    assert [s.action for s in result.steps] == [
+        "input_text", "select_dropdown_option", "click_element_by_index", "click_element_by_index", "done",
+    ]
+    assert "its value is now 'Ada'" in result.steps[0].result
+    assert "Pro" in result.steps[1].result
+    assert browser.page.url.split("/")[-1].startswith("agent_thanks.html"), (browser.page.url, [s.result for s in result.steps])
+    assert await browser.page.inner_text("#msg") == "Thanks Ada, plan Pro, terms yes"
+    # the history shows the model its earlier action and result
+    last_state = state(model.requests[-1][0])
+    assert '<step_1>\nEvaluation of Previous Step: Start\nMemory: name Ada\nNext Goal: type the name\n' in last_state
+    assert 'Action: input_text {"index": ' in last_state
+    assert "<sys>Page navigated to → " in last_state and "agent_thanks.html" in last_state
+    # every request forces AgentOutput with parallel calls off; the transcript is not resent
+    for ctx, options in model.requests:
+        assert options.tool_choice == MACRO_NAME and options.parallel_tool_calls is False
+        assert [t.name for t in ctx.tools] == [MACRO_NAME]
+        assert len(ctx.messages) == 1
+    assert result.steps[0].request is not None and result.steps[0].request.state == state(model.requests[0][0])
+    assert sum(isinstance(e, ScreenshotTaken) for e in events) == 5
+    assert [e.step for e in events if isinstance(e, StepStarted)] == [1, 2, 3, 4, 5]
+
+
+async def test_multi_step_navigation(browser: BrowserSession, servers: Servers) -> None:
+    script = [
+        step("click_element_by_index", lambda c: {"index": index_of(c, r"Account settings")}),
+        step("go_back", {}),
+        step("go_to_url", {"url": servers.url("agent_danger.html")}),
+        step("done", {"text": "visited", "success": True}),
+    ]
+    result, _, model = await run(browser, script, start_url=servers.url("agent_form.html"))
+    assert result.status == "completed"
+    urls = [s.url.rsplit("/", 1)[-1] for s in result.steps]
+    assert urls == ["agent_form.html", "agent_danger.html", "agent_form.html", "agent_danger.html"]
+    assert state(model.requests[1][0]).count("Page navigated to") == 2
+
+
+async def test_ask_user_is_answered_by_the_callback(browser: BrowserSession, servers: Servers) -> None:
+    asked: list[str] = []
+
+    async def on_ask_user(question: str, signal: AbortSignal) -> str:
+        asked.append(question)
+        return "Grace"
+
+    script = [
+        step("ask_user", {"question": "What name should I use?"}),
+        step("done", {"text": "ok", "success": True}),
+    ]
+    result, _, model = await run(browser, script, start_url=servers.url("agent_form.html"), on_ask_user=on_ask_user)
+    assert asked == ["What name should I use?"]
+    assert result.steps[0].result == "User answered: Grace"
+    names = _action_names(model)
+    assert "ask_user" in names
+    # without the callback the action does not exist
+    _, _, model2 = await run(browser, [step("done", {"text": "x"})], start_url=servers.url("agent_form.html"))
+    assert "ask_user" not in _action_names(model2)
+
+
+def _action_names(model: ScriptedModel, request: int = 0) -> list[str]:
+    spec = model.requests[request][0].tools[0]
+    return [next(iter(m["properties"])) for m in spec.parameters["properties"]["action"]["anyOf"]]
+
+
+class NoteArgs(BaseModel):
+    text: str
+
+
+class SaveNote(Tool):
+    name = "save_note"
+    description = "Save a note for the user."
+    parameters = NoteArgs
+
+    def __init__(self) -> None:
+        self.notes: list[str] = []
+
+    async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> str:
+        await on_update("saving")  # type: ignore[misc]
+        self.notes.append(args.text)
+        return f"Saved note {len(self.notes)}"
+
+
+class QuietWait(Tool):
+    name = "wait"
+    description = "Custom wait that returns at once."
+    parameters = {"type": "object", "properties": {"seconds": {"type": "number"}}}
+
+    async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> str:
+        return "custom wait ran"
+
+
+async def test_custom_tools_add_override_and_remove(browser: BrowserSession, servers: Servers) -> None:
+    note = SaveNote()
+    script = [
+        step("save_note", {"text": "remember me"}),
+        step("wait", {"seconds": 5}),
+        step("done", {"text": "ok"}),
+    ]
+    result, events, model = await run(
+        browser, script, start_url=servers.url("agent_form.html"),
+        custom_tools={"save_note": note, "wait": QuietWait(), "scroll_horizontally": None},
+    )
+    assert note.notes == ["remember me"]
+    assert result.steps[0].result == "Saved note 1"
+    assert result.steps[1].result == "custom wait ran"
+    names = _action_names(model)
+    assert names[:2] == ["done", "wait"]  # the override keeps the built-in's place
+    assert names[-1] == "save_note"  # a new tool is appended
+    assert "scroll_horizontally" not in names
+    assert any(e.type == "action_progress" and e.progress == "saving" for e in events)
+
+
+async def test_execute_javascript_only_when_enabled(browser: BrowserSession, servers: Servers) -> None:
+    _, _, model = await run(browser, [step("done", {"text": "x"})], start_url=servers.url("agent_form.html"))
+    assert "execute_javascript" not in _action_names(model)
+    script = [step("execute_javascript", {"script": "return document.title"}), step("done", {"text": "x"})]
+    result, _, model = await run(browser, script, start_url=servers.url("agent_form.html"), enable_javascript=True)
+    assert "execute_javascript" in _action_names(model)
+    assert "Sign up" in result.steps[0].result
+
+
+async def test_blocked_action_the_model_sees_the_reason_and_continues(
+    browser: BrowserSession, servers: Servers
+) -> None:
+    requests: list[ApprovalRequest] = []
+
+    async def approver(request: ApprovalRequest) -> ApprovalAnswer:
+        requests.append(request)
+        return ApprovalAnswer(False, "not my account")
+
+    script = [
+        step("click_element_by_index", lambda c: {"index": index_of(c, r"Delete account")}),
+        step("click_element_by_index", lambda c: {"index": index_of(c, r"Save settings")}),
+        step("done", {"text": "saved instead", "success": True}),
+    ]
+    result, events, model = await run(
+        browser, script, start_url=servers.url("agent_danger.html"), approval="ask-risky", approver=approver
+    )
+    assert [r.action for r in requests] == ["click_element_by_index"]
+    assert requests[0].element is not None and requests[0].element["text"] == "Delete account"
+    assert "delete" in requests[0].reason
+    assert result.steps[0].is_error and result.steps[0].result == "The user denied this action: not my account"
+    assert result.steps[0].approval == {
+        "decision": "denied", "reason": "not my account", "by": "user", "risk": requests[0].reason,
+    }
+    assert await browser.page.inner_text("#state") == "Saved"  # the delete never ran; the save did
+    assert "Action Results: The user denied this action: not my account" in state(model.requests[1][0])
+    kinds = [e.type for e in events if isinstance(e, (ApprovalRequested, ApprovalAnswered))]
+    assert kinds == ["approval_requested", "approval_answered"]
+    assert result.status == "completed"
+
+
+async def test_deny_risky_and_no_approver(browser: BrowserSession, servers: Servers) -> None:
+    script = [step("click_element_by_index", lambda c: {"index": index_of(c, r"Delete account")}),
+              step("done", {"text": "x", "success": False})]
+    result, _, _ = await run(browser, script, start_url=servers.url("agent_danger.html"), approval="deny-risky")
+    assert result.steps[0].result.startswith("Blocked by the approval policy: acts on")
+    result, _, _ = await run(browser, list(script), start_url=servers.url("agent_danger.html"), approval="ask-risky")
+    assert result.steps[0].result.startswith("Denied: no one was there to approve it")
+    assert await browser.page.inner_text("#state") == "Account active"
+
+
+MALFORMED: list[tuple[str, Any, str | None]] = [
+    ("no tool call", "I think I should click the button.", "No AgentOutput call in your output"),
+    ("json in text", '{"action": {"wait": {"seconds": 1}}}', None),
+    ("action called directly", call("wait", seconds=1), None),
+    ("double-encoded", call(MACRO_NAME, action=json.dumps({"wait": {"seconds": 1}})), None),
+    ("list of actions", call(MACRO_NAME, action=[{"wait": {"seconds": 1}}]), None),
+    ("unknown action", call(MACRO_NAME, action={"teleport": {}}), 'Unknown action "teleport"'),
+    ("bad arguments", call(MACRO_NAME, action={"wait": {"seconds": "soon"}}), 'Validation failed for tool "wait"'),
+    ("malformed json arguments", call(MACRO_NAME, '{"action": {"wait": '), "malformed"),
+]
+
+
+@pytest.mark.parametrize(("case", "output", "error"), MALFORMED, ids=[m[0] for m in MALFORMED])
+async def test_malformed_output(
+    browser: BrowserSession, servers: Servers, case: str, output: Any, error: str | None
+) -> None:
+    await browser.page.goto(servers.url("agent_form.html"))
+    result, _, model = await run(browser, [output, step("done", {"text": "recovered", "success": True})])
+    first = result.steps[0]
+    if error is None:  # repaired
+        assert first.action == "wait" and not first.is_error, first
+        assert result.status == "completed" and len(result.steps) == 2
+        return
+    if case == "malformed json arguments":  # the provider stream itself fails: a clear error, not a crash
+        assert result.status == "error" and error in (result.error or "")
+        return
+    problem = first.output_error or first.result
+    assert error in problem, problem
+    # the next request tells the model what was wrong, and the run recovers
+    assert error in state(model.requests[1][0])
+    assert result.status == "completed" and result.text == "recovered"
+
+
+async def test_max_steps_means_n_model_calls(browser: BrowserSession, servers: Servers) -> None:
+    waits = [step("scroll", {"down": True, "num_pages": 0.1}) for _ in range(10)]
+    result, _, model = await run(browser, waits, start_url=servers.url("agent_form.html"), max_steps=3)
+    assert result.status == "max_steps" and len(model.requests) == 3 and not result.success
+    assert "max_steps" in (result.error or "")
+    # the last step offers only done, and says so
+    assert _action_names(model, 2) == ["done"] and "This is the last step" in state(model.requests[2][0])
+
+
+async def test_max_failures_ends_the_run(browser: BrowserSession, servers: Servers) -> None:
+    script = ["no idea", "still none", "nope", step("done", {"text": "late"})]
+    result, _, model = await run(browser, script, start_url=servers.url("agent_form.html"), max_failures=3)
+    assert result.status == "failed" and len(model.requests) == 3
+    assert "3 unusable outputs in a row" in (result.error or "")
+
+
+class Slow(Tool):
+    name = "slow_export"
+    description = "A long export that reports progress."
+    parameters = {"type": "object", "properties": {}}
+
+    async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> str:
+        for i in range(100):
+            await on_update(f"{i}%")  # type: ignore[misc]
+            await signal.sleep(0.05)
+        return "exported"
+
+
+async def test_abort_in_the_middle_of_an_action(browser: BrowserSession, servers: Servers) -> None:
+    agent = PageAgent(
+        model=ScriptedModel([step("slow_export"), step("done", {"text": "x"})]),
+        browser=browser, start_url=servers.url("agent_form.html"), custom_tools={"slow_export": Slow()},
+    )
+    progress = 0
+    result = None
+    async for event in agent.stream("export"):
+        if event.type == "action_progress":
+            progress += 1
+            if progress == 3:
+                agent.stop("user pressed Stop")
+        if isinstance(event, RunFinished):
+            result = event.result
+    assert result is not None and result.status == "stopped" and result.error == "user pressed Stop"
+    assert result.steps[0].is_error and progress < 10
+
+
+async def test_replay_reproduces_a_run(browser: BrowserSession, servers: Servers) -> None:
+    script = [
+        step("input_text", lambda c: {"index": index_of(c, r"name=name"), "text": "Lin"}),
+        step("click_element_by_index", lambda c: {"index": index_of(c, r"Create account")}),
+        step("done", {"text": "done", "success": True}),
+    ]
+    first, _, _ = await run(browser, script, start_url=servers.url("agent_form.html"))
+    again, _, _ = await run_model(browser, first.replay_model(), servers.url("agent_form.html"))
+    assert [(s.action, s.args) for s in again.steps] == [(s.action, s.args) for s in first.steps]
+    assert [s.result for s in again.steps] == [s.result for s in first.steps]
+
+
+async def run_model(browser: BrowserSession, model: Any, url: str) -> Any:
+    agent = PageAgent(model=model, browser=browser, start_url=url)
+    result = await agent.run("do it")
+    return result, None, model
+
