@@ -67,9 +67,13 @@ class AgentMagics(Magics):
             print("%%agent needs a running event loop: use it in a Jupyter kernel (or `await agent.run()`).")
             return
         cfg = STATE.config
-        policy = check_policy(args.approve or cfg.approve)
+        try:
+            policy = check_policy(args.approve or cfg.approve)
+            model, note = resolve_model(args.model, task)
+        except ValueError as exc:  # ModelConfigError is a ValueError: a missing key, package or bad name
+            print(f"%%agent: {exc}")
+            return
         max_steps = args.max_steps or cfg.max_steps
-        model, note = resolve_model(args.model, task)
         run_holder: list[NotebookRun] = []
         view = RunView(
             task,

@@ -208,11 +208,12 @@ class NotebookRun:
         p.text(f"<NotebookRun {status}: {self.task_text[:60]!r}>")
 
 
-def watch(agent: PageAgent, task: str) -> NotebookRun:
+def watch(agent: PageAgent, task: str, *, ask_user: bool = False) -> NotebookRun:
     """Show a Python-built :class:`PageAgent` working on ``task`` in the live view; returns the run handle.
 
-    The agent keeps its own browser, model and tools; its approvals (when its policy asks and it has no
-    approver) and its questions (when ``ask_user`` is enabled) appear in the view.
+    The agent keeps its own browser, model and tools. Its approvals (when its policy asks and it has no
+    approver) appear in the view; with ``ask_user=True`` (and no ``on_ask_user`` of its own) so do its
+    questions.
     """
     from IPython.display import display
 
@@ -225,6 +226,8 @@ def watch(agent: PageAgent, task: str) -> NotebookRun:
     )
     if agent.approver is None:
         agent.approver = make_approver(view, lambda: agent.browser)
+    if ask_user and agent.on_ask_user is None:
+        agent.on_ask_user = make_ask_user(view)
     run = NotebookRun(agent, task, view)
     holder.append(run)
     STATE.runs.append(run)

@@ -1,0 +1,186 @@
+"""The magics in an in-process IPython shell, on a running event loop, against the demo shop in real Chromium."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import ipywidgets as widgets
+import pytest
+import pytest_asyncio
+from IPython.core.interactiveshell import InteractiveShell
+
+from notebook_agent.demo import DELETE_TASK, DEMO_TASK, demo_url
+from notebook_agent.notebook.runtime import STATE, NotebookRun
+
+
+@pytest.fixture(scope="module")
+def shell() -> Iterator[InteractiveShell]:
+    sh = InteractiveShell.instance()
+    sh.run_line_magic("load_ext", "notebook_agent")
+    sh.run_line_magic("load_ext", "notebook_agent")  # loading twice is harmless
+    yield sh
+
+
+@pytest_asyncio.fixture(loop_scope="session", autouse=True)
+async def _close_kernel_browser() -> AsyncIterator[None]:
+    yield
+    STATE.stop_all()
+    await STATE.close_browser()
+
+
+def with_class(root: widgets.Widget, cls: str) -> list[widgets.Widget]:
+    found = []
+
+    def walk(x: Any) -> None:
+        if cls in getattr(x, "_dom_classes", ()):
+            found.append(x)
+        for child in getattr(x, "children", ()):
+            walk(child)
+
+    walk(root)
+    return found
+
+
+async def start(shell: InteractiveShell, line: str, body: str, out: str = "agent_run") -> NotebookRun:
+    shell.user_ns["url"] = demo_url()
+    shell.run_cell_magic("agent", f"--url {demo_url()} --out {out} {line}", body)
+    run = shell.user_ns[out]
+    assert isinstance(run, NotebookRun)
+    return run
+
+
+async def test_agent_cell_returns_at_once_and_renders_every_step(shell: InteractiveShell) -> None:
+    run = await start(shell, "--model demo", f"# a comment line is not part of the task\n{DEMO_TASK}")
+    assert not run.done  # the cell returned while the run goes on
+    assert run.task_text == DEMO_TASK
+    result = await run
+    assert result is not None and result.status == "completed" and result.success
+    assert "TrailSound Wireless Headphones Lite" in result.text and "$54.99" in result.text
+    view = run.view
+    assert len(with_class(view.root, "na-step")) == len(result.steps)
+    assert "completed" in view.status.value
+    shots = with_class(view.root, "na-screenshot")
+    assert shots and all(isinstance(s, widgets.Image) and s.value[:2] == b"\xff\xd8" for s in shots)  # JPEG
+    assert "54.99" in with_class(view.root, "na-result")[0].value
+    # old cards collapse, the last stays open
+    bodies = with_class(view.root, "na-step-body")
+    assert [b.layout.display for b in bodies[:-1]] == ["none"] * (len(bodies) - 1)
+    assert bodies[-1].layout.display != "none"
+
+
+async def test_approval_deny_reaches_the_model(shell: InteractiveShell) -> None:
+    run = await start(shell, "--model demo --approve ask-risky", DELETE_TASK, out="run_deny")
+    request = await run.wait_for_approval(timeout=30)
+    assert request.action == "click_element_by_index" and "delete" in request.reason
+    panel = with_class(run.view.root, "na-approval")
+    assert len(panel) == 1 and with_class(panel[0], "na-approve") and with_class(panel[0], "na-deny")
+    # nothing has executed yet: the account page still offers the button
+    assert "Delete account" in (await STATE.browser.page.content())  # type: ignore[union-attr]
+    reason_box = with_class(panel[0], "na-deny-reason")[0]
+    reason_box.value = "Keep my account"
+    deny = with_class(panel[0], "na-deny")[0]
+    deny.click()  # the same path as a click in the browser: the callback hands the answer to the loop
+    result = await run
+    assert result is not None
+    blocked = [s for s in result.steps if s.approval]
+    assert blocked[0].approval["decision"] == "denied" and blocked[0].approval["reason"] == "Keep my account"
+    assert "Keep my account" in blocked[0].result
+    # the model's next request carried the reason
+    assert "Keep my account" in (result.steps[-1].request.state if result.steps[-1].request else "")
+    assert not result.success and result.status == "failed"
+    assert not with_class(run.view.root, "na-approval")  # the panel is gone once answered
+
+
+async def test_approval_approve_runs_the_action(shell: InteractiveShell) -> None:
+    run = await start(shell, "--model demo --approve ask-risky", DELETE_TASK, out="run_ok")
+    await run.wait_for_approval(timeout=30)
+    with_class(run.view.root, "na-approve")[0].click()
+    result = await run
+    assert result is not None and result.status == "completed" and result.success
+    assert "deleted" in (await STATE.browser.page.content()).lower()  # type: ignore[union-attr]
+
+
+async def test_approval_timeout_denies(shell: InteractiveShell) -> None:
+    run = await start(shell, "--model demo --approve ask-risky --timeout 0.3", DELETE_TASK, out="run_to")
+    result = await run
+    assert result is not None
+    blocked = [s for s in result.steps if s.approval][0]
+    assert blocked.approval == {"decision": "denied", "reason": "Denied: no answer within 0.3 seconds.",
+                                "by": "timeout", "risk": blocked.approval["risk"]}
+
+
+async def test_stop_button_and_agent_stop(shell: InteractiveShell) -> None:
+    run = await start(shell, "--model demo --approve ask-all", DEMO_TASK, out="run_stop")
+    await run.wait_for_approval(timeout=30)
+    with_class(run.view.root, "na-stop")[0].click()
+    result = await asyncio.wait_for(run, 5)
+    assert result is not None and result.status == "stopped"
+    run2 = await start(shell, "--model demo --approve ask-all", DEMO_TASK, out="run_stop2")
+    await run2.wait_for_approval(timeout=30)
+    shell.run_line_magic("agent", "stop")
+    result2 = await asyncio.wait_for(run2, 5)
+    assert result2 is not None and result2.status == "stopped"
+
+
+async def test_interrupting_an_awaiting_cell_cancels_the_run(shell: InteractiveShell) -> None:
+    run = await start(shell, "--model demo --approve ask-all", DEMO_TASK, out="run_int")
+    await run.wait_for_approval(timeout=30)
+    waiting = asyncio.ensure_future(_await(run))
+    await asyncio.sleep(0.05)
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    waiting.cancel()  # what Interrupt does to a cell blocked in `await agent_run`
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    assert run.task is not None
+    while not run.task.done() and loop.time() - t0 < 5:
+        await asyncio.sleep(0.01)
+    assert run.task.done()
+    assert "stopped" in run.view.status.value
+    print(f"interrupt to stopped run: {loop.time() - t0:.2f}s")
+
+
+async def _await(run: NotebookRun) -> Any:
+    return await run
+
+
+async def test_config_runs_and_errors(shell: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
+    shell.run_line_magic("agent", "config --max-steps 7 --approve deny-risky")
+    out = capsys.readouterr().out
+    assert "max_steps         7" in out and "approve           deny-risky" in out
+    shell.run_line_magic("agent", "config --approve sometimes")
+    assert "Unknown approval policy 'sometimes'" in capsys.readouterr().out
+    shell.run_line_magic("agent", "config --max-steps 20 --approve ask-risky")
+    capsys.readouterr()
+    shell.run_cell_magic("agent", "--model openai:gpt-4o-mini", "do something")
+    assert "OPENAI_API_KEY" in capsys.readouterr().out
+    shell.run_cell_magic("agent", "--model nosuch:model", "do something")
+    assert "nosuch" in capsys.readouterr().out
+    shell.run_cell_magic("agent", "", "# only a comment")
+    assert "The cell body is the task" in capsys.readouterr().out
+    shell.run_line_magic("agent", "runs")
+    assert "completed" in capsys.readouterr().out
+    shell.run_line_magic("agent", "frobnicate")
+    assert "Unknown %agent command 'frobnicate'" in capsys.readouterr().out
+
+
+async def test_ask_user_in_the_view(shell: InteractiveShell) -> None:
+    from notebook_agent.browser.agent import PageAgent
+    from notebook_agent.browser.macro import agent_output
+    from notebook_agent.llm.scripted import ScriptedModel
+    from notebook_agent.notebook.runtime import watch
+
+    browser = await STATE.get_browser()
+    script = [agent_output("ask_user", {"question": "Which size?"}), agent_output("done", {"text": "ok"})]
+    agent = PageAgent(model=ScriptedModel(script), browser=browser)
+    run = watch(agent, "ask me", ask_user=True)
+    for _ in range(200):
+        boxes = with_class(run.view.root, "na-ask-input")
+        if boxes:
+            break
+        await asyncio.sleep(0.01)
+    boxes[0].value = "Large"  # what pressing Enter in the text box does
+    result = await run
+    assert result is not None and result.steps[0].result == "User answered: Large"
