@@ -262,7 +262,9 @@ class RunView:
         approve.add_class("na-approve")
         deny = w.Button(description="Deny", button_style="danger", icon="times")
         deny.add_class("na-deny")
-        reason = w.Text(placeholder="reason (optional, the model sees it)", layout=w.Layout(width="320px"))
+        reason = w.Text(
+            placeholder="reason (optional, the model sees it)", continuous_update=False, layout=w.Layout(width="320px")
+        )
         reason.add_class("na-deny-reason")
         approve.on_click(lambda _b: resolve(ApprovalAnswer(True, None)))
         deny.on_click(lambda _b: resolve(ApprovalAnswer(False, reason.value.strip() or None)))

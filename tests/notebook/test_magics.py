@@ -106,9 +106,13 @@ async def test_approval_timeout_denies(shell: InteractiveShell) -> None:
     run = await start(shell, "--model demo --approve ask-risky --timeout 0.3", DELETE_TASK, out="run_to")
     result = await run
     assert result is not None
-    blocked = [s for s in result.steps if s.approval][0]
-    assert blocked.approval == {"decision": "denied", "reason": "Denied: no answer within 0.3 seconds.",
-                                "by": "timeout", "risk": blocked.approval["risk"]}
+    blocked = next(s for s in result.steps if s.approval)
+    assert blocked.approval == {
+        "decision": "denied",
+        "reason": "Denied: no answer within 0.3 seconds.",
+        "by": "timeout",
+        "risk": blocked.approval["risk"],
+    }
 
 
 async def test_stop_button_and_agent_stop(shell: InteractiveShell) -> None:
@@ -135,8 +139,7 @@ async def test_interrupting_an_awaiting_cell_cancels_the_run(shell: InteractiveS
     with pytest.raises(asyncio.CancelledError):
         await waiting
     assert run.task is not None
-    while not run.task.done() and loop.time() - t0 < 5:
-        await asyncio.sleep(0.01)
+    await asyncio.wait({run.task}, timeout=5)
     assert run.task.done()
     assert "stopped" in run.view.status.value
     print(f"interrupt to stopped run: {loop.time() - t0:.2f}s")
