@@ -91,10 +91,17 @@ def load_run(path: str | Path, *, with_screenshots: bool = True) -> PageAgentRes
     head: dict[str, Any] = {}
     end: dict[str, Any] = {}
     steps: list[PageStep] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
-        record = json.loads(line)
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            if end:  # anything after the closing line is ignored
+                break
+            raise ValueError(f"{path}:{number} is not valid JSON; is this a notebook_agent run file?") from None
+        if not head and record.get("kind") != "run":
+            raise ValueError(f"{path} is not a notebook_agent run file (no header line)")
         kind = record.pop("kind", None)
         if kind == "run":
             record.pop("format", None)
@@ -139,13 +146,12 @@ def find_run(runs_dir: str | Path, ref: str) -> Path:
     files = sorted(folder.glob("*.jsonl"))
     if not files:
         raise ValueError(f"No saved runs in {folder}")
-    if ref.lstrip("-").isdigit():
-        i = int(ref)
-        try:
-            return files[i - 1 if i > 0 else i]
-        except IndexError:
-            raise ValueError(f"There are {len(files)} runs; {ref} is out of range") from None
     matches = [p for p in files if p.stem.startswith(ref) or p.stem.endswith(ref)]
+    if not matches and ref.lstrip("-").isdigit():
+        i = int(ref)
+        if i == 0 or abs(i) > len(files):
+            raise ValueError(f"There are {len(files)} runs; {ref} is out of range")
+        return files[i - 1 if i > 0 else i]
     if len(matches) != 1:
         raise ValueError(f"{'No' if not matches else 'More than one'} run matches {ref!r} in {folder}")
     return matches[0]

@@ -39,10 +39,16 @@ def task_text(cell: str, namespace: dict[str, Any]) -> str:
 @magics_class
 class AgentMagics(Magics):
     @magic_arguments()
-    @argument("--model", "-m", default=None, help="provider:model, e.g. openai:gpt-4.1-mini; 'demo' = offline")
+    @argument(
+        "--model",
+        "-m",
+        default=None,
+        help="provider:model, e.g. openai:gpt-4.1-mini; 'demo' = offline; 'replay:RUN' replays a saved run",
+    )
     @argument("--url", "-u", default=None, help="open this URL before the first step")
     @argument("--max-steps", type=int, default=None, help="model calls at most (default from %%agent config)")
     @argument("--approve", default=None, help=f"approval policy: {', '.join(POLICY_NAMES)}")
+    @argument("--prompt", "-p", default=None, help="a system prompt set with %%agent_prompt (default: the active one)")
     @argument("--vision", action="store_true", default=None, help="also send a screenshot to the model")
     @argument("--js", action="store_true", help="enable the execute_javascript action")
     @argument("--ask", action="store_true", help="let the agent ask you questions (ask_user)")
@@ -61,47 +67,111 @@ class AgentMagics(Magics):
         if not task:
             print("The cell body is the task: write what the agent should do.")
             return
+        self.launch(
+            task,
+            model=args.model,
+            url=args.url,
+            max_steps=args.max_steps,
+            approve=args.approve,
+            prompt=args.prompt,
+            vision=args.vision,
+            js=args.js,
+            ask=args.ask,
+            full_page=args.full_page,
+            timeout=args.timeout,
+            out=args.out,
+        )
+
+    def launch(
+        self,
+        task: str,
+        *,
+        model: str | None = None,
+        url: str | None = None,
+        max_steps: int | None = None,
+        approve: str | None = None,
+        prompt: str | None = None,
+        vision: bool | None = None,
+        js: bool = False,
+        ask: bool = False,
+        full_page: bool = False,
+        timeout: float | None = None,
+        out: str = "agent_run",
+    ) -> NotebookRun | None:
+        """Start a run with the live view (shared by %%agent and %agent rerun)."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
             print("%%agent needs a running event loop: use it in a Jupyter kernel (or `await agent.run()`).")
-            return
+            return None
         cfg = STATE.config
         try:
-            policy = check_policy(args.approve or cfg.approve)
-            model, note = resolve_model(args.model, task)
+            policy = check_policy(approve or cfg.approve)
+            system_prompt = STATE.prompt_text(prompt)
+            chosen, note = resolve_model(model, task)
         except ValueError as exc:  # ModelConfigError is a ValueError: a missing key, package or bad name
             print(f"%%agent: {exc}")
-            return
-        max_steps = args.max_steps or cfg.max_steps
-        run_holder: list[NotebookRun] = []
+            return None
+        steps = max_steps or cfg.max_steps
+        holder: list[NotebookRun] = []
         view = RunView(
             task,
-            f"{model.provider}:{model.id}",
-            max_steps,
-            on_stop=lambda: run_holder[0].stop() if run_holder else None,
+            f"{chosen.provider}:{chosen.id}",
+            steps,
+            on_stop=lambda: holder[0].stop() if holder else None,
             note=note,
         )
-        agent = _LazyBrowserAgent(
-            model=model,
-            max_steps=max_steps,
+        agent = _KernelBrowserAgent(
+            model=chosen,
+            max_steps=steps,
             approval=policy,
             approver=make_approver(view, lambda: STATE.browser),
-            approval_timeout=args.timeout or cfg.approval_timeout,
-            on_ask_user=make_ask_user(view) if args.ask else None,
-            enable_javascript=args.js,
-            vision=bool(args.vision if args.vision is not None else cfg.vision),
+            approval_timeout=timeout or cfg.approval_timeout,
+            on_ask_user=make_ask_user(view) if ask else None,
+            enable_javascript=js,
+            vision=bool(vision if vision is not None else cfg.vision),
             screenshots=cfg.screenshots,
-            full_page=args.full_page,
+            full_page=full_page,
+            system_prompt=system_prompt,
+            start_url=url,
         )
-        agent.pending_url = args.url
         run = NotebookRun(agent, task, view)
-        run_holder.append(run)
+        holder.append(run)
         STATE.runs.append(run)
         display(view.root)
         run.start()
         if self.shell is not None:
-            self.shell.user_ns[args.out] = run
+            self.shell.user_ns[out] = run
+        return run
+
+    @magic_arguments()
+    @argument("--name", "-n", default="custom", help="name of this prompt version (default 'custom')")
+    @argument("--append", "-a", action="store_true", help="append the body to the default prompt instead")
+    @cell_magic
+    def agent_prompt(self, line: str, cell: str) -> None:
+        """Set the system prompt for this session's ``%%agent`` runs from the cell body (or append to the
+        default one with ``--append``). ``%agent prompt`` shows the active prompt and its diff."""
+        from ..browser.agent import default_system_prompt, prompt_hash
+
+        args = parse_argstring(self.agent_prompt, line)
+        body = cell.strip("\n")
+        if not body.strip():
+            print("The cell body is the prompt text.")
+            return
+        if args.name == "default":
+            print("'default' names the packaged prompt; choose another --name.")
+            return
+        text = (
+            f"{default_system_prompt().rstrip()}\n\nAdditional instructions:\n{body.strip()}\n"
+            if args.append
+            else body.rstrip() + "\n"
+        )
+        STATE.prompts[args.name] = text
+        STATE.config.prompt = args.name
+        print(
+            f"Prompt {args.name!r} is active (version {prompt_hash(text)}, {len(text):,} chars). "
+            "`%agent prompt default` goes back to the packaged one."
+        )
 
     @line_magic("agent")  # type: ignore[arg-type]
     def agent_line(self, line: str) -> None:
@@ -123,7 +193,12 @@ class AgentMagics(Magics):
             "%agent config [--model M] [--max-steps N] [--approve POLICY] [--headed|--headless] [--vision on|off]\n"
             "%agent browser [URL] [--headed|--headless]   show the shared browser (and open a URL)\n"
             "%agent stop                                  stop every running run\n"
-            "%agent runs                                  runs of this session\n"
+            "%agent runs                                  the saved runs (status, steps, tokens, cost, prompt)\n"
+            "%agent rerun RUN [--prompt NAME] [--model M] [--out NAME]   repeat a saved run's task with a change\n"
+            "%agent compare RUN_A RUN_B                   two runs side by side, first divergence marked\n"
+            "%agent prompt [NAME|default]                 show (or choose) the active system prompt\n"
+            "%agent snapshot                              what the model would see of the current page\n"
+            "RUN is a run id, a unique part of one, or a position (1 = oldest, -1 = newest).\n"
             f"Approval policies: {', '.join(POLICY_NAMES)}."
         )
 
@@ -158,18 +233,98 @@ class AgentMagics(Magics):
         print(f"Stopped {STATE.stop_all()} running run(s).")
 
     def _cmd_runs(self, rest: list[str]) -> None:
-        if not STATE.runs:
-            print("No runs yet in this session.")
+        from IPython.display import HTML
+
+        from ..browser.runs import list_runs
+        from .tuning import runs_table_html
+
+        saved = list_runs(STATE.config.runs_dir)
+        running = [r for r in STATE.runs if not r.done]
+        if not saved and not running:
+            print(f"No saved runs in {STATE.config.runs_dir!r} yet.")
             return
-        for i, run in enumerate(STATE.runs, 1):
-            r = run.result
-            if r is None:
-                print(f"{i:3}  {'running' if not run.done else 'error':10} {run.task_text[:60]}")
-            else:
-                print(
-                    f"{i:3}  {r.status:10} {len(r.steps):3} steps  {r.usage.input + r.usage.output:7} tokens  "
-                    f"{r.duration_s:6.1f}s  {r.task[:50]}"
-                )
+        if running:
+            print(f"{len(running)} run(s) still running.")
+        if saved:
+            display(HTML(runs_table_html(saved)))
+
+    def _cmd_rerun(self, rest: list[str]) -> None:
+        from ..browser.runs import find_run, load_run
+
+        if not rest:
+            print("usage: %agent rerun RUN [--prompt NAME] [--model M] [--out NAME]")
+            return
+        opts = _options(rest[1:], {"--prompt", "--model", "--out", "--max-steps", "--approve"})
+        if opts is None:
+            return
+        try:
+            saved = load_run(find_run(STATE.config.runs_dir, rest[0]), with_screenshots=False)
+        except (ValueError, OSError) as exc:
+            print(f"%agent rerun: {exc}")
+            return
+        settings = saved.settings
+        saved_policy = settings.get("approval")
+        prompt = opts.get("--prompt")
+        if prompt is None and saved.system_prompt:
+            prompt = f"run-{saved.prompt_version}"
+            STATE.prompts[prompt] = saved.system_prompt
+        self.launch(
+            saved.task,
+            model=opts.get("--model") or saved.model,
+            url=settings.get("start_url"),
+            max_steps=int(opts.get("--max-steps") or settings.get("max_steps") or STATE.config.max_steps),
+            approve=opts.get("--approve") or (saved_policy if saved_policy in POLICY_NAMES else None),
+            prompt=prompt,
+            vision=settings.get("vision"),
+            js=bool(settings.get("enable_javascript")),
+            full_page=bool(settings.get("full_page")),
+            out=opts.get("--out") or "agent_run",
+        )
+
+    def _cmd_compare(self, rest: list[str]) -> None:
+        from IPython.display import HTML
+
+        from ..browser.runs import compare_runs, find_run, load_run
+        from .tuning import compare_html
+
+        if len(rest) != 2:
+            print("usage: %agent compare RUN_A RUN_B")
+            return
+        try:
+            a, b = (load_run(find_run(STATE.config.runs_dir, ref), with_screenshots=False) for ref in rest)
+        except (ValueError, OSError) as exc:
+            print(f"%agent compare: {exc}")
+            return
+        display(HTML(compare_html(compare_runs(a, b))))
+
+    def _cmd_prompt(self, rest: list[str]) -> None:
+        from ..browser.agent import default_system_prompt, prompt_hash
+        from .tuning import as_html_pre, prompt_diff
+
+        if rest:
+            try:
+                STATE.prompt_text(rest[0])
+            except ValueError as exc:
+                print(exc)
+                return
+            STATE.config.prompt = rest[0]
+        text = STATE.prompt_text()
+        print(
+            f"Active prompt: {STATE.config.prompt!r}, version {prompt_hash(text)}, {len(text):,} chars. "
+            f"Known: {', '.join(['default', *STATE.prompts])}"
+        )
+        diff = prompt_diff(default_system_prompt(), text)
+        display(as_html_pre(diff if diff else text))
+
+    def _cmd_snapshot(self, rest: list[str]) -> None:
+        from .tuning import as_html_pre
+
+        async def show() -> None:
+            browser = await STATE.get_browser()
+            snap = await browser.snapshot(full_page="--full-page" in rest)
+            display(as_html_pre(snap.text))
+
+        _schedule(show())
 
     def _cmd_browser(self, rest: list[str]) -> None:
         url = next((w for w in rest if not w.startswith("--")), None)
@@ -198,18 +353,29 @@ class AgentMagics(Magics):
         _schedule(show())
 
 
-class _LazyBrowserAgent(PageAgent):
+class _KernelBrowserAgent(PageAgent):
     """A PageAgent that takes the kernel's shared browser when its run starts (not when the cell parses)."""
 
-    pending_url: str | None = None
-
     async def stream(self, task: str):  # type: ignore[no-untyped-def, override]
-        browser = await STATE.get_browser()
-        self.browser = browser
-        if self.pending_url:
-            await browser.page.goto(self.pending_url)
+        self.browser = await STATE.get_browser()
         async for event in super().stream(task):
             yield event
+
+
+def _options(words: list[str], allowed: set[str]) -> dict[str, str] | None:
+    """``--key value`` pairs from a line magic's words; prints what is wrong and returns None."""
+    out: dict[str, str] = {}
+    it = iter(words)
+    for word in it:
+        if word not in allowed:
+            print(f"Unknown option {word!r}; expected one of {', '.join(sorted(allowed))}")
+            return None
+        value = next(it, None)
+        if value is None:
+            print(f"{word} needs a value")
+            return None
+        out[word] = value
+    return out
 
 
 def _schedule(coro: Any) -> None:

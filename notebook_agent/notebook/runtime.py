@@ -36,6 +36,9 @@ class SessionConfig:
     vision: bool = False
     screenshots: bool = True
     runs_dir: str = "agent_runs"
+    """Where finished runs are saved (relative to the notebook's folder)."""
+    prompt: str = "default"
+    """Name of the active system prompt (see ``%%agent_prompt``)."""
 
     def describe(self) -> str:
         rows = []
@@ -59,6 +62,20 @@ class KernelState:
     runs: list[NotebookRun] = field(default_factory=list)
     tasks: set[asyncio.Task[Any]] = field(default_factory=set)
     """Strong references: asyncio keeps only weak ones to running tasks."""
+    prompts: dict[str, str] = field(default_factory=dict)
+    """Named system prompts set with ``%%agent_prompt`` ("default" is the packaged one)."""
+
+    def prompt_text(self, name: str | None = None) -> str:
+        from ..browser.agent import default_system_prompt
+
+        name = name or self.config.prompt
+        if name == "default":
+            return default_system_prompt()
+        if name not in self.prompts:
+            known = ", ".join(["default", *self.prompts])
+            raise ValueError(f"No prompt named {name!r}. Known prompts: {known}. Define one with %%agent_prompt.")
+        return self.prompts[name]
+
     _browser_lock: asyncio.Lock | None = None
 
     async def get_browser(self) -> BrowserSession:
@@ -94,10 +111,16 @@ STATE = KernelState()
 
 
 def resolve_model(name: str | None, task: str) -> tuple[Model, str]:
-    """The model for a run and a note for the header. No model configured means the offline demo model."""
+    """The model for a run and a note for the header. No model configured means the offline demo model;
+    ``replay:RUN`` replays a saved run's outputs."""
     from ..demo.model import demo_model_for
 
     chosen = name or STATE.config.model or os.environ.get("NOTEBOOK_AGENT_MODEL")
+    if chosen and chosen.startswith("replay:"):
+        from ..browser.runs import find_run, load_run
+
+        saved = load_run(find_run(STATE.config.runs_dir, chosen.split(":", 1)[1]), with_screenshots=False)
+        return saved.replay_model(), f"replaying run {saved.run_id}"
     if not chosen or chosen == "demo":
         note = "offline demo model (no API key needed)"
         if not chosen:
@@ -119,6 +142,7 @@ class NotebookRun:
         self.error: BaseException | None = None
         self.task: asyncio.Task[PageAgentResult | None] | None = None
         self.events: list[AnyEvent] = []
+        self.saved_path: str | None = None
 
     @property
     def done(self) -> bool:
@@ -174,6 +198,8 @@ class NotebookRun:
                 self.view.handle(event)
                 if isinstance(event, RunFinished):
                     self.result = event.result
+            if self.result is not None and STATE.config.runs_dir:
+                await asyncio.to_thread(self._save, self.result)
             return self.result
         except asyncio.CancelledError:
             self.agent.stop("The cell was interrupted")
@@ -183,6 +209,14 @@ class NotebookRun:
             self.error = exc
             self.view.show_error(exc)
             return None
+
+    def _save(self, result: PageAgentResult) -> None:
+        from ..browser.runs import save_run
+
+        try:
+            self.saved_path = str(save_run(result, STATE.config.runs_dir))
+        except OSError as exc:  # a read-only folder must not lose the result: say so in the view
+            self.view.note(f"Could not save the run to {STATE.config.runs_dir}: {exc}")
 
     async def _tick(self) -> None:
         assert self.task is not None

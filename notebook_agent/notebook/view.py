@@ -31,6 +31,7 @@ from ..browser.agent import (
     StepStarted,
 )
 from ..browser.approval import ApprovalAnswer, ApprovalRequest
+from .tuning import inspect_html
 
 _CSS = """
 <style>
@@ -85,7 +86,29 @@ class StepCard:
         self.image = w.Image(format="jpeg", layout=w.Layout(max_width="640px", display="none"))
         self.image.add_class("na-screenshot")
         self.extra = w.VBox()
-        self.body = w.VBox([self.reflection, self.action, self.progress, self.result, self.extra, self.image])
+        self.step: PageStep | None = None
+        self.inspect_button = w.Button(
+            description="inspect",
+            icon="search",
+            layout=w.Layout(width="auto"),
+            tooltip="the exact request the model saw, its raw output, tokens and cost",
+        )
+        self.inspect_button.add_class("na-inspect")
+        self.inspect_button.on_click(lambda _b: self.toggle_inspect())
+        self.inspector = w.HTML(layout=w.Layout(display="none"))
+        self.inspector.add_class("na-inspector")
+        self.body = w.VBox(
+            [
+                self.reflection,
+                self.action,
+                self.progress,
+                self.result,
+                self.extra,
+                self.image,
+                self.inspect_button,
+                self.inspector,
+            ]
+        )
         self.body.add_class("na-step-body")
         self.box = w.VBox([self.header, self.body])
         self.box.add_class("na-step")
@@ -96,7 +119,17 @@ class StepCard:
         target = (not visible) if show is None else show
         self.body.layout.display = None if target else "none"
 
+    def toggle_inspect(self) -> None:
+        """Build the inspector on first use only: most steps are never inspected, and it is large."""
+        if self.inspector.layout.display == "none":
+            if self.step is not None:
+                self.inspector.value = inspect_html(self.step)
+            self.inspector.layout.display = None
+        else:
+            self.inspector.layout.display = "none"
+
     def set_output(self, step: PageStep) -> None:
+        self.step = step
         rows = []
         if step.evaluation_previous_goal:
             rows.append(("Evaluation", step.evaluation_previous_goal))
@@ -235,6 +268,9 @@ class RunView:
             f"{len(result.steps)} steps · {result.usage.input + result.usage.output:,} tokens"
             f"</div><div class='na-code'>{_esc(result.text)}</div>{detail}"
         )
+
+    def note(self, text: str) -> None:
+        self.final.value += f'<div class="na-kv na-warn">{_esc(text)}</div>'
 
     def show_error(self, exc: BaseException) -> None:
         self.finished_at = time.monotonic()
