@@ -92,16 +92,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _model_for(name: str | None, task: str) -> tuple[Any, str]:
-    chosen = name or os.environ.get("NOTEBOOK_AGENT_MODEL")
-    if not chosen or chosen == "demo":
-        from .demo.model import demo_model_for
+    from .models import choose_model
 
-        why = "no model configured" if not chosen else "--model demo"
-        return demo_model_for(task), f"offline demo model ({why}; set NOTEBOOK_AGENT_MODEL and a key for a real one)"
-    from .llm import get_model
-
-    model = get_model(chosen)
-    return model, f"{model.provider}:{model.id}"
+    model, note = choose_model(name, task)
+    return model, note or f"{model.provider}:{model.id}"
 
 
 async def _terminal_approver(request: ApprovalRequest) -> ApprovalAnswer:

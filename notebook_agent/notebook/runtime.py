@@ -111,24 +111,10 @@ STATE = KernelState()
 
 
 def resolve_model(name: str | None, task: str) -> tuple[Model, str]:
-    """The model for a run and a note for the header. No model configured means the offline demo model;
-    ``replay:RUN`` replays a saved run's outputs."""
-    from ..demo.model import demo_model_for
+    """The model for a run (``--model``, else ``%agent config``, else the environment) and a header note."""
+    from ..models import choose_model
 
-    chosen = name or STATE.config.model or os.environ.get("NOTEBOOK_AGENT_MODEL")
-    if chosen and chosen.startswith("replay:"):
-        from ..browser.runs import find_run, load_run
-
-        saved = load_run(find_run(STATE.config.runs_dir, chosen.split(":", 1)[1]), with_screenshots=False)
-        return saved.replay_model(), f"replaying run {saved.run_id}"
-    if not chosen or chosen == "demo":
-        note = "offline demo model (no API key needed)"
-        if not chosen:
-            note += "; set --model or NOTEBOOK_AGENT_MODEL for a real one"
-        return demo_model_for(task), note
-    from ..llm import get_model
-
-    return get_model(chosen), ""
+    return choose_model(name or STATE.config.model, task, runs_dir=STATE.config.runs_dir)
 
 
 class NotebookRun:

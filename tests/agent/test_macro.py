@@ -31,7 +31,10 @@ class _T(Tool):
         return "ok"
 
 
-TOOLS: dict[str, Tool] = {"wait": _T("wait", WaitArgs), "click_element_by_index": _T("click_element_by_index", ClickArgs)}
+TOOLS: dict[str, Tool] = {
+    "wait": _T("wait", WaitArgs),
+    "click_element_by_index": _T("click_element_by_index", ClickArgs),
+}
 
 
 def msg(*, calls: list[ToolCall] | None = None, text: str = "") -> AssistantMessage:
@@ -61,7 +64,9 @@ def test_schema_is_one_forced_function_with_a_union_of_one_key_actions() -> None
 
 def test_well_formed_output() -> None:
     out = parse_output(
-        macro(evaluation_previous_goal="ok", memory="m", next_goal="g", action={"click_element_by_index": {"index": 3}}),
+        macro(
+            evaluation_previous_goal="ok", memory="m", next_goal="g", action={"click_element_by_index": {"index": 3}}
+        ),
         TOOLS,
     )
     assert out.call is not None and out.call.name == "click_element_by_index" and out.call.arguments == {"index": 3}
@@ -74,12 +79,20 @@ def test_well_formed_output() -> None:
     ("message", "name", "args", "repair"),
     [
         # the action called directly as a tool
-        (msg(calls=[ToolCall(id="x", name="click_element_by_index", arguments={"index": 2})]),
-         "click_element_by_index", {"index": 2}, "directly"),
+        (
+            msg(calls=[ToolCall(id="x", name="click_element_by_index", arguments={"index": 2})]),
+            "click_element_by_index",
+            {"index": 2},
+            "directly",
+        ),
         # JSON in the text, with and without envelope
         (msg(text='Sure! {"click_element_by_index": {"index": 4}}'), "click_element_by_index", {"index": 4}, "JSON"),
-        (msg(text='```json\n{"name": "AgentOutput", "arguments": {"memory": "x", "action": {"wait": {}}}}\n```'),
-         "wait", {}, "JSON"),
+        (
+            msg(text='```json\n{"name": "AgentOutput", "arguments": {"memory": "x", "action": {"wait": {}}}}\n```'),
+            "wait",
+            {},
+            "JSON",
+        ),
         # double-encoded action
         (macro(action=json.dumps({"wait": {"seconds": 2}})), "wait", {"seconds": 2}, None),
         # a list of one action
@@ -87,8 +100,12 @@ def test_well_formed_output() -> None:
         # a bare value for a one-field action
         (macro(action={"click_element_by_index": 7}), "click_element_by_index", {"index": 7}, "bare value"),
         # name/arguments style
-        (macro(action={"name": "click_element_by_index", "arguments": {"index": 1}}),
-         "click_element_by_index", {"index": 1}, "'name'"),
+        (
+            macro(action={"name": "click_element_by_index", "arguments": {"index": 1}}),
+            "click_element_by_index",
+            {"index": 1},
+            "'name'",
+        ),
     ],
 )
 def test_repairs(message: AssistantMessage, name: str, args: dict[str, Any], repair: str | None) -> None:
@@ -124,7 +141,9 @@ def test_unrepairable_output_is_a_short_error(message: AssistantMessage, error: 
 
 def test_approval_policies() -> None:
     delete = ApprovalRequest(
-        "click_element_by_index", {"index": 4}, "http://shop.test/account",
+        "click_element_by_index",
+        {"index": 4},
+        "http://shop.test/account",
         {"tag": "button", "text": "Delete account", "attributes": {}},
     )
     assert decide("auto", delete) == "allow"

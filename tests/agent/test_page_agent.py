@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from typing import Any
@@ -64,25 +63,40 @@ async def run(browser: BrowserSession, script: list[Any], task: str = "do it", *
 
 async def test_fill_and_submit_a_form(browser: BrowserSession, servers: Servers) -> None:
     script = [
-        step("input_text", lambda c: {"index": index_of(c, r"name=name"), "text": "Ada"},
-             evaluation="Start", memory="name Ada", next_goal="type the name"),
+        step(
+            "input_text",
+            lambda c: {"index": index_of(c, r"name=name"), "text": "Ada"},
+            evaluation="Start",
+            memory="name Ada",
+            next_goal="type the name",
+        ),
         step("select_dropdown_option", lambda c: {"index": index_of(c, r"<select name=plan"), "text": "pro"}),
         step("click_element_by_index", lambda c: {"index": index_of(c, r"type=checkbox")}),
         step("click_element_by_index", lambda c: {"index": index_of(c, r"Create account")}),
         step("done", {"text": "Signed up", "success": True}),
     ]
     result, events, model = await run(browser, script, start_url=servers.url("agent_form.html"))
-    assert result.status == "completed" and result.success and result.text == "Signed up", (result.error, [s.result for s in result.steps])
+    assert result.status == "completed" and result.success and result.text == "Signed up", (
+        result.error,
+        [s.result for s in result.steps],
+    )
     assert [s.action for s in result.steps] == [
-        "input_text", "select_dropdown_option", "click_element_by_index", "click_element_by_index", "done",
+        "input_text",
+        "select_dropdown_option",
+        "click_element_by_index",
+        "click_element_by_index",
+        "done",
     ]
     assert "its value is now 'Ada'" in result.steps[0].result
     assert "Pro" in result.steps[1].result
-    assert browser.page.url.split("/")[-1].startswith("agent_thanks.html"), (browser.page.url, [s.result for s in result.steps])
+    assert browser.page.url.split("/")[-1].startswith("agent_thanks.html"), (
+        browser.page.url,
+        [s.result for s in result.steps],
+    )
     assert await browser.page.inner_text("#msg") == "Thanks Ada, plan Pro, terms yes"
     # the history shows the model its earlier action and result
     last_state = state(model.requests[-1][0])
-    assert '<step_1>\nEvaluation of Previous Step: Start\nMemory: name Ada\nNext Goal: type the name\n' in last_state
+    assert "<step_1>\nEvaluation of Previous Step: Start\nMemory: name Ada\nNext Goal: type the name\n" in last_state
     assert 'Action: input_text {"index": ' in last_state
     assert "<sys>Page navigated to → " in last_state and "agent_thanks.html" in last_state
     # every request forces AgentOutput with parallel calls off; the transcript is not resent
@@ -170,7 +184,9 @@ async def test_custom_tools_add_override_and_remove(browser: BrowserSession, ser
         step("done", {"text": "ok"}),
     ]
     result, events, model = await run(
-        browser, script, start_url=servers.url("agent_form.html"),
+        browser,
+        script,
+        start_url=servers.url("agent_form.html"),
         custom_tools={"save_note": note, "wait": QuietWait(), "scroll_horizontally": None},
     )
     assert note.notes == ["remember me"]
@@ -214,7 +230,10 @@ async def test_blocked_action_the_model_sees_the_reason_and_continues(
     assert "delete" in requests[0].reason
     assert result.steps[0].is_error and result.steps[0].result == "The user denied this action: not my account"
     assert result.steps[0].approval == {
-        "decision": "denied", "reason": "not my account", "by": "user", "risk": requests[0].reason,
+        "decision": "denied",
+        "reason": "not my account",
+        "by": "user",
+        "risk": requests[0].reason,
     }
     assert await browser.page.inner_text("#state") == "Saved"  # the delete never ran; the save did
     assert "Action Results: The user denied this action: not my account" in state(model.requests[1][0])
@@ -224,8 +243,10 @@ async def test_blocked_action_the_model_sees_the_reason_and_continues(
 
 
 async def test_deny_risky_and_no_approver(browser: BrowserSession, servers: Servers) -> None:
-    script = [step("click_element_by_index", lambda c: {"index": index_of(c, r"Delete account")}),
-              step("done", {"text": "x", "success": False})]
+    script = [
+        step("click_element_by_index", lambda c: {"index": index_of(c, r"Delete account")}),
+        step("done", {"text": "x", "success": False}),
+    ]
     result, _, _ = await run(browser, script, start_url=servers.url("agent_danger.html"), approval="deny-risky")
     assert result.steps[0].result.startswith("Blocked by the approval policy: acts on")
     result, _, _ = await run(browser, list(script), start_url=servers.url("agent_danger.html"), approval="ask-risky")
@@ -297,7 +318,9 @@ class Slow(Tool):
 async def test_abort_in_the_middle_of_an_action(browser: BrowserSession, servers: Servers) -> None:
     agent = PageAgent(
         model=ScriptedModel([step("slow_export"), step("done", {"text": "x"})]),
-        browser=browser, start_url=servers.url("agent_form.html"), custom_tools={"slow_export": Slow()},
+        browser=browser,
+        start_url=servers.url("agent_form.html"),
+        custom_tools={"slow_export": Slow()},
     )
     progress = 0
     result = None
@@ -328,4 +351,3 @@ async def run_model(browser: BrowserSession, model: Any, url: str) -> Any:
     agent = PageAgent(model=model, browser=browser, start_url=url)
     result = await agent.run("do it")
     return result, None, model
-

@@ -1,0 +1,37 @@
+"""Turning what a user typed after ``--model`` into a model, the same way in the notebook and the terminal.
+
+``provider:model`` goes to the provider adapters; nothing (and no ``NOTEBOOK_AGENT_MODEL``) or ``demo`` means
+the offline demo model, so every demo works without a key; ``replay:RUN`` replays a saved run's outputs.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .core.model import Model
+
+
+def choose_model(name: str | None, task: str, *, runs_dir: str | Path = "agent_runs") -> tuple[Model, str]:
+    """The model and a one-line note saying which kind was chosen (shown to the user)."""
+    chosen = name or os.environ.get("NOTEBOOK_AGENT_MODEL")
+    if chosen and chosen.startswith("replay:"):
+        from .browser.runs import find_run, load_run
+
+        saved = load_run(find_run(runs_dir, chosen.split(":", 1)[1]), with_screenshots=False)
+        return saved.replay_model(), f"replaying run {saved.run_id}"
+    if chosen and chosen.startswith("scripted:"):
+        raise ValueError(
+            f"The model {chosen!r} was a scripted model; choose one with --model, or replay a saved run with "
+            "--model replay:RUN."
+        )
+    if not chosen or chosen == "demo" or chosen.startswith("demo:"):
+        from .demo.model import demo_model_for
+
+        note = "offline demo model (no API key needed)"
+        if not chosen:
+            note += "; set --model or NOTEBOOK_AGENT_MODEL for a real one"
+        return demo_model_for(task), note
+    from .llm import get_model
+
+    return get_model(chosen), ""
