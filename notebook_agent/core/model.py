@@ -236,6 +236,7 @@ class AssistantStreamBuilder:
         name: str | None = None,
         arguments: str | None = None,
         arguments_object: dict[str, Any] | None = None,
+        thought_signature: str | None = None,
     ) -> list[StreamEvent]:
         """Add to (or open) the tool call at ``key``. ``arguments`` is a raw JSON fragment;
         ``arguments_object`` is for providers that send parsed arguments whole (Google, Mistral)."""
@@ -256,6 +257,8 @@ class AssistantStreamBuilder:
             call.id = id
         if name and not call.name:
             call.name = name
+        if thought_signature:
+            call.thought_signature = thought_signature
         if arguments_object is not None:
             block.args_object = arguments_object
             call.arguments = dict(arguments_object)
@@ -267,8 +270,9 @@ class AssistantStreamBuilder:
         return out
 
     def end_block(self, key: object) -> list[StreamEvent]:
-        """Close one block. A tool call's arguments are parsed strictly here (raises on malformed JSON)."""
-        block = self._open.pop(key, None)
+        """Close one block. A tool call's arguments are parsed strictly here (raises on malformed JSON, and
+        the block stays open so a following :meth:`fail` drops the half-built call)."""
+        block = self._open.get(key)
         if block is None:
             return []
         part = self.message.content[block.index]
@@ -278,8 +282,15 @@ class AssistantStreamBuilder:
                 part.arguments = dict(block.args_object)
             else:
                 part.arguments = parse_tool_arguments(part.name, block.raw_args)
+            del self._open[key]
             return [StreamEvent("toolcall_end", self.message, content_index=block.index, tool_call=part)]
+        del self._open[key]
         return [StreamEvent(f"{block.kind}_end", self.message, content_index=block.index)]  # type: ignore[arg-type]
+
+    @property
+    def has_open_tool_call(self) -> bool:
+        """True while a tool call is being streamed (a cut now is a cut mid-arguments)."""
+        return any(b.kind == "toolCall" for b in self._open.values())
 
     def end_all(self) -> list[StreamEvent]:
         out: list[StreamEvent] = []

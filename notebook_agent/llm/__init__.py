@@ -1,0 +1,62 @@
+"""Provider adapters behind the one streaming ``Model`` protocol of ``notebook_agent.core``.
+
+``get_model("provider:model")`` builds one (providers: ``openai``, ``openai-responses``, ``anthropic``,
+``google``, ``mistral``). Importing this package never imports google-genai, which is optional.
+"""
+
+from __future__ import annotations
+
+from .anthropic import AnthropicModel
+from .errors import (
+    ERROR_KINDS,
+    AuthenticationError,
+    BadRequestError,
+    ContextLengthError,
+    ErrorContext,
+    LLMError,
+    MalformedResponseError,
+    ModelConfigError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderTimeoutError,
+    RateLimitError,
+    ServerError,
+    StreamCutError,
+    classify_error,
+)
+from .google import GoogleModel
+from .openai_chat import ChatCompat, MistralModel, OpenAIChatModel
+from .openai_responses import OpenAIResponsesModel
+from .pricing import PRICES, prices_for
+from .registry import LOCAL_PLACEHOLDER_KEY, MODEL_ENV, PROVIDERS, get_model, parse_model_name
+
+__all__ = [
+    "ERROR_KINDS",
+    "LOCAL_PLACEHOLDER_KEY",
+    "MODEL_ENV",
+    "PRICES",
+    "PROVIDERS",
+    "AnthropicModel",
+    "AuthenticationError",
+    "BadRequestError",
+    "ChatCompat",
+    "ContextLengthError",
+    "ErrorContext",
+    "GoogleModel",
+    "LLMError",
+    "MalformedResponseError",
+    "MistralModel",
+    "ModelConfigError",
+    "OpenAIChatModel",
+    "OpenAIResponsesModel",
+    "ProviderConnectionError",
+    "ProviderError",
+    "ProviderTimeoutError",
+    "RateLimitError",
+    "ServerError",
+    "StreamCutError",
+    "classify_error",
+    "get_model",
+    "parse_model_name",
+    "prices_for",
+]

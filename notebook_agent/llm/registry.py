@@ -1,0 +1,195 @@
+"""``get_model("provider:model")``: the one way the rest of the package obtains a model.
+
+Everything that can be wrong with a model's configuration is checked here, before any request: an unknown
+provider, a missing API key (the error names the environment variable to set), a missing optional package
+(the error gives the pip command). Keys and endpoints come from the arguments first, then from each
+official SDK's own environment variables, so an existing SDK setup works unchanged.
+
+Local servers: an OpenAI-compatible (or Anthropic-compatible) server on this machine or the local network,
+such as Ollama, llama.cpp or vLLM, usually needs no key. When ``base_url`` points at a loopback, private or
+``.local`` address and no key is set, the placeholder key ``"not-needed"`` is sent (the SDKs refuse to
+start without one). A remote base_url still needs a real key.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import ipaddress
+import os
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlparse
+
+from ..core.model import Model
+from .errors import ModelConfigError
+
+MODEL_ENV = "NOTEBOOK_AGENT_MODEL"
+LOCAL_PLACEHOLDER_KEY = "not-needed"
+
+
+@dataclass(frozen=True)
+class ProviderInfo:
+    name: str
+    description: str
+    key_envs: tuple[str, ...]
+    base_url_env: str | None = None
+    package: str | None = None
+    """Importable module that must be present, with the pip command in ``install``."""
+    install: str | None = None
+
+
+PROVIDERS: dict[str, ProviderInfo] = {
+    "openai": ProviderInfo(
+        "openai", "OpenAI Chat Completions (and OpenAI-compatible servers)", ("OPENAI_API_KEY",), "OPENAI_BASE_URL"
+    ),
+    "openai-responses": ProviderInfo(
+        "openai-responses", "OpenAI Responses API", ("OPENAI_API_KEY",), "OPENAI_BASE_URL"
+    ),
+    "anthropic": ProviderInfo(
+        "anthropic", "Anthropic Messages", ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"), "ANTHROPIC_BASE_URL"
+    ),
+    "google": ProviderInfo(
+        "google",
+        "Google Gemini",
+        ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+        "GOOGLE_GEMINI_BASE_URL",
+        package="google.genai",
+        install="pip install 'notebook-agent[google]'",
+    ),
+    "mistral": ProviderInfo("mistral", "Mistral (OpenAI-compatible endpoint)", ("MISTRAL_API_KEY",)),
+}
+
+_INFER_PREFIXES: tuple[tuple[str, str], ...] = (
+    ("gpt-", "openai"),
+    ("o1", "openai"),
+    ("o3", "openai"),
+    ("o4", "openai"),
+    ("claude", "anthropic"),
+    ("gemini", "google"),
+    ("mistral", "mistral"),
+    ("magistral", "mistral"),
+    ("codestral", "mistral"),
+    ("devstral", "mistral"),
+    ("pixtral", "mistral"),
+    ("ministral", "mistral"),
+)
+
+
+def _valid_list() -> str:
+    return ", ".join(f"{p}:" for p in PROVIDERS)
+
+
+def parse_model_name(name: str) -> tuple[str, str]:
+    """Split ``provider:model`` at the first colon (model ids such as ``llama3.1:8b`` keep theirs).
+
+    A bare well-known model id (``gpt-4o``, ``claude-...``, ``gemini-...``) gets its provider inferred.
+    """
+    name = name.strip()
+    provider, sep, model_id = name.partition(":")
+    if sep and provider in PROVIDERS:
+        if not model_id.strip():
+            raise ModelConfigError(
+                f"Model name {name!r} has no model id after {provider + ':'!r}, e.g. 'openai:gpt-4o-mini'."
+            )
+        return provider, model_id.strip()
+    if sep and "/" not in provider and "." not in provider:
+        raise ModelConfigError(
+            f"Unknown model provider {provider!r} in {name!r}. Valid providers: {_valid_list()} "
+            f"(for example 'openai:gpt-4o-mini', 'anthropic:claude-sonnet-4-5', 'google:gemini-2.5-flash')."
+        )
+    for prefix, inferred in _INFER_PREFIXES:
+        if name.startswith(prefix):
+            return inferred, name
+    raise ModelConfigError(
+        f"Model name {name!r} must be 'provider:model'. Valid providers: {_valid_list()} "
+        f"(for example 'openai:gpt-4o-mini'; a local OpenAI-compatible server is 'openai:<model>' with base_url=...)."
+    )
+
+
+def is_local_url(url: str) -> bool:
+    """Loopback, private-network or ``.local``/``localhost`` hosts: where keyless servers live."""
+    host = (urlparse(url if "//" in url else f"//{url}").hostname or "").lower()
+    if host in ("localhost", "host.docker.internal") or host.endswith((".localhost", ".local")):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local or address.is_unspecified
+
+
+def _package_available(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _resolve_key(info: ProviderInfo, api_key: str | None, base_url: str | None) -> str | None:
+    if api_key:
+        return api_key
+    for env in info.key_envs:
+        if os.environ.get(env):
+            # Let the SDK read it itself (Anthropic treats an auth token differently from a key).
+            return None if env == "ANTHROPIC_AUTH_TOKEN" else os.environ[env]
+    if info.name == "anthropic" and os.environ.get("ANTHROPIC_PROFILE"):
+        return None
+    if base_url and is_local_url(base_url):
+        return LOCAL_PLACEHOLDER_KEY
+    envs = " or ".join(info.key_envs[:2]) if info.name != "anthropic" else info.key_envs[0]
+    where = f" (base_url {base_url} is not a local address)" if base_url else ""
+    raise ModelConfigError(
+        f"No API key for {info.name} models{where}: set {envs} (for example `export {info.key_envs[0]}=...`) "
+        f"or pass api_key=... to get_model()."
+    )
+
+
+def get_model(
+    name: str | None = None,
+    *,
+    api_key: str | None = None,
+    base_url: str | None = None,
+    max_retries: int | None = None,
+    timeout: float | None = None,
+    **kw: Any,
+) -> Model:
+    """Build the model named ``provider:model`` (default: ``$NOTEBOOK_AGENT_MODEL``).
+
+    ``max_retries`` (default 2) is handed to the SDK's own retry logic (429, 5xx, connection errors);
+    ``timeout`` is in seconds. Other keyword arguments go to the adapter class (``prices=``,
+    ``strict_tools=``, ``compat=``, ``legacy_parameters=``, ``client=`` ...).
+    """
+    name = name or os.environ.get(MODEL_ENV)
+    if not name:
+        raise ModelConfigError(
+            f"No model given: call get_model('provider:model') or set {MODEL_ENV} "
+            f"(for example {MODEL_ENV}=openai:gpt-4o-mini). Valid providers: {_valid_list()}"
+        )
+    provider, model_id = parse_model_name(name)
+    info = PROVIDERS[provider]
+    if info.package and "client" not in kw and not _package_available(info.package):
+        raise ModelConfigError(f"{provider}: models need the {info.package} package: {info.install}")
+    if base_url is None and info.base_url_env:
+        base_url = os.environ.get(info.base_url_env) or None
+    key = api_key if "client" in kw else _resolve_key(info, api_key, base_url)
+    common: dict[str, Any] = {"api_key": key, "base_url": base_url, "max_retries": max_retries, "timeout": timeout}
+
+    if provider == "openai":
+        from .openai_chat import OpenAIChatModel
+
+        return OpenAIChatModel(model_id, **common, **kw)
+    if provider == "mistral":
+        from .openai_chat import MistralModel
+
+        return MistralModel(model_id, **common, **kw)
+    if provider == "openai-responses":
+        from .openai_responses import OpenAIResponsesModel
+
+        return OpenAIResponsesModel(model_id, **common, **kw)
+    if provider == "anthropic":
+        from .anthropic import AnthropicModel
+
+        return AnthropicModel(model_id, **common, **kw)
+    from .google import GoogleModel
+
+    return GoogleModel(model_id, **common, **kw)
