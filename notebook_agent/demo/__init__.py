@@ -1,0 +1,21 @@
+"""The demo: a small local shop to drive (Northwind Outfitters) and an offline model that needs no API key.
+
+``demo_url()`` serves the shop on 127.0.0.1 (one shared server per process); ``serve_demo()`` starts a private
+one. ``demo_model()`` plays :data:`DEMO_TASK` and ``demo_model("delete_account")`` plays :data:`DELETE_TASK`;
+``demo_model_for(task)`` picks one by the task text.
+"""
+
+from .model import DELETE_TASK, DEMO_TASK, UNKNOWN_TASK_TEXT, demo_model, demo_model_for, task_kind_for
+from .server import DemoServer, demo_url, serve_demo
+
+__all__ = [
+    "DELETE_TASK",
+    "DEMO_TASK",
+    "UNKNOWN_TASK_TEXT",
+    "DemoServer",
+    "demo_model",
+    "demo_model_for",
+    "demo_url",
+    "serve_demo",
+    "task_kind_for",
+]

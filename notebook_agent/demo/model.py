@@ -1,0 +1,620 @@
+"""An offline "demo model": plays the demo tasks on the demo shop with no API key.
+
+It is a :class:`~notebook_agent.llm.scripted.ScriptedModel` whose every answer is computed from the state
+message the page agent sends (the ``<browser_state>`` element lines, the URL, the ``<agent_history>``) by a few
+plain rules, so it keeps working whatever the element indices are. It fills ``evaluation_previous_goal``,
+``memory`` and ``next_goal`` like a real model would, so the notebook view looks the same as a real run.
+
+``demo_model()`` plays :data:`DEMO_TASK`; ``demo_model("delete_account")`` plays :data:`DELETE_TASK`, the
+approval demo (its "Delete account" click is the one a risky-action policy stops); ``demo_model_for(task)``
+picks by the task text and otherwise answers with a model that explains it only knows the demo tasks.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+from urllib.parse import parse_qs, urljoin, urlsplit
+
+from ..core.messages import UserMessage
+from ..core.model import Context
+from ..llm.scripted import ScriptedCall, ScriptedModel, call
+
+DEMO_TASK = (
+    "Find the cheapest pair of wireless headphones on the demo shop, add it to the cart, and tell me its name "
+    "and price."
+)
+DELETE_TASK = "Open my account page and delete my account."
+UNKNOWN_TASK_TEXT = (
+    "The offline demo model only knows the demo tasks; set NOTEBOOK_AGENT_MODEL and an API key to run your own task."
+)
+
+TaskKind: TypeAlias = Literal["shop", "delete_account"]
+TASK_KINDS: tuple[str, ...] = ("shop", "delete_account")
+
+SEARCH_QUERY = "wireless headphones"
+SORT_OPTION = "Price: low to high"
+MACRO = "AgentOutput"
+
+# -- reading the state message --------------------------------------------------------------------------------------
+_ELEMENT = re.compile(r"^(?P<indent>\s*)(?P<new>\*)?\[(?P<index>\d+)\]<(?P<tag>[a-zA-Z][\w-]*)(?P<rest>.*)$")
+_ATTR_KEY = re.compile(r"(?:^|\s)(?P<key>[a-z][a-z0-9-]*)=")
+_PRICE = re.compile(r"\$\s?(\d{1,3}(?:,\d{3})*(?:\.\d{1,2})?|\d+(?:\.\d{1,2})?)")
+_URL = re.compile(r"https?://[^\s<>\"']+")
+_TITLE = re.compile(r"^\s*(?:page\s+)?title\s*[:=]\s*(?P<title>.+?)\s*$", re.IGNORECASE)
+_CURRENT_PAGE = re.compile(r"^\s*Current page:\s*\[(?P<title>.*)\]\((?P<url>[^)\s]*)\)\s*$")
+_STEP_INFO = re.compile(r"Step\s+(\d+)\s+of\s+(\d+)")
+_HISTORY_STEP = re.compile(r"<step_(\d+)>\n(.*?)\n</step_\1>", re.DOTALL)
+_SITE_SUFFIX = re.compile(r"\s*[·|–—-]\s*Northwind Outfitters\s*$")
+
+
+@dataclass
+class Element:
+    """One ``[N]<tag attr=value ...>text />`` line."""
+
+    index: int
+    tag: str
+    attrs: dict[str, str]
+    text: str
+    new: bool = False
+    line: int = 0
+    """Position in ``PageState.lines``."""
+
+    @property
+    def label(self) -> str:
+        """Everything that names the element, lower-cased (text, placeholder, aria-label, value...)."""
+        keys = ("placeholder", "aria-label", "title", "name", "value", "type")
+        return " ".join([self.text, *(self.attrs.get(k, "") for k in keys)]).lower()
+
+
+@dataclass
+class HistoryStep:
+    index: int
+    evaluation: str = ""
+    memory: str = ""
+    next_goal: str = ""
+    action: str | None = None
+    args: dict[str, Any] = field(default_factory=dict)
+    result: str = ""
+
+
+@dataclass
+class PageState:
+    """What the demo model understands of one state message."""
+
+    task: str = ""
+    url: str = ""
+    title: str = ""
+    step: int = 1
+    max_steps: int = 0
+    lines: list[str] = field(default_factory=list)
+    elements: list[Element] = field(default_factory=list)
+    history: list[HistoryStep] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def page(self) -> str:
+        """The file name of the current page (``search.html``); ``index.html`` for the site root."""
+        path = urlsplit(self.url).path
+        name = path.rsplit("/", 1)[-1]
+        return name or "index.html"
+
+    @property
+    def query(self) -> dict[str, str]:
+        return {k: v[0] for k, v in parse_qs(urlsplit(self.url).query).items() if v}
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+    @property
+    def last(self) -> HistoryStep | None:
+        return self.history[-1] if self.history else None
+
+    def find(self, pattern: str, *, tags: tuple[str, ...] = ()) -> Element | None:
+        """The first element whose label matches ``pattern`` (case-insensitive), optionally of given tags."""
+        rx = re.compile(pattern, re.IGNORECASE)
+        for e in self.elements:
+            if (not tags or e.tag in tags) and rx.search(e.label):
+                return e
+        return None
+
+
+def _section(text: str, name: str) -> str | None:
+    start, end = text.find(f"<{name}>"), text.rfind(f"</{name}>")
+    if start < 0:
+        return None
+    start += len(name) + 2
+    return text[start : end if end >= start else len(text)].strip("\n")
+
+
+def parse_element(line: str, position: int = 0) -> Element | None:
+    """Parse one element line; None for a plain text line."""
+    m = _ELEMENT.match(line)
+    if m is None:
+        return None
+    rest = m.group("rest").rstrip()
+    if rest.endswith("/>"):
+        rest = rest[:-2].rstrip()
+    text = ""
+    close = rest.find(">")
+    if close >= 0:
+        rest, text = rest[:close], rest[close + 1 :].strip()
+    attrs: dict[str, str] = {}
+    keys = list(_ATTR_KEY.finditer(rest))
+    for i, k in enumerate(keys):
+        end = keys[i + 1].start() if i + 1 < len(keys) else len(rest)
+        attrs[k.group("key")] = rest[k.end() : end].strip()
+    head = rest[: keys[0].start()] if keys else rest
+    for flag in head.split():
+        attrs.setdefault(flag, "")
+    return Element(
+        index=int(m.group("index")),
+        tag=m.group("tag").lower(),
+        attrs=attrs,
+        text=text,
+        new=bool(m.group("new")),
+        line=position,
+    )
+
+
+def _parse_history(section: str) -> tuple[list[HistoryStep], list[str]]:
+    steps: list[HistoryStep] = []
+    for m in _HISTORY_STEP.finditer(section):
+        step = HistoryStep(index=int(m.group(1)))
+        body = m.group(2)
+        results = body.find("Action Results:")
+        if results >= 0:
+            step.result = body[results + len("Action Results:") :].strip()
+            body = body[:results]
+        for line in body.splitlines():
+            key, _, value = line.partition(":")
+            value = value.strip()
+            if key == "Evaluation of Previous Step":
+                step.evaluation = value
+            elif key == "Memory":
+                step.memory = value
+            elif key == "Next Goal":
+                step.next_goal = value
+            elif key == "Action":
+                name, _, raw = value.partition(" ")
+                step.action = name or None
+                try:
+                    parsed = json.loads(raw) if raw.strip() else {}
+                except json.JSONDecodeError:
+                    parsed = {}
+                step.args = parsed if isinstance(parsed, dict) else {}
+        steps.append(step)
+    notes = re.findall(r"<sys>(.*?)</sys>", section, re.DOTALL)
+    return steps, notes
+
+
+def parse_state(text: str) -> PageState:
+    """Understand a page-agent state message (tolerant: missing sections just stay empty)."""
+    state = PageState()
+    state.task = (_section(text, "user_request") or "").strip()
+    info = _STEP_INFO.search(_section(text, "step_info") or "")
+    if info:
+        state.step, state.max_steps = int(info.group(1)), int(info.group(2))
+    history = _section(text, "agent_history")
+    if history:
+        state.history, state.notes = _parse_history(history)
+    browser = _section(text, "browser_state")
+    if browser is None:
+        return state
+    state.lines = browser.splitlines()
+    for i, line in enumerate(state.lines):
+        element = parse_element(line, i)
+        if element is not None:
+            state.elements.append(element)
+            continue
+        if not state.elements and (c := _CURRENT_PAGE.match(line)):
+            state.title, state.url = c.group("title"), c.group("url")
+            continue
+        if not state.url and (m := _URL.search(line)) and not state.elements:
+            state.url = m.group(0).rstrip(").,;")
+        if not state.title and (t := _TITLE.match(line)) and not state.elements:
+            state.title = t.group("title")
+    return state
+
+
+def state_of(context: Context) -> PageState:
+    """The :class:`PageState` of the last user message in a model request."""
+    for message in reversed(context.messages):
+        if isinstance(message, UserMessage) and "<browser_state>" in message.text:
+            return parse_state(message.text)
+    return PageState()
+
+
+def parse_price(text: str) -> float | None:
+    m = _PRICE.search(text)
+    return float(m.group(1).replace(",", "")) if m else None
+
+
+def fmt_price(value: float) -> str:
+    return f"${value:,.2f}"
+
+
+@dataclass
+class Product:
+    name: str
+    price: float
+    element: Element
+
+
+def listed_products(state: PageState) -> list[Product]:
+    """Links followed by a price (in the link text or the plain text lines after it, before the next element)."""
+    products: list[Product] = []
+    current: Element | None = None
+    price: float | None = None
+    by_line = {e.line: e for e in state.elements}
+
+    def close() -> None:
+        if current is not None and price is not None and current.text:
+            products.append(Product(_PRICE.sub("", current.text).strip(" ·-|"), price, current))
+
+    for i, line in enumerate(state.lines):
+        element = by_line.get(i)
+        if element is not None:
+            close()
+            current, price = (element, parse_price(element.text)) if element.tag == "a" else (None, None)
+        elif current is not None and price is None:
+            price = parse_price(line)
+    close()
+    return products
+
+
+# -- building an answer ---------------------------------------------------------------------------------------------
+@dataclass
+class Decision:
+    evaluation: str
+    memory: str
+    next_goal: str
+    action: str
+    args: dict[str, Any] = field(default_factory=dict)
+
+    def to_call(self) -> ScriptedCall:
+        return call(
+            MACRO,
+            {
+                "evaluation_previous_goal": self.evaluation,
+                "memory": self.memory,
+                "next_goal": self.next_goal,
+                "action": {self.action: self.args},
+            },
+        )
+
+
+def _done(evaluation: str, memory: str, text: str, success: bool) -> Decision:
+    goal = "Report the result to the user." if success else "Stop and explain what happened."
+    return Decision(evaluation, memory, goal, "done", {"text": text, "success": success})
+
+
+def _guard(state: PageState, memory: str) -> Decision | None:
+    """Stop cleanly on the last step, or when the same action keeps repeating."""
+    if state.max_steps and state.step >= state.max_steps:
+        return _done(
+            "I am out of steps.",
+            memory,
+            "I could not finish the task within the step limit.",
+            False,
+        )
+    recent = [(h.action, json.dumps(h.args, sort_keys=True)) for h in state.history[-3:]]
+    if len(recent) == 3 and recent[0] == recent[1] == recent[2]:
+        return _done(
+            "The last three actions were identical and did not get me further.",
+            memory,
+            "I got stuck repeating the same action on the demo shop, so I stopped.",
+            False,
+        )
+    return None
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}/" if parts.scheme and parts.netloc else "/"
+
+
+def _last_memory(state: PageState) -> str:
+    for h in reversed(state.history):
+        if h.memory:
+            return h.memory
+    return ""
+
+
+_REMEMBERED = re.compile(r"Cheapest wireless headphones: (?P<name>.+?) at \$(?P<price>[\d,]+(?:\.\d+)?)")
+
+
+# -- the shop task --------------------------------------------------------------------------------------------------
+def _is_wireless_headphones(name: str) -> bool:
+    low = name.lower()
+    return "wireless" in low and "headphone" in low
+
+
+def _search_box(state: PageState) -> Element | None:
+    for e in state.elements:
+        kind = e.attrs.get("type", "")
+        if e.tag == "input" and kind in ("search", "text", "") and re.search(r"search|\bq\b", e.label + " " + kind):
+            return e
+    return None
+
+
+def shop_step(state: PageState) -> Decision:
+    """One step of :data:`DEMO_TASK`."""
+    remembered = _REMEMBERED.search(_last_memory(state))
+    base_memory = "Task: find the cheapest wireless headphones, add them to the cart, report name and price."
+    memory = remembered.group(0) + "." if remembered else base_memory
+    stop = _guard(state, memory)
+    if stop is not None:
+        return stop
+    if not state.url:
+        return _done(
+            "I cannot see a page.",
+            memory,
+            "I could not read the browser state, so I could not use the demo shop.",
+            False,
+        )
+    last = state.last
+
+    # 1. A product page: add to cart, then report.
+    if state.page == "product.html":
+        name = _SITE_SUFFIX.sub("", state.title).strip() or (remembered.group("name") if remembered else "")
+        price_text = fmt_price(parse_price(state.text) or 0.0)
+        if remembered and remembered.group("name") == name:
+            price_text = f"${remembered.group('price')}"
+        memory = f"Cheapest wireless headphones: {name} at {price_text}."
+        if name and not _is_wireless_headphones(name):
+            return Decision(
+                f"This product page ({name}) is not a pair of wireless headphones.",
+                base_memory,
+                "Go to the search results for wireless headphones, sorted by price.",
+                "go_to_url",
+                {"url": urljoin(_origin(state.url), "search.html?q=wireless+headphones&sort=price-asc")},
+            )
+        if re.search(r"added to cart", state.text, re.IGNORECASE):
+            return _done(
+                f"Success: the page confirms that {name} was added to the cart.",
+                memory + " It is in the cart.",
+                f"Cheapest wireless headphones: {name} at {price_text}",
+                True,
+            )
+        button = state.find(r"add to (?:cart|bag|basket)", tags=("button", "input", "a"))
+        if button is None:
+            return _done(
+                "The product page has no Add to cart button.",
+                memory,
+                f"I found {name} at {price_text}, but could not find a way to add it to the cart.",
+                False,
+            )
+        return Decision(
+            f"Success: the product page for {name} is open and shows {price_text}.",
+            memory + " Next: add it to the cart.",
+            f"Click 'Add to cart' for {name}.",
+            "click_element_by_index",
+            {"index": button.index},
+        )
+
+    # 2. Search results for the query: sort by price, then open the cheapest.
+    query = state.query.get("q", "").lower()
+    if state.page == "search.html" and all(w in query for w in SEARCH_QUERY.split()):
+        products = listed_products(state)
+        matches = [p for p in products if _is_wireless_headphones(p.name)]
+        if not matches:
+            return _done(
+                f"The search for '{query}' shows no wireless headphones.",
+                memory,
+                "The demo shop has no wireless headphones matching the search.",
+                False,
+            )
+        listing = "; ".join(f"{p.name} {fmt_price(p.price)}" for p in matches)
+        sort = next(
+            (
+                e
+                for e in state.elements
+                if e.tag == "select" and SORT_OPTION.lower() in e.attrs.get("options", "").lower()
+            ),
+            None,
+        )
+        sorted_already = last is not None and last.action == "select_dropdown_option"
+        if sort is not None and sort.attrs.get("value", "").lower() != SORT_OPTION.lower() and not sorted_already:
+            return Decision(
+                f"Success: the search shows {len(matches)} wireless headphones.",
+                f"Found: {listing}.",
+                "Sort the results by price, low to high, to see the cheapest first.",
+                "select_dropdown_option",
+                {"index": sort.index, "text": SORT_OPTION},
+            )
+        cheapest = min(matches, key=lambda p: p.price)
+        evaluation = (
+            "Success: the results are sorted by price, lowest first."
+            if sort is not None and sort.attrs.get("value", "").lower() == SORT_OPTION.lower()
+            else f"Success: the search shows {len(matches)} wireless headphones."
+        )
+        return Decision(
+            evaluation,
+            f"Cheapest wireless headphones: {cheapest.name} at {fmt_price(cheapest.price)}. Compared: {listing}.",
+            f"Open the product page of {cheapest.name}, the cheapest.",
+            "click_element_by_index",
+            {"index": cheapest.element.index},
+        )
+
+    # 3. Anywhere else: search for the query.
+    box = _search_box(state)
+    if box is None:
+        target = urljoin(_origin(state.url), "index.html")
+        if last is not None and last.action == "go_to_url":
+            return _done(
+                "The shop's home page has no search box.",
+                memory,
+                "I could not find a search box on the demo shop.",
+                False,
+            )
+        return Decision(
+            "There is no search box on this page.",
+            memory,
+            "Go to the shop's home page to search from there.",
+            "go_to_url",
+            {"url": target},
+        )
+    if box.attrs.get("value", "").strip().lower() != SEARCH_QUERY:
+        evaluation = (
+            "Nothing done yet: the demo shop is open and has a search box."
+            if last is None
+            else "The page has a search box I can use."
+        )
+        return Decision(
+            evaluation,
+            memory,
+            f"Type '{SEARCH_QUERY}' into the search box.",
+            "input_text",
+            {"index": box.index, "text": SEARCH_QUERY},
+        )
+    submit = next(
+        (e for e in state.elements if e.line > box.line and e.tag in ("button", "input") and "search" in e.label),
+        None,
+    )
+    evaluation = f"Success: the search box now contains '{SEARCH_QUERY}'."
+    if submit is not None:
+        return Decision(
+            evaluation,
+            memory,
+            "Submit the search with the Search button.",
+            "click_element_by_index",
+            {"index": submit.index},
+        )
+    return Decision(evaluation, memory, "Press Enter to submit the search.", "send_keys", {"keys": "Enter"})
+
+
+# -- the delete-account task ----------------------------------------------------------------------------------------
+_DENIED = re.compile(r"\b(denied|blocked|declined|rejected|not approved)\b", re.IGNORECASE)
+
+
+def delete_account_step(state: PageState) -> Decision:
+    """One step of :data:`DELETE_TASK`."""
+    memory = "Task: open the account page and delete the account."
+    stop = _guard(state, memory)
+    if stop is not None:
+        return stop
+    last = state.last
+    text = state.text.lower()
+    if "account has been deleted" in text:
+        return _done(
+            "Success: the site says the account has been deleted.",
+            "The account was deleted after confirmation.",
+            "Your account has been deleted: the shop confirmed “Your account has been deleted”.",
+            True,
+        )
+    denied = next(
+        (h for h in reversed(state.history) if h.action == "click_element_by_index" and _DENIED.search(h.result)), None
+    )
+    if denied is not None:  # never retry what the person (or the policy) refused
+        reason = " ".join(denied.result.split())
+        return _done(
+            "Failed: clicking 'Delete account' was not allowed."
+            if denied is last
+            else "The earlier click on 'Delete account' was not allowed, so I will not try again.",
+            "The delete click was denied; the account is untouched.",
+            f"I did not delete your account: the click on “Delete account” was denied ({reason}). Nothing was changed.",
+            False,
+        )
+    if "deletion cancelled" in text or "deletion canceled" in text:
+        return _done(
+            "The confirmation dialog was dismissed, so the site cancelled the deletion.",
+            "The account was not deleted.",
+            "The site asked for confirmation and the deletion was cancelled, so your account was not deleted.",
+            False,
+        )
+    if state.page == "account.html":
+        button = state.find(r"delete (?:my )?account", tags=("button", "input", "a"))
+        if button is None:
+            return _done(
+                "The account page has no 'Delete account' button.",
+                memory,
+                "I opened your account page but found no way to delete the account.",
+                False,
+            )
+        return Decision(
+            "Success: the account page is open; it has a red 'Delete account' button.",
+            memory + " On the account page now.",
+            "Click 'Delete account' (the site will ask to confirm).",
+            "click_element_by_index",
+            {"index": button.index},
+        )
+    link = state.find(r"^(?:your |my )?account\b", tags=("a",))
+    if link is not None:
+        return Decision(
+            "Nothing done yet: the shop is open." if last is None else "I am not on the account page yet.",
+            memory,
+            "Open the account page from the navigation bar.",
+            "click_element_by_index",
+            {"index": link.index},
+        )
+    if last is not None and last.action == "go_to_url":
+        return _done("The account page did not open.", memory, "I could not open your account page.", False)
+    return Decision(
+        "There is no account link on this page.",
+        memory,
+        "Go to the account page directly.",
+        "go_to_url",
+        {"url": urljoin(_origin(state.url), "account.html")},
+    )
+
+
+# -- models ---------------------------------------------------------------------------------------------------------
+StepRule: TypeAlias = Callable[[PageState], Decision]
+_RULES: dict[str, StepRule] = {"shop": shop_step, "delete_account": delete_account_step}
+
+
+def _responder(rule: StepRule) -> Callable[[Context], ScriptedCall]:
+    def respond(context: Context) -> ScriptedCall:
+        state = state_of(context)
+        decision = rule(state)
+        last = state.last
+        if last is not None and last.result.startswith("Error") and decision.action != "done":
+            problem = " ".join(last.result.removeprefix("Error:").split())[:160]
+            decision.evaluation = f"Failed: {problem} Trying again from what the page shows now."
+        return decision.to_call()
+
+    return respond
+
+
+def demo_model(task_kind: TaskKind | str = "shop", *, delay: float = 0.0) -> ScriptedModel:
+    """The offline model for one demo task: ``"shop"`` (:data:`DEMO_TASK`) or ``"delete_account"``
+    (:data:`DELETE_TASK`). ``delay`` slows the streamed output (seconds per fragment) for a livelier view."""
+    rule = _RULES.get(task_kind)
+    if rule is None:
+        raise ValueError(f"Unknown demo task kind {task_kind!r}; use one of {', '.join(TASK_KINDS)}.")
+    return ScriptedModel(
+        [], id=f"offline-{task_kind.replace('_', '-')}", provider="demo", delay=delay, on_exhausted=_responder(rule)
+    )
+
+
+def unknown_task_model() -> ScriptedModel:
+    """A model that immediately gives up, explaining that it only knows the demo tasks."""
+    answer = Decision(
+        "This task is not one of the offline demo tasks.",
+        "",
+        "Explain that a real model is needed for this task.",
+        "done",
+        {"text": UNKNOWN_TASK_TEXT, "success": False},
+    )
+    return ScriptedModel([], id="offline-unknown", provider="demo", on_exhausted=lambda _ctx: answer.to_call())
+
+
+def task_kind_for(task: str) -> TaskKind | None:
+    """Which demo task ``task`` is (by its wording), or None."""
+    low = " ".join(task.lower().split())
+    if low == DEMO_TASK.lower() or ("headphone" in low and ("cheap" in low or "wireless" in low)):
+        return "shop"
+    if low == DELETE_TASK.lower() or ("delete" in low and "account" in low):
+        return "delete_account"
+    return None
+
+
+def demo_model_for(task: str, *, delay: float = 0.0) -> ScriptedModel:
+    """The offline model that plays ``task`` if it is a demo task; otherwise one that explains its limits."""
+    kind = task_kind_for(task)
+    return demo_model(kind, delay=delay) if kind is not None else unknown_task_model()
