@@ -1,0 +1,368 @@
+"""Evaluate prompt/model variants over a task suite: every variant on every task, n runs at a time.
+
+A suite is a small YAML or JSON file (or dict)::
+
+    name: demo-shop
+    tasks:
+      - id: cheapest
+        url: "{base}/"                      # {name} placeholders are filled from ``variables``
+        task: Find the cheapest wireless headphones and add them to the cart.
+        check:                              # every given check must pass
+          url: "product\\.html"             # regex searched in the final URL
+          text: "Added to cart"             # text present on the final page
+          result: "54.99"                   # text present in the agent's final answer
+          js: "() => JSON.parse(localStorage.cart || '[]').length > 0"   # predicate run in the page
+    variants:                               # optional; variants can also be passed in code
+      - {name: default}
+      - {name: terse, instructions: "Prefer the search box."}
+
+Each run gets its own browser context (a fresh profile: no shared cookies or storage) in one browser, which
+may be local or remote (``BrowserSession(cdp_url=...)``). ``executor=`` hands the runs to any
+``concurrent.futures.Executor`` instead (for example a Dask ``client.get_executor()`` or Ray's pool), each
+worker running :func:`run_job` with its own browser; nothing here schedules across machines by itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+import re
+import statistics
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .agent import PageAgent, PageAgentResult
+from .session import BrowserSession
+
+
+@dataclass
+class Check:
+    url: str | None = None
+    text: str | None = None
+    result: str | None = None
+    js: str | None = None
+    python: Callable[[PageAgentResult, str], bool] | None = field(default=None, repr=False)
+    """A function of (result, final page text), for suites built in code."""
+
+
+@dataclass
+class SuiteTask:
+    id: str
+    task: str
+    url: str | None = None
+    check: Check = field(default_factory=Check)
+    max_steps: int | None = None
+
+
+@dataclass
+class Variant:
+    """One configuration to compare: a model, a prompt and settings."""
+
+    name: str
+    model: str | None = None
+    system_prompt: str | None = None
+    instructions: str | None = None
+    max_steps: int = 15
+    vision: bool = False
+    approval: str = "deny-risky"
+    """Evaluations run unattended: risky actions are denied unless the variant says otherwise."""
+
+
+@dataclass
+class Suite:
+    name: str
+    tasks: list[SuiteTask]
+    variants: list[Variant] = field(default_factory=list)
+
+
+def _fill(text: str | None, variables: Mapping[str, str]) -> str | None:
+    if text is None:
+        return None
+    for key, value in variables.items():
+        text = text.replace("{" + key + "}", value)
+    return text
+
+
+def load_suite(source: str | Path | Mapping[str, Any], variables: Mapping[str, str] | None = None) -> Suite:
+    """A suite from a YAML/JSON file or a dict; ``{name}`` placeholders are filled from ``variables``."""
+    if isinstance(source, Mapping):
+        data: Any = dict(source)
+        default_name = "suite"
+    else:
+        path = Path(source)
+        raw = path.read_text(encoding="utf-8")
+        if path.suffix.lower() == ".json":
+            data = json.loads(raw)
+        else:
+            import yaml
+
+            data = yaml.safe_load(raw)
+        default_name = path.stem
+    if not isinstance(data, dict) or not isinstance(data.get("tasks"), list) or not data["tasks"]:
+        raise ValueError("A suite needs a non-empty 'tasks' list (each with 'id', 'task' and optional 'url', 'check')")
+    vars_ = dict(variables or {})
+    tasks = []
+    for i, t in enumerate(data["tasks"]):
+        if not isinstance(t, dict) or not t.get("task"):
+            raise ValueError(f"Task {i + 1} of the suite has no 'task' text")
+        check = t.get("check") or {}
+        unknown = set(check) - {"url", "text", "result", "js"}
+        if unknown:
+            raise ValueError(
+                f"Task {t.get('id', i + 1)}: unknown check keys {sorted(unknown)}; use url, text, result, js"
+            )
+        tasks.append(
+            SuiteTask(
+                id=str(t.get("id") or f"task{i + 1}"),
+                task=_fill(str(t["task"]), vars_) or "",
+                url=_fill(t.get("url"), vars_),
+                check=Check(**{k: _fill(str(v), vars_) for k, v in check.items()}),
+                max_steps=t.get("max_steps"),
+            )
+        )
+    variants = [Variant(**v) for v in data.get("variants") or []]
+    return Suite(name=str(data.get("name") or default_name), tasks=tasks, variants=variants)
+
+
+@dataclass
+class EvalRow:
+    variant: str
+    task: str
+    repeat: int
+    passed: bool
+    status: str
+    agent_success: bool
+    steps: int
+    tokens: int
+    cost: float
+    seconds: float
+    run_id: str
+    failures: list[str] = field(default_factory=list)
+    """Which checks failed (or the error), for the per-task detail."""
+
+
+@dataclass
+class EvalReport:
+    suite: str
+    rows: list[EvalRow]
+    results: list[PageAgentResult] = field(default_factory=list, repr=False)
+
+    def records(self) -> list[dict[str, Any]]:
+        """One dict per run (``pandas.DataFrame(report.records())`` for analysis)."""
+        return [asdict(r) for r in self.rows]
+
+    def summary(self) -> list[dict[str, Any]]:
+        """Per variant: success rate, mean steps, tokens, cost and time."""
+        out = []
+        for name in dict.fromkeys(r.variant for r in self.rows):
+            rows = [r for r in self.rows if r.variant == name]
+            out.append(
+                {
+                    "variant": name,
+                    "runs": len(rows),
+                    "success_rate": sum(r.passed for r in rows) / len(rows),
+                    "mean_steps": statistics.fmean(r.steps for r in rows),
+                    "mean_tokens": statistics.fmean(r.tokens for r in rows),
+                    "total_cost": sum(r.cost for r in rows),
+                    "mean_seconds": statistics.fmean(r.seconds for r in rows),
+                }
+            )
+        return out
+
+    def to_pandas(self) -> Any:
+        """The per-run table as a pandas DataFrame (pandas is not a dependency: install it to use this)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.records())
+
+    def _repr_html_(self) -> str:
+        def table(rows: list[dict[str, Any]]) -> str:
+            if not rows:
+                return ""
+            head = "".join(f"<th>{k}</th>" for k in rows[0])
+            body = "".join("<tr>" + "".join(f"<td>{_fmt(v)}</td>" for v in row.values()) + "</tr>" for row in rows)
+            return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+        detail = [
+            {k: v for k, v in r.items() if k in ("variant", "task", "repeat", "passed", "status", "steps", "failures")}
+            for r in self.records()
+        ]
+        return (
+            f"<b>{self.suite}</b>{table(self.summary())}<details><summary>per task</summary>{table(detail)}</details>"
+        )
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    if isinstance(value, list):
+        return "; ".join(str(v) for v in value)
+    return str(value)
+
+
+@dataclass
+class Job:
+    """One run: a variant on a task (plain data, so it can be shipped to another process or machine)."""
+
+    variant: Variant
+    task: SuiteTask
+    repeat: int
+
+
+ProgressCallback = Callable[[str, Job, EvalRow | None], None]
+
+
+async def check_run(task: SuiteTask, result: PageAgentResult, browser: BrowserSession) -> list[str]:
+    """The checks that failed (empty: passed)."""
+    failures: list[str] = []
+    c = task.check
+    page = browser.page
+    if c.url and not re.search(c.url, page.url):
+        failures.append(f"url {page.url!r} does not match {c.url!r}")
+    page_text = ""
+    if c.text or c.python:
+        page_text = await page.inner_text("body")
+    if c.text and c.text not in page_text:
+        failures.append(f"text {c.text!r} not on the final page")
+    if c.result and c.result not in result.text:
+        failures.append(f"answer does not contain {c.result!r}")
+    if c.js:
+        try:
+            ok = await page.evaluate(f"({c.js})()")
+        except Exception as exc:
+            failures.append(f"js check raised: {exc}")
+        else:
+            if not ok:
+                failures.append("js check returned false")
+    if c.python is not None and not c.python(result, page_text):
+        failures.append("python check returned false")
+    if result.status == "error":
+        failures.append(f"run error: {result.error}")
+    return failures
+
+
+async def run_job(
+    job: Job, browser: BrowserSession, model_factory: Callable[[Variant, SuiteTask], Any]
+) -> tuple[EvalRow, PageAgentResult]:
+    """Run one job in ``browser`` (already started, a context of its own) and check it."""
+    v, t = job.variant, job.task
+    agent = PageAgent(
+        model=model_factory(v, t),
+        browser=browser,
+        max_steps=t.max_steps or v.max_steps,
+        system_prompt=v.system_prompt,
+        instructions=v.instructions,
+        approval=v.approval,  # type: ignore[arg-type]
+        vision=v.vision,
+        screenshots=False,
+        start_url=t.url,
+    )
+    started = time.perf_counter()
+    result = await agent.run(t.task)
+    failures = await check_run(t, result, browser)
+    u = result.usage
+    row = EvalRow(
+        variant=v.name,
+        task=t.id,
+        repeat=job.repeat,
+        passed=not failures,
+        status=result.status,
+        agent_success=result.success,
+        steps=len(result.steps),
+        tokens=u.input + u.output + u.cache_read,
+        cost=u.cost.total,
+        seconds=time.perf_counter() - started,
+        run_id=result.run_id,
+        failures=failures,
+    )
+    return row, result
+
+
+def default_model_factory(variant: Variant, task: SuiteTask) -> Any:
+    from ..models import choose_model
+
+    return choose_model(variant.model, task.task)[0]
+
+
+def _run_job_in_own_browser(
+    job: Job, model_factory: Callable[[Variant, SuiteTask], Any], cdp_url: str | None
+) -> EvalRow:
+    """Executor entry point: a fresh event loop and browser in the worker (thread, process or remote)."""
+
+    async def main() -> EvalRow:
+        async with BrowserSession(cdp_url=cdp_url) as browser:
+            row, _ = await run_job(job, browser, model_factory)
+            return row
+
+    return asyncio.run(main())
+
+
+async def evaluate(
+    suite: Suite | str | Path | Mapping[str, Any],
+    variants: Sequence[Variant | Mapping[str, Any]] | None = None,
+    *,
+    repeats: int = 1,
+    concurrency: int = 2,
+    browser: BrowserSession | None = None,
+    variables: Mapping[str, str] | None = None,
+    model_factory: Callable[[Variant, SuiteTask], Any] = default_model_factory,
+    executor: concurrent.futures.Executor | None = None,
+    cdp_url: str | None = None,
+    on_progress: ProgressCallback | None = None,
+) -> EvalReport:
+    """Run every variant on every task ``repeats`` times, ``concurrency`` at a time; returns the table.
+
+    Without ``browser`` one is started (or connected to at ``cdp_url``) for the evaluation and closed after.
+    With ``executor``, each run goes to the executor and starts its own browser there (``cdp_url`` to reach
+    a browser service), so the scheduling is the executor's.
+    """
+    if not isinstance(suite, Suite):
+        suite = load_suite(suite, variables)
+    chosen = [v if isinstance(v, Variant) else Variant(**v) for v in (variants or suite.variants)] or [
+        Variant("default")
+    ]
+    if len({v.name for v in chosen}) != len(chosen):
+        raise ValueError("Variant names must be unique")
+    if concurrency < 1 or repeats < 1:
+        raise ValueError("concurrency and repeats must be at least 1")
+    jobs = [Job(v, t, r) for v in chosen for t in suite.tasks for r in range(1, repeats + 1)]
+    rows: list[EvalRow | None] = [None] * len(jobs)
+    results: list[PageAgentResult] = []
+    gate = asyncio.Semaphore(concurrency)
+
+    def progress(kind: str, job: Job, row: EvalRow | None = None) -> None:
+        if on_progress is not None:
+            on_progress(kind, job, row)
+
+    own = browser is None and executor is None
+    if own:
+        browser = BrowserSession(cdp_url=cdp_url)
+        await browser.start()
+
+    async def one(i: int, job: Job) -> None:
+        async with gate:
+            progress("started", job)
+            if executor is not None:
+                loop = asyncio.get_running_loop()
+                row = await loop.run_in_executor(executor, _run_job_in_own_browser, job, model_factory, cdp_url)
+            else:
+                assert browser is not None
+                ctx = await browser.fork()
+                try:
+                    row, result = await run_job(job, ctx, model_factory)
+                    results.append(result)
+                finally:
+                    await ctx.close()
+            rows[i] = row
+            progress("finished", job, row)
+
+    try:
+        await asyncio.gather(*(one(i, j) for i, j in enumerate(jobs)))
+    finally:
+        if own and browser is not None:
+            await browser.close()
+    return EvalReport(suite=suite.name, rows=[r for r in rows if r is not None], results=results)

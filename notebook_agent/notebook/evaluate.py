@@ -1,0 +1,49 @@
+"""``await evaluate(...)`` in a notebook: the same evaluation, with a progress bar and a live table.
+
+The work is :func:`notebook_agent.browser.evaluate.evaluate`; this wrapper only renders its progress, so the
+evaluation itself stays usable from scripts and the terminal.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import ipywidgets as w
+from IPython.display import display
+
+from ..browser.evaluate import EvalReport, EvalRow, Job
+from ..browser.evaluate import evaluate as _evaluate
+
+
+async def evaluate(*args: Any, **kwargs: Any) -> EvalReport:
+    """Same arguments as :func:`notebook_agent.browser.evaluate.evaluate`; shows progress while it runs."""
+    bar = w.IntProgress(value=0, min=0, max=1, description="runs")
+    label = w.Label("starting…")
+    table = w.HTML()
+    box = w.VBox([w.HBox([bar, label]), table])
+    box.add_class("na-eval")
+    display(box)
+    rows: list[EvalRow] = []
+    running = 0
+    user_progress = kwargs.pop("on_progress", None)
+
+    def on_progress(kind: str, job: Job, row: EvalRow | None) -> None:
+        nonlocal running
+        if kind == "started":
+            running += 1
+            bar.max = max(bar.max, bar.value + running)
+        else:
+            running -= 1
+            bar.value += 1
+            if row is not None:
+                rows.append(row)
+                table.value = EvalReport(suite="", rows=list(rows))._repr_html_()
+        label.value = f"{bar.value} done, {running} running"
+        if user_progress is not None:
+            user_progress(kind, job, row)
+
+    report = await _evaluate(*args, on_progress=on_progress, **kwargs)
+    bar.max = bar.value = len(report.rows)
+    label.value = f"{len(report.rows)} runs done"
+    table.value = report._repr_html_()
+    return report
