@@ -28,7 +28,9 @@ name: three-tasks
 tasks:
   - id: cheapest
     url: "{base}/"
-    task: Find the cheapest pair of wireless headphones on the demo shop, add it to the cart, and tell me its name and price.
+    task: >-
+      Find the cheapest pair of wireless headphones on the demo shop, add it to the cart,
+      and tell me its name and price.
     check:
       result: "54.99"
       js: "() => (localStorage.getItem('northwind.cart') || '').length > 2"
