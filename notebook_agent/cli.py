@@ -43,6 +43,21 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--model", "-m", default=None, help="provider:model (default: NOTEBOOK_AGENT_MODEL or offline)")
     demo.add_argument("--headed", action="store_true", help="show the browser window")
 
+    ev = sub.add_parser("eval", help="evaluate variants (models, prompts, settings) over a task suite")
+    ev.add_argument("suite", help="a YAML or JSON suite file")
+    ev.add_argument("--model", "-m", action="append", default=[], help="one variant per model (repeatable)")
+    ev.add_argument("--repeats", type=int, default=1)
+    ev.add_argument("--concurrency", type=int, default=2)
+    ev.add_argument(
+        "--var",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="fill {NAME} in the suite ({demo} is the bundled demo shop)",
+    )
+    ev.add_argument("--cdp-url", default=None, help="run in a remote Chromium (DevTools URL)")
+    ev.add_argument("--json", action="store_true", help="print every run as JSON")
+
     sub.add_parser("doctor", help="show which browser and model would be used")
     return parser
 
@@ -74,6 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(_run(args.task, args, as_json=args.json))
         if args.command == "demo":
             return _demo(args)
+        if args.command == "eval":
+            return _eval(args)
         if args.command == "doctor":
             return _doctor()
     except KeyboardInterrupt:
@@ -221,6 +238,50 @@ def _lab() -> int:
     except FileNotFoundError:
         print("JupyterLab is not installed: pip install 'notebook-agent[lab]'", file=sys.stderr)
         return 2
+
+
+def _eval(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .browser.evaluate import Variant, evaluate, load_suite
+
+    variables: dict[str, str] = {}
+    for item in args.var:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise ValueError(f"--var takes NAME=VALUE, got {item!r}")
+        variables[name] = value
+    if "{demo}" in Path(args.suite).read_text(encoding="utf-8") and "demo" not in variables:
+        from .demo import demo_url
+
+        variables["demo"] = demo_url()
+    suite = load_suite(args.suite, variables)
+    variants = [Variant(name=m, model=m) for m in args.model] or suite.variants or [Variant("default")]
+
+    def progress(kind: str, job: Any, row: Any) -> None:
+        if row is not None:
+            mark = "pass" if row.passed else "FAIL"
+            print(
+                f"  {mark} {row.variant:16} {row.task:16} #{row.repeat} {row.steps} steps {row.seconds:.1f}s "
+                + ("; ".join(row.failures) if row.failures else ""),
+                file=sys.stderr,
+            )
+
+    run = evaluate(
+        suite, variants, repeats=args.repeats, concurrency=args.concurrency, cdp_url=args.cdp_url, on_progress=progress
+    )
+    report = asyncio.run(run)
+    if args.json:
+        print(json.dumps({"suite": report.suite, "summary": report.summary(), "runs": report.records()}, indent=2))
+    else:
+        print(f"\n{report.suite}: {len(report.rows)} runs")
+        print(f"{'variant':20} {'success':>8} {'steps':>6} {'tokens':>8} {'cost $':>8} {'time s':>7}")
+        for row in report.summary():
+            print(
+                f"{row['variant']:20} {row['success_rate']:8.0%} {row['mean_steps']:6.1f} "
+                f"{row['mean_tokens']:8.0f} {row['total_cost']:8.4f} {row['mean_seconds']:7.1f}"
+            )
+    return 0
 
 
 def _doctor() -> int:

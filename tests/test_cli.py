@@ -1,0 +1,90 @@
+"""The terminal command, run as a user would: a subprocess with no terminal attached."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from notebook_agent import __version__
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "NOTEBOOK_AGENT_MODEL"}
+    return subprocess.run(
+        [sys.executable, "-m", "notebook_agent", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**base, **(env or {})},
+        stdin=subprocess.DEVNULL,
+        cwd=ROOT,
+    )
+
+
+def test_help_and_version() -> None:
+    out = cli("--help")
+    assert out.returncode == 0
+    for command in ("snapshot", "run", "demo", "eval", "doctor"):
+        assert command in out.stdout
+    assert cli("--version").stdout.strip() == f"notebook-agent {__version__}"
+
+
+def test_demo_runs_offline_and_says_which_model() -> None:
+    out = cli("demo")
+    assert out.returncode == 0, out.stderr
+    assert "model: offline demo model (no API key needed)" in out.stdout
+    assert "completed: success=True" in out.stdout and "TrailSound Wireless Headphones Lite at $54.99" in out.stdout
+    assert "── step 1/12" in out.stdout and "action: input_text" in out.stdout
+
+
+def test_run_without_a_terminal_denies_risky_actions_and_prints_json() -> None:
+    from notebook_agent.demo import DELETE_TASK
+
+    out = cli("run", DELETE_TASK, "--model", "demo", "--json", "--url", _demo_url())
+    assert out.returncode == 1  # the task did not succeed: the deletion was denied
+    result = json.loads(out.stdout)
+    blocked = [s for s in result["steps"] if s["approval"]]
+    assert blocked[0]["approval"]["by"] == "policy" and "Delete account" in blocked[0]["result"]
+    assert result["status"] == "failed" and result["settings"]["approval"] == "deny-risky"
+
+
+def _demo_url() -> str:
+    """The demo shop served by this test process (the CLI subprocess reaches it on loopback)."""
+    from notebook_agent.demo import demo_url
+
+    return demo_url()
+
+
+def test_missing_key_is_a_clear_error_before_any_request() -> None:
+    out = cli("run", "anything", "--model", "openai:gpt-4o-mini")
+    assert out.returncode == 2
+    assert "OPENAI_API_KEY" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_missing_browser_is_a_clear_error(tmp_path: Path) -> None:
+    out = cli("doctor", env={"NOTEBOOK_AGENT_BROWSER": str(tmp_path / "no-such-chrome")})
+    assert out.returncode == 1
+    assert "NOT FOUND" in out.stdout and "apt-get install chromium" in out.stdout
+
+
+def test_eval_prints_a_table() -> None:
+    out = cli("eval", "examples/demo_suite.yaml", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    rates = {row["variant"]: row["success_rate"] for row in data["summary"]}
+    assert rates == {"cautious": 0.5, "trusting": 1.0}
+
+
+@pytest.mark.parametrize("flag", [[], ["--json"]])
+def test_snapshot(flag: list[str]) -> None:
+    out = cli("snapshot", _demo_url(), *flag)
+    assert out.returncode == 0, out.stderr
+    text = json.loads(out.stdout)["text"] if flag else out.stdout
+    assert "Northwind Outfitters" in text and "<input type=search" in text
