@@ -1,0 +1,92 @@
+"""A real ipykernel: %%agent returns at once, Interrupt cancels a cell awaiting a run, and the browser survives."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from jupyter_client.blocking.client import BlockingKernelClient
+from jupyter_client.manager import KernelManager
+
+from notebook_agent.demo import DEMO_TASK
+
+
+@pytest.fixture(scope="module")
+def kernel() -> Iterator[BlockingKernelClient]:
+    km = KernelManager(kernel_name="python3")
+    env = {k: v for k, v in os.environ.items() if k != "NOTEBOOK_AGENT_MODEL" and not k.endswith("_API_KEY")}
+    km.start_kernel(env=env)
+    kc = km.client()
+    kc.start_channels()
+    kc.wait_for_ready(timeout=60)
+    try:
+        yield kc
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def execute(kc: BlockingKernelClient, code: str, timeout: float = 60) -> tuple[dict[str, Any], str, float]:
+    """Run code; returns the reply content, the text it printed, and the seconds until the reply."""
+    t0 = time.monotonic()
+    msg_id = kc.execute(code)
+    out: list[str] = []
+    while True:
+        msg = kc.get_iopub_msg(timeout=timeout)
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        if msg["msg_type"] == "stream":
+            out.append(msg["content"]["text"])
+        if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            break
+    reply = kc.get_shell_msg(timeout=timeout)
+    return reply["content"], "".join(out), time.monotonic() - t0
+
+
+def test_interrupt_cancels_an_awaiting_cell_and_the_browser_survives(kernel: BlockingKernelClient) -> None:
+    reply, _, _ = execute(
+        kernel, "%load_ext notebook_agent\nfrom notebook_agent.demo import demo_url\nurl = demo_url()"
+    )
+    assert reply["status"] == "ok"
+    reply, _, took = execute(kernel, f"%%agent --model demo --approve ask-all --url {{url}}\n{DEMO_TASK}")
+    assert reply["status"] == "ok"
+    print(f"%%agent cell returned in {took * 1000:.0f} ms")
+    reply, out, _ = execute(kernel, "req = await agent_run.wait_for_approval(60)\nprint('asked', req.action)")
+    assert "asked input_text" in out, out
+
+    # a cell blocked on the run (nobody clicks Approve), then the notebook's Interrupt
+    msg_id = kernel.execute("result = await agent_run")
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    kernel_manager_interrupt(kernel)
+    while True:
+        reply_msg = kernel.get_shell_msg(timeout=30)
+        if reply_msg["parent_header"].get("msg_id") == msg_id:
+            break
+    print(f"interrupt -> cell released in {(time.monotonic() - t0) * 1000:.0f} ms")
+    assert reply_msg["content"]["status"] == "error"
+    assert reply_msg["content"]["ename"] in ("CancelledError", "KeyboardInterrupt")
+
+    # the run was stopped, and the kernel's browser is alive and reused
+    reply, out, _ = execute(
+        kernel,
+        "import asyncio\nfrom notebook_agent.notebook.runtime import STATE\n"
+        "await asyncio.wait({agent_run.task}, timeout=5)\n"
+        "print('done', agent_run.done, agent_run.view.status.value)\n"
+        "print('alive', await STATE.browser.page.evaluate('1 + 1'))",
+    )
+    assert reply["status"] == "ok", reply
+    assert "done True" in out and "stopped" in out and "alive 2" in out, out
+    reply, out, _ = execute(kernel, f"%%agent --model demo --approve auto --url {{url}} --out again\n{DEMO_TASK}")
+    reply, out, _ = execute(kernel, "r = await again\nprint(r.status, r.success)")
+    assert "completed True" in out, out
+
+
+def kernel_manager_interrupt(kc: BlockingKernelClient) -> None:
+    """What the notebook's Interrupt button does: SIGINT to the kernel (its process group for ipykernel)."""
+    km = kc.parent
+    assert isinstance(km, KernelManager)
+    km.interrupt_kernel()
