@@ -256,6 +256,38 @@ def watch(agent: PageAgent, task: str, *, ask_user: bool = False) -> NotebookRun
     return run
 
 
+_OUTLINE_JS = """([x, y, w, h]) => {
+  const d = document.createElement('div');
+  d.id = '__na_target_outline';
+  Object.assign(d.style, {position: 'fixed', left: x - 3 + 'px', top: y - 3 + 'px', width: w + 6 + 'px',
+    height: h + 6 + 'px', border: '3px solid #e3342f', borderRadius: '4px', zIndex: 2147483647,
+    pointerEvents: 'none', boxSizing: 'border-box'});
+  document.documentElement.appendChild(d);
+}"""
+
+
+async def target_crop(browser: BrowserSession, index: int, padding: int = 60) -> bytes | None:
+    """A PNG of the area around element ``index`` with the element outlined in red (for the person who
+    approves). Uses the box from the latest snapshot, which the model's decision was based on."""
+    info = browser.element(index)
+    if info is None or info.box is None:
+        return None
+    x, y, w, h = info.box
+    vw, vh = browser.viewport
+    left, top = max(0.0, x - padding), max(0.0, y - padding)
+    right, bottom = min(float(vw), x + w + padding), min(float(vh), y + h + padding)
+    if right <= left or bottom <= top:
+        return None
+    page = browser.page
+    await page.evaluate(_OUTLINE_JS, [x, y, w, h])
+    try:
+        return await page.screenshot(
+            type="png", clip={"x": left, "y": top, "width": right - left, "height": bottom - top}
+        )
+    finally:
+        await page.evaluate("() => document.getElementById('__na_target_outline')?.remove()")
+
+
 def make_approver(view: RunView, browser_getter: Any) -> Any:
     """An approver that shows Approve/Deny in the view, with a crop of the target element when known."""
 
@@ -265,8 +297,8 @@ def make_approver(view: RunView, browser_getter: Any) -> Any:
         browser = browser_getter()
         if index is not None and browser is not None:
             try:
-                crop = await browser.element_screenshot(int(index))
-            except Exception:
+                crop = await target_crop(browser, int(index))
+            except Exception:  # a missing crop must not block the question
                 crop = None
         return await view.ask_approval(request, crop)
 

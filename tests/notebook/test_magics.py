@@ -76,6 +76,8 @@ async def test_approval_deny_reaches_the_model(shell: InteractiveShell) -> None:
     assert request.action == "click_element_by_index" and "delete" in request.reason
     panel = with_class(run.view.root, "na-approval")
     assert len(panel) == 1 and with_class(panel[0], "na-approve") and with_class(panel[0], "na-deny")
+    crop = with_class(panel[0], "na-approval-crop")  # the target element, outlined, for the person
+    assert crop and crop[0].value[:8] == b"\x89PNG\r\n\x1a\n"
     # nothing has executed yet: the account page still offers the button
     assert "Delete account" in (await STATE.browser.page.content())  # type: ignore[union-attr]
     reason_box = with_class(panel[0], "na-deny-reason")[0]
