@@ -6,7 +6,7 @@ echo "== ruff"; .venv/bin/ruff check notebook_agent tests benchmarks
 echo "== mypy"; .venv/bin/mypy
 echo "== pytest"
 set +e
-.venv/bin/pytest "$@"
+.venv/bin/pytest tests notebooks --nbval-lax --nbval-current-env --nbval-cell-timeout=300 "$@"
 code=$?
 set -e
 if [ "$code" = 5 ]; then echo "pytest collected no tests: that is a failure"; exit 1; fi

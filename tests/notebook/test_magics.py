@@ -16,11 +16,14 @@ from notebook_agent.notebook.runtime import STATE, NotebookRun
 
 
 @pytest.fixture(scope="module")
-def shell() -> Iterator[InteractiveShell]:
+def shell(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InteractiveShell]:
     sh = InteractiveShell.instance()
     sh.run_line_magic("load_ext", "notebook_agent")
     sh.run_line_magic("load_ext", "notebook_agent")  # loading twice is harmless
+    old = STATE.config.runs_dir
+    STATE.config.runs_dir = str(tmp_path_factory.mktemp("runs"))
     yield sh
+    STATE.config.runs_dir = old
 
 
 @pytest_asyncio.fixture(loop_scope="session", autouse=True)
@@ -165,8 +168,8 @@ async def test_config_runs_and_errors(shell: InteractiveShell, capsys: pytest.Ca
     assert "nosuch" in capsys.readouterr().out
     shell.run_cell_magic("agent", "", "# only a comment")
     assert "The cell body is the task" in capsys.readouterr().out
-    shell.run_line_magic("agent", "runs")
-    assert "completed" in capsys.readouterr().out
+    shell.run_line_magic("agent", "runs")  # the saved runs of the tests above, as an HTML table
+    assert "HTML object" in capsys.readouterr().out
     shell.run_line_magic("agent", "frobnicate")
     assert "Unknown %agent command 'frobnicate'" in capsys.readouterr().out
 
