@@ -25,8 +25,17 @@ from notebook_agent.demo import DEMO_TASK, demo_model, demo_url
 from notebook_agent.llm.scripted import ScriptedModel
 from notebook_agent.llm.tokens import EXACT, count_tokens
 
-PAGE_AGENT_NINE = ("done", "wait", "ask_user", "click_element_by_index", "input_text", "select_dropdown_option",
-                   "scroll", "scroll_horizontally", "execute_javascript")
+PAGE_AGENT_NINE = (
+    "done",
+    "wait",
+    "ask_user",
+    "click_element_by_index",
+    "input_text",
+    "select_dropdown_option",
+    "scroll",
+    "scroll_horizontally",
+    "execute_javascript",
+)
 
 
 def rss_mb() -> float:
@@ -36,8 +45,12 @@ def rss_mb() -> float:
 async def main() -> None:
     unit = "tokens (o200k)" if EXACT else "tokens (estimated: chars/4)"
     async with BrowserSession() as browser:
-        agent = PageAgent(model=ScriptedModel([]), browser=browser, enable_javascript=True,
-                          on_ask_user=lambda q, s: asyncio.sleep(0, "x"))
+        agent = PageAgent(
+            model=ScriptedModel([]),
+            browser=browser,
+            enable_javascript=True,
+            on_ask_user=lambda q, s: asyncio.sleep(0, "x"),
+        )
         tools = agent.tools(browser)
         nine = [tools[n] for n in PAGE_AGENT_NINE]
         spec = macro_spec(nine)
@@ -67,9 +80,11 @@ async def main() -> None:
             t0 = time.perf_counter()
             result = await agent.run(DEMO_TASK)
             per_step.append((time.perf_counter() - t0) * 1000 / len(result.steps))
-        print(f"  agent step: median {statistics.median(per_step):.1f} ms over 5 runs of {len(result.steps)} steps "
-              f"(state {statistics.median(s.state_ms for s in result.steps):.1f} ms, "
-              f"action {statistics.median(s.action_ms for s in result.steps):.1f} ms)")
+        print(
+            f"  agent step: median {statistics.median(per_step):.1f} ms over 5 runs of {len(result.steps)} steps "
+            f"(state {statistics.median(s.state_ms for s in result.steps):.1f} ms, "
+            f"action {statistics.median(s.action_ms for s in result.steps):.1f} ms)"
+        )
 
         # baseline: the same kind of work with bare Playwright (type, click), no snapshot, no model, no loop
         bare: list[float] = []
@@ -90,8 +105,10 @@ async def main() -> None:
         result = await agent.run("scroll a little, twenty times")
         total = (time.perf_counter() - t0) * 1000
         print(f"  20 tiny scroll steps: {total / 20:.1f} ms per step (snapshot + loop + action)")
-        print(f"\nmemory: max RSS {rss0:.0f} MB before the runs, {rss_mb():.0f} MB after (this process; "
-              "Chromium runs in its own processes)")
+        print(
+            f"\nmemory: max RSS {rss0:.0f} MB before the runs, {rss_mb():.0f} MB after (this process; "
+            "Chromium runs in its own processes)"
+        )
 
 
 if __name__ == "__main__":

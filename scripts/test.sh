@@ -2,7 +2,7 @@
 # The whole check: lint, types, then every test (real Chromium, real kernel, real JupyterLab).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-echo "== ruff"; .venv/bin/ruff check notebook_agent tests benchmarks
+echo "== ruff"; .venv/bin/ruff check notebook_agent tests benchmarks && .venv/bin/ruff format --check -q notebook_agent tests benchmarks
 echo "== mypy"; .venv/bin/mypy
 echo "== pytest"
 set +e

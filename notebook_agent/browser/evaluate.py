@@ -79,9 +79,10 @@ class Suite:
     variants: list[Variant] = field(default_factory=list)
 
 
-def _fill(text: str | None, variables: Mapping[str, str]) -> str | None:
+def _fill(text: object, variables: Mapping[str, str]) -> str | None:
     if text is None:
         return None
+    text = str(text)
     for key, value in variables.items():
         text = text.replace("{" + key + "}", value)
     return text
@@ -120,7 +121,12 @@ def load_suite(source: str | Path | Mapping[str, Any], variables: Mapping[str, s
                 id=str(t.get("id") or f"task{i + 1}"),
                 task=_fill(str(t["task"]), vars_) or "",
                 url=_fill(t.get("url"), vars_),
-                check=Check(**{k: _fill(str(v), vars_) for k, v in check.items()}),
+                check=Check(
+                    url=_fill(check.get("url"), vars_),
+                    text=_fill(check.get("text"), vars_),
+                    result=_fill(check.get("result"), vars_),
+                    js=_fill(check.get("js"), vars_),
+                ),
                 max_steps=t.get("max_steps"),
             )
         )

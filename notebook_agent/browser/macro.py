@@ -171,7 +171,9 @@ def _one_action(action: Any, tools: dict[str, Tool], repairs: list[str]) -> tupl
         raise OutputError(f'"action" must be an object with one key, the action name. Available: {available}')
     # {"name": "click_element_by_index", "arguments": {...}} style.
     if "name" in action and isinstance(action.get("name"), str) and action["name"] in tools:
-        inner: Any = next((action[k] for k in ("arguments", "args", "params", "parameters", "input") if k in action), {})
+        inner: Any = next(
+            (action[k] for k in ("arguments", "args", "params", "parameters", "input") if k in action), {}
+        )
         action = {action["name"]: _maybe_json(inner)}
         repairs.append("named the action in a 'name' field")
     if len(action) != 1:

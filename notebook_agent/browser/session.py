@@ -31,6 +31,7 @@ from playwright.async_api import (
     Page,
     Playwright,
     Request,
+    ViewportSize,
 )
 from playwright.async_api import Error as PlaywrightError
 
@@ -80,9 +81,29 @@ def _short(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+_REASONS = (
+    "intercepts pointer events",
+    "not visible",
+    "not stable",
+    "not enabled",
+    "outside of the viewport",
+    "not attached",
+    "not editable",
+    "detached",
+)
+
+
 def _first_line(exc: BaseException) -> str:
+    """The informative line of a Playwright error: its first line, or for timeouts the line saying why the
+    element was not actionable (e.g. "<div id=overlay> intercepts pointer events")."""
     msg = str(exc).strip().splitlines()
     first = msg[0] if msg else type(exc).__name__
+    if "Timeout" in first:
+        for line in reversed(msg):
+            text = line.strip(" -")
+            if any(r in text for r in _REASONS) and not text.startswith(("waiting for", "retrying")):
+                first = text
+                break
     for prefix in ("Error: ", "TimeoutError: "):
         if first.startswith(prefix):
             first = first[len(prefix) :]
@@ -162,7 +183,7 @@ class ActionWatch:
         out = []
         if not self.page.is_closed() and (self.committed or self.nav_started) and self.page.url != self.start_url:
             out.append(f"The page navigated to {self.page.url}.")
-        elif self.committed and not self.page.is_closed() and self.page.url == self.start_url:
+        elif self.committed and self.nav_started and not self.page.is_closed():
             out.append("The page reloaded.")
         for p in self.new_pages:
             if p.is_closed():
@@ -274,7 +295,7 @@ class BrowserSession:
     async def _open_browser(self) -> None:
         assert self._pw is not None
         chromium = self._pw.chromium
-        viewport = {"width": self.viewport[0], "height": self.viewport[1]}
+        viewport: ViewportSize = {"width": self.viewport[0], "height": self.viewport[1]}
         if self.cdp_url:
             self._browser = await chromium.connect_over_cdp(self.cdp_url)
             if self._browser.contexts:
@@ -567,6 +588,7 @@ class BrowserSession:
             page = self._page
             if page is not None and page in self._crashed:
                 self._crashed.discard(page)
+                self._forget_snapshot()
                 tab = self.tab_id(page)
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(page.close(), 5)
@@ -575,6 +597,7 @@ class BrowserSession:
                 self._notice(f"The page in tab {tab} crashed; it was reopened at about:blank (tab {self.tab_id(new)}).")
                 return new
             if page is None or page.is_closed():
+                self._forget_snapshot()
                 remaining = self._open_pages()
                 if remaining:
                     self._page = remaining[-1]
@@ -591,6 +614,11 @@ class BrowserSession:
                     self._notice("The browser tab was closed; a new tab was opened at about:blank.")
                 return new
             return page
+
+    def _forget_snapshot(self) -> None:
+        """Indices of a tab that went away must not resolve against its replacement."""
+        self._refs = {}
+        self._refs_page = None
 
     async def _safe_new_page(self) -> Page:
         try:
@@ -690,6 +718,8 @@ class BrowserSession:
             results, main = await self._read_frames(page, op, resend=_resend_script)
         except PlaywrightError:
             # typically "execution context was destroyed" mid-navigation: let the new document load, retry once
+            # (cached iframe handles may belong to the old document)
+            self._frame_handles.clear()
             with contextlib.suppress(PlaywrightError):
                 await page.wait_for_load_state("domcontentloaded", timeout=self.navigation_timeout * 1000)
             results, main = await self._read_frames(page, op, resend=_resend_script)
@@ -743,7 +773,8 @@ class BrowserSession:
             handle = await page_api_handle(frame, {"op": "get", "i": local, "id": snap.snapshot_id})
         except PlaywrightError as exc:
             raise ActionError(
-                f"element [{index}] could not be found ({_first_line(exc)}). Use an index from the latest browser state."
+                f"element [{index}] could not be found ({_first_line(exc)}). "
+                "Use an index from the latest browser state."
             ) from None
         element = handle.as_element()
         if element is None:
@@ -887,6 +918,10 @@ class BrowserSession:
                 if self._last_snapshot is None or self._refs_page is not page:
                     await self.snapshot()
                 boxes = await self._live_boxes(page)
+                size = page.viewport_size
+                if not full_page and size:  # draw only what the picture will show
+                    w, h = size["width"], size["height"]
+                    boxes = [b for b in boxes if b[1] + b[3] > 0 and b[1] < w and b[2] + b[4] > 0 and b[2] < h]
                 await call_page_api(page.main_frame, {"op": "overlay", "boxes": boxes})
                 overlay = True
             kwargs: dict[str, Any] = {"type": format, "full_page": full_page}

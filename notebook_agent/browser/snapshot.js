@@ -1,0 +1,685 @@
+// notebook_agent page script: one call per frame builds that frame's part of the browser-state snapshot.
+//
+// Evaluated by Playwright as a function of one argument. The first call in a document installs an API object
+// under a window-scoped symbol; later calls reuse it (a tiny stub calls it, so the source crosses the wire
+// once per document). The API keeps the last snapshot's elements in a plain array, so actions find
+// "element [N]" without stamping attributes into the page's DOM.
+//
+// Output of the snapshot op is a JSON string (one string crosses the protocol much faster than a large
+// structured value): {first, url, title, vw, vh, sx, sy, pw, ph, items, els, ms}.
+//   items: document-order list of [0, depth, elementIdx] | [1, depth, text, x, y, w, h, inView]
+//          | [2, depth, childFrameIdx, contentX, contentY, clipL, clipT, clipR, clipB]
+//   els:   {i, tag, role, text, line, attrs, box:[x,y,w,h], v:inView, n:isNew, dis:disabled}
+// Coordinates are CSS pixels relative to this frame's viewport.
+(arg) => {
+  const SYM = Symbol.for("notebook_agent.page");
+  const VERSION = 4;
+  let api = window[SYM];
+  if (!api || api.version !== VERSION) {
+    api = makeApi();
+    try {
+      Object.defineProperty(window, SYM, { value: api, configurable: true, writable: true, enumerable: false });
+    } catch (e) {
+      window[SYM] = api;
+    }
+  }
+  return api.call(arg);
+
+  function makeApi() {
+    const OVERLAY_ID = "__notebook_agent_overlay__";
+    const SKIP = new Set([
+      "script", "style", "noscript", "template", "head", "meta", "link", "title", "base", "datalist", "param",
+      "source", "track", "colgroup", "col",
+    ]);
+    // Elements whose children are not walked (their state is read from properties instead).
+    const LEAF = new Set(["select", "textarea", "input", "svg", "img", "video", "audio", "canvas", "object", "embed",
+      "iframe", "frame", "math", "picture"]);
+    const ROLES = new Set([
+      "button", "link", "checkbox", "radio", "switch", "tab", "menuitem", "menuitemcheckbox", "menuitemradio",
+      "option", "combobox", "listbox", "textbox", "searchbox", "slider", "spinbutton", "treeitem", "scrollbar",
+    ]); // not row/gridcell: grids would index every cell; clickable ones are found by handler, listener or cursor
+    // Implicit roles: an explicit role equal to these is noise.
+    const IMPLICIT = { a: "link", button: "button", select: "combobox", textarea: "textbox", option: "option" };
+    const FORM_TAGS = new Set(["button", "input", "select", "textarea", "option", "optgroup", "fieldset"]);
+    const SENSITIVE_AUTOCOMPLETE = /\b(cc-number|cc-csc|cc-exp|cc-exp-month|cc-exp-year|one-time-code|current-password|new-password)\b/i;
+    // whole-word short names ("pin", not "spinner"; "pass", not "passenger") or unambiguous long ones
+    const SENSITIVE_NAME = /(^|[^a-z])(pass|pwd|pin|otp|ssn|cvv|cvc|csc)([^a-z]|$)|password|passwd|passcode|card.?num|ccnum|cc-?number|secret/i;
+    const NO_VALUE_TYPES = new Set(["checkbox", "radio", "submit", "button", "reset", "image", "file"]);
+    const ATTR_MAX = 40;
+    const VALUE_MAX = 80;
+    const TEXT_ABSORB_MAX = 150;
+    const TEXT_ITEM_MAX = 5000;
+
+    const state = { seen: new WeakSet(), els: [], snapshots: 0 };
+    const range = document.createRange();
+
+    function clean(s, max) {
+      if (s == null) return "";
+      s = String(s).replace(/\s+/g, " ").trim();
+      if (max && s.length > max) s = s.slice(0, max - 1) + "…";
+      return s;
+    }
+
+    function intersects(r, c) {
+      return r.right > c.l && r.left < c.r && r.bottom > c.t && r.top < c.b;
+    }
+
+    function boxVisible(el) {
+      const r = el.getBoundingClientRect();
+      if (r.width <= 1 || r.height <= 1) return false;
+      const cs = getComputedStyle(el);
+      return cs.visibility === "visible" && cs.opacity !== "0" && cs.display !== "none";
+    }
+
+    function isSensitive(el) {
+      if (el.type === "password") return true;
+      const ac = el.getAttribute("autocomplete");
+      if (ac && SENSITIVE_AUTOCOMPLETE.test(ac)) return true;
+      const id = (el.getAttribute("name") || "") + " " + (el.id || "");
+      if (id.trim() && SENSITIVE_NAME.test(id)) return true;
+      try {
+        const sec = getComputedStyle(el).webkitTextSecurity;
+        if (sec && sec !== "none") return true;
+      } catch (e) { /* not supported */ }
+      return false;
+    }
+
+    function scrollInfo(el, cs) {
+      const oy = cs.overflowY, ox = cs.overflowX;
+      const sy = (oy === "auto" || oy === "scroll" || oy === "overlay") && el.scrollHeight - el.clientHeight > 4;
+      const sx = (ox === "auto" || ox === "scroll" || ox === "overlay") && el.scrollWidth - el.clientWidth > 4;
+      if (!sy && !sx) return null;
+      const out = [];
+      if (sy) {
+        const up = Math.round(el.scrollTop), down = Math.round(el.scrollHeight - el.clientHeight - el.scrollTop);
+        if (up > 0) out.push("up:" + up);
+        if (down > 0) out.push("down:" + down);
+      }
+      if (sx) {
+        const left = Math.round(el.scrollLeft), right = Math.round(el.scrollWidth - el.clientWidth - el.scrollLeft);
+        if (left > 0) out.push("left:" + left);
+        if (right > 0) out.push("right:" + right);
+      }
+      return out.join(",") || "yes";
+    }
+
+    function bigContainer(el) {
+      return el.getElementsByTagName("*").length > 100;
+    }
+
+    function interactiveReason(el, tag, cs, pcursor, cursor, listeners) {
+      switch (tag) {
+        case "a":
+          if (el.hasAttribute("href")) return "link";
+          break;
+        case "button": case "select": case "textarea": case "summary":
+          return tag;
+        case "input":
+          return el.type === "hidden" ? "" : "input";
+        case "label": {
+          const c = el.control;
+          if (c && !boxVisible(c)) return "label";
+          break;
+        }
+        case "html": case "body":
+          return "";
+      }
+      const role = el.getAttribute("role");
+      if (role && ROLES.has(role.trim().split(/\s+/)[0])) return "role";
+      if (el.isContentEditable && !(el.parentElement && el.parentElement.isContentEditable)) return "editable";
+      if (el.onclick || el.onmousedown || el.onmouseup || el.onpointerdown || el.onmouseenter || el.onmouseover) return "handler";
+      if (listeners && listeners.has(el) && !bigContainer(el)) return "listener";
+      const ti = el.getAttribute("tabindex");
+      if (ti !== null && Number(ti) >= 0) return "tabindex";
+      if (cursor === "pointer" && pcursor !== "pointer") return "pointer";
+      return "";
+    }
+
+    function isCovered(el, r, clip) {
+      const root = el.getRootNode();
+      const doc = root && root.elementFromPoint ? root : document;
+      const l = Math.max(r.left, clip.l), t = Math.max(r.top, clip.t);
+      const rr = Math.min(r.right, clip.r), b = Math.min(r.bottom, clip.b);
+      if (rr - l < 1 || b - t < 1) return false;
+      const ix = Math.min(2, (rr - l) / 4), iy = Math.min(2, (b - t) / 4);
+      const pts = [[(l + rr) / 2, (t + b) / 2], [l + ix, t + iy], [rr - ix, t + iy], [l + ix, b - iy], [rr - ix, b - iy]];
+      for (const [x, y] of pts) {
+        const h = doc.elementFromPoint(x, y);
+        if (!h || h === el || el.contains(h) || h.contains(el)) return false;
+        if (h.localName === "label" && h.control === el) return false;
+      }
+      return true;
+    }
+
+    function selectAttrs(el, attrs) {
+      const opts = el.options;
+      const sel = [];
+      const names = [];
+      for (let k = 0; k < opts.length; k++) {
+        const o = opts[k];
+        const label = clean(o.label || o.text, 30);
+        if (o.selected) sel.push(label);
+        if (names.length < 12) names.push(label);
+      }
+      if (el.multiple) attrs.push(["selected", sel.join("|")]);
+      else if (sel.length) attrs.push(["value", sel[0]]);
+      let o = names.join("|");
+      if (opts.length > names.length) o += "|…(" + (opts.length - names.length) + " more)";
+      attrs.push(["options", o]);
+    }
+
+    // Build the element's attribute list in display order; values are live properties where they matter.
+    function buildAttrs(el, tag, text, rec, cs, scroll) {
+      const attrs = [];
+      const lowText = text.toLowerCase();
+      const role = el.getAttribute("role");
+      if (role && IMPLICIT[tag] !== role) attrs.push(["role", clean(role, ATTR_MAX)]);
+      if (tag === "input") attrs.push(["type", el.type]);
+      else if (tag === "button" && el.hasAttribute("type") && el.getAttribute("type") !== "submit") attrs.push(["type", el.type]);
+      const name = el.getAttribute("name");
+      if (name) attrs.push(["name", clean(name, ATTR_MAX)]);
+      const ph = el.getAttribute("placeholder");
+      if (ph && ph.toLowerCase() !== lowText) attrs.push(["placeholder", clean(ph, ATTR_MAX)]);
+      const al = el.getAttribute("aria-label");
+      if (al && clean(al).toLowerCase() !== lowText) attrs.push(["aria-label", clean(al, ATTR_MAX)]);
+      const title = el.getAttribute("title");
+      if (title && clean(title).toLowerCase() !== lowText && title !== al) attrs.push(["title", clean(title, ATTR_MAX)]);
+      if (tag === "input" && el.type === "image" && el.alt) attrs.push(["alt", clean(el.alt, ATTR_MAX)]);
+      if (tag === "input" && !NO_VALUE_TYPES.has(el.type) || tag === "textarea") {
+        const v = el.value;
+        if (v) attrs.push(["value", isSensitive(el) ? "[masked]" : clean(v, VALUE_MAX)]);
+        else if (isSensitive(el)) rec.sensitive = true;
+        if (v && isSensitive(el)) rec.sensitive = true;
+      }
+      if (tag === "input" && el.type === "file" && el.files && el.files.length) {
+        attrs.push(["files", clean(Array.from(el.files).map((f) => f.name).join("|"), VALUE_MAX)]);
+      }
+      if (tag === "input" && (el.type === "checkbox" || el.type === "radio")) {
+        attrs.push(["checked", el.indeterminate ? "mixed" : String(el.checked)]);
+      }
+      if (tag === "label") {
+        const c = el.control;
+        if (c && c.localName === "input" && (c.type === "checkbox" || c.type === "radio")) {
+          attrs.push(["for", c.type]);
+          attrs.push(["checked", String(c.checked)]);
+        } else if (c) {
+          attrs.push(["for", c.localName + (c.type && c.localName === "input" ? ":" + c.type : "")]);
+        }
+      }
+      if (tag === "select") selectAttrs(el, attrs);
+      for (const a of ["aria-checked", "aria-selected", "aria-pressed", "aria-expanded", "aria-haspopup",
+        "aria-valuenow", "aria-valuemin", "aria-valuemax", "aria-current"]) {
+        const v = el.getAttribute(a);
+        if (v !== null && v !== "" && !(a === "aria-haspopup" && v === "false")) attrs.push([a, clean(v, ATTR_MAX)]);
+      }
+      if (tag === "input" && (el.type === "number" || el.type === "range" || el.type.startsWith("date") ||
+        el.type === "time" || el.type === "month" || el.type === "week")) {
+        for (const a of ["min", "max", "step"]) {
+          const v = el.getAttribute(a);
+          if (v) attrs.push([a, clean(v, ATTR_MAX)]);
+        }
+      }
+      if (tag === "input" && el.type === "file" && el.accept) attrs.push(["accept", clean(el.accept, ATTR_MAX)]);
+      if ((tag === "input" || tag === "select") && el.multiple) attrs.push(["multiple", true]);
+      const target = el.getAttribute("target");
+      if (target && target !== "_self" && (tag === "a" || tag === "form" || tag === "area")) attrs.push(["target", clean(target, 20)]);
+      if (rec.editable) attrs.push(["contenteditable", true]);
+      if (el.readOnly && (tag === "input" || tag === "textarea")) attrs.push(["readonly", true]);
+      if (el.required) attrs.push(["required", true]);
+      if (rec.dis) attrs.push(["disabled", true]);
+      if (scroll) attrs.push(["scrollable", scroll]);
+      const identified = text || name || ph || al || title || tag === "input" || tag === "select" || tag === "textarea";
+      if (!identified && el.id && el.id.length <= 30 && !/\d{3,}|[:_-]r\d|^[a-f0-9-]{16,}$/i.test(el.id)) attrs.push(["id", el.id]);
+      return attrs;
+    }
+
+    function snapshot(arg) {
+      const t0 = performance.now();
+      const full = !!arg.full;
+      const frameEls = arg.frames || [];
+      const listeners = window[Symbol.for("notebook_agent.listeners")];
+      const first = state.snapshots === 0;
+      state.snapshots++;
+      const de = document.documentElement;
+      const vw = (de && de.clientWidth) || window.innerWidth;
+      const vh = (de && de.clientHeight) || window.innerHeight;
+      const view = { l: 0, t: 0, r: vw, b: vh };
+      const items = [];
+      const els = [];
+      const nodes = [];
+      const seen = state.seen;
+      const fresh = new Set(); // elements first seen in this pass (not on a document's first snapshot)
+      // Pending text line. Text nodes are only collected here; the line's box is measured once, at flush,
+      // from its first and last text node (a per-node measurement dominated the cost on big pages).
+      let buf = null; // {s, d, owner, n0, n1, clip, sep}
+
+      function nodeRect(n) {
+        range.selectNodeContents(n);
+        return range.getBoundingClientRect();
+      }
+
+      function flush() {
+        if (!buf) return;
+        const b = buf;
+        buf = null;
+        const s = b.s.trim();
+        if (!s) return;
+        let r = nodeRect(b.n0);
+        let l = r.left, t = r.top, rt = r.right, bt = r.bottom;
+        // full page: the first node places the line well enough; viewport mode: the last node too, so a
+        // paragraph that starts above the viewport and ends inside it is kept
+        if (b.n1 !== b.n0 && (!full || (rt - l === 0 && bt - t === 0) || !intersects(r, b.clip))) {
+          r = nodeRect(b.n1);
+          if (r.width || r.height) {
+            if (rt - l === 0 && bt - t === 0) { l = r.left; t = r.top; rt = r.right; bt = r.bottom; }
+            else { l = Math.min(l, r.left); t = Math.min(t, r.top); rt = Math.max(rt, r.right); bt = Math.max(bt, r.bottom); }
+          }
+        }
+        if (rt - l === 0 && bt - t === 0) return; // not rendered (closed <details>, empty layout)
+        const c = b.clip;
+        const inView = rt > c.l && l < c.r && bt > c.t && t < c.b;
+        if (!full && !inView) return;
+        const item = [1, b.d, s.length > TEXT_ITEM_MAX ? s.slice(0, TEXT_ITEM_MAX - 1) + "…" : s,
+          Math.round(l), Math.round(t), Math.round(rt - l), Math.round(bt - t), inView ? 1 : 0];
+        if (b.owner) b.owner.texts.push(items.length);
+        items.push(item);
+      }
+
+      // A soft boundary (inline-block, table cell) separates words without starting a new line.
+      function soft(sep) {
+        if (buf && buf.s.trim() && (!buf.sep || sep.length > buf.sep.length)) buf.sep = sep;
+      }
+
+      function addText(s, ctx, node) {
+        if (buf && (buf.owner !== ctx.owner || buf.d !== ctx.depth || buf.clip !== ctx.clip)) flush();
+        if (!buf) buf = { s: "", d: ctx.depth, owner: ctx.owner, n0: node, n1: node, clip: ctx.clip, sep: "" };
+        else buf.n1 = node;
+        if (buf.sep) {
+          if (buf.sep === " ") {
+            if (!/\s$/.test(buf.s) && !/^\s/.test(s)) buf.s += " ";
+          } else {
+            buf.s = buf.s.trimEnd() + buf.sep;
+            s = s.trimStart();
+          }
+          buf.sep = "";
+        }
+        buf.s += s;
+      }
+
+      function onText(node, ctx) {
+        if (!ctx.vis || ctx.light) return;
+        const raw = node.nodeValue;
+        if (!raw) return;
+        const s = raw.replace(/\s+/g, " ");
+        if (s === " ") {
+          if (buf && !buf.s.endsWith(" ")) buf.s += " ";
+          return;
+        }
+        addText(s, ctx, node);
+      }
+
+      function walkChildren(el, ctx, cursor) {
+        const root = el.shadowRoot;
+        if (root) {
+          for (let c = root.firstChild; c; c = c.nextSibling) walk(c, ctx, cursor);
+          return;
+        }
+        if (el.localName === "slot") {
+          const assigned = el.assignedNodes({ flatten: true });
+          if (assigned.length) {
+            for (const c of assigned) walk(c, ctx, cursor);
+            return;
+          }
+        }
+        for (let c = el.firstChild; c; c = c.nextSibling) walk(c, ctx, cursor);
+      }
+
+      // Viewport mode: an element entirely outside the viewport is walked "light" (no measuring, no text),
+      // looking only for positioned descendants (fixed dialogs, absolute popups) that may still show.
+      function walkLight(el, ctx) {
+        const tag = el.localName;
+        if (SKIP.has(tag) || el.id === OVERLAY_ID) return;
+        if (el.getAttribute("aria-hidden") === "true" || el.hasAttribute("inert")) return;
+        const cs = getComputedStyle(el);
+        if (cs.display === "none") return;
+        if (!seen.has(el)) {
+          seen.add(el);
+          if (!first) fresh.add(el);
+        }
+        const pos = cs.position;
+        if (pos === "fixed" || pos === "absolute" || pos === "sticky") {
+          walkElement(el, tag, cs, ctx.base, "auto");
+          return;
+        }
+        if (!LEAF.has(tag)) lightChildren(el, ctx);
+      }
+
+      function lightChildren(el, ctx) {
+        const root = el.shadowRoot;
+        if (!root && el.localName === "slot") {
+          const assigned = el.assignedNodes({ flatten: true });
+          if (assigned.length) {
+            for (const a of assigned) if (a.nodeType === 1) walkLight(a, ctx);
+            return;
+          }
+        }
+        for (let c = root ? root.firstChild : el.firstChild; c; c = c.nextSibling) if (c.nodeType === 1) walkLight(c, ctx);
+      }
+
+      function walk(node, ctx, pcursor) {
+        const type = node.nodeType;
+        if (type === 3) return onText(node, ctx);
+        if (type !== 1) return;
+        const el = node;
+        const tag = el.localName;
+        if (SKIP.has(tag) || el.id === OVERLAY_ID) return;
+        if (el.getAttribute("aria-hidden") === "true" || el.hasAttribute("inert")) return;
+        if (tag === "br") return flush();
+        const cs = getComputedStyle(el);
+        if (cs.display === "none") return;
+        if (!seen.has(el)) {
+          seen.add(el);
+          if (!first) fresh.add(el);
+        }
+        walkElement(el, tag, cs, ctx, pcursor);
+      }
+
+      function walkElement(el, tag, cs, ctx, pcursor) {
+        const display = cs.display;
+        const contents = display === "contents";
+        const inline = display === "inline";
+        const blockish = !contents && !inline && !display.startsWith("inline") && display !== "table-cell";
+        const softSep = contents || inline ? "" : display === "table-cell" ? " | " : blockish ? "" : " ";
+        if (blockish) flush(); else if (softSep) soft(softSep);
+        const transparent = ctx.transparent || cs.opacity === "0";
+        const visible = !transparent && cs.visibility === "visible";
+        const overflow = cs.overflowX !== "visible" || cs.overflowY !== "visible";
+        const position = cs.position;
+        const clip = position === "fixed" ? view : ctx.clip;
+        const isFrame = tag === "iframe" || tag === "frame";
+        const cursor = cs.cursor;
+        const reason = visible && !contents && !isFrame ? interactiveReason(el, tag, cs, pcursor, cursor, listeners) : "";
+        // measure only what needs a box: candidates, clipping containers, frames, images, and (in viewport
+        // mode) block boxes, to skip whole subtrees that are off screen
+        const measure = !contents && (reason || overflow || isFrame || tag === "img" || (!full && !inline));
+        const r = measure ? el.getBoundingClientRect() : null;
+        const hasBox = !!r && r.width > 0 && r.height > 0;
+        // clipped to (almost) nothing: screen-reader-only text, collapsed panels
+        const clipped = !!r && overflow && (r.width <= 1 || r.height <= 1);
+        const vis = visible && !clipped;
+        const inView = hasBox && intersects(r, clip);
+
+        if (!full && hasBox && !inView && !isFrame) {
+          // entirely off screen: walk light (no text, no elements) unless something positioned shows up inside
+          if (!LEAF.has(tag)) lightChildren(el, { light: true, base: ctx });
+          if (blockish) flush();
+          return;
+        }
+
+        let rec = null;
+        if (vis && hasBox && (full || inView) && !isFrame) {
+          let scroll = null;
+          if (overflow && tag !== "body" && tag !== "html") scroll = scrollInfo(el, cs);
+          if ((reason || scroll) && !(inView && isCovered(el, r, clip))) {
+            flush();
+            const dis = FORM_TAGS.has(tag) ? el.matches(":disabled") : el.getAttribute("aria-disabled") === "true";
+            rec = { el, tag, cs, scroll, r, inView, dis, editable: reason === "editable", texts: [], idx: els.length };
+            els.push(null);
+            nodes.push(el);
+            items.push([0, ctx.depth, rec.idx]);
+          }
+        }
+        if (isFrame) {
+          if (hasBox && vis && (full || inView)) {
+            const k = frameEls.indexOf(el);
+            if (k >= 0) {
+              flush();
+              const cx = r.left + el.clientLeft + parseFloat(cs.paddingLeft || "0");
+              const cy = r.top + el.clientTop + parseFloat(cs.paddingTop || "0");
+              items.push([2, ctx.depth, k, cx, cy, Math.max(r.left, clip.l), Math.max(r.top, clip.t),
+                Math.min(r.right, clip.r), Math.min(r.bottom, clip.b)]);
+            }
+          }
+          return;
+        }
+        if (tag === "img" && vis && hasBox && (full || inView)) {
+          const alt = el.getAttribute("alt");
+          if (alt && (rec || ctx.owner)) {
+            flush();
+            items.push([1, rec ? ctx.depth + 1 : ctx.depth, clean(alt), Math.round(r.left), Math.round(r.top),
+              Math.round(r.width), Math.round(r.height), inView ? 1 : 0]);
+            (rec || ctx.owner).texts.push(items.length - 1);
+          }
+        }
+        if (!LEAF.has(tag)) {
+          let nctx = ctx;
+          const nclip = r && overflow ? { l: Math.max(clip.l, r.left), t: Math.max(clip.t, r.top),
+            r: Math.min(clip.r, r.right), b: Math.min(clip.b, r.bottom) } : clip;
+          const nvis = visible && !clipped;
+          if (rec || nclip !== ctx.clip || nvis !== ctx.vis || transparent !== ctx.transparent) {
+            nctx = { owner: rec || ctx.owner, depth: rec ? ctx.depth + 1 : ctx.depth, clip: nclip, vis: nvis, transparent, light: false };
+          }
+          walkChildren(el, nctx, cursor);
+        }
+        if (rec) finish(rec);
+        if (blockish) flush(); else if (softSep) soft(softSep);
+      }
+
+      function finish(rec) {
+        flush();
+        const { el, tag } = rec;
+        let text = "";
+        let owned = 0;
+        for (const k of rec.texts) owned += items[k][2].length + 1;
+        const absorb = !rec.scroll && owned <= TEXT_ABSORB_MAX + 1;
+        if (absorb) {
+          text = rec.texts.map((k) => items[k][2]).join(" ");
+          for (const k of rec.texts) items[k] = null;
+        }
+        if (tag === "input" && (el.type === "submit" || el.type === "button" || el.type === "reset")) text = clean(el.value, VALUE_MAX);
+        if (tag === "textarea" || tag === "select") text = "";
+        const attrs = buildAttrs(el, tag, text, rec, rec.cs, rec.scroll);
+        let line = "<" + tag;
+        for (const [k, v] of attrs) line += " " + (v === true ? k : k + "=" + v);
+        line += text ? ">" + text + " />" : " />";
+        const amap = {};
+        for (const [k, v] of attrs) amap[k] = v === true ? "" : String(v);
+        if (tag === "a" && el.href) amap.href = el.href;
+        if (el.id) amap.id = el.id;
+        const isNew = fresh.has(el);
+        const r = rec.r;
+        const out = {
+          i: rec.idx, tag, role: el.getAttribute("role") || IMPLICIT[tag] || "", text, line, attrs: amap,
+          box: [Math.round(r.left), Math.round(r.top), Math.round(r.width), Math.round(r.height)],
+          v: rec.inView ? 1 : 0, n: isNew ? 1 : 0, dis: rec.dis ? 1 : 0,
+        };
+        if (rec.sensitive) out.s = 1;
+        els[rec.idx] = out;
+      }
+
+      const start = document.body || document.documentElement;
+      const rootCtx = { owner: null, depth: 0, clip: view, vis: true, transparent: false, light: false };
+      if (start) {
+        if (start === document.body) {
+          const bcs = getComputedStyle(start);
+          rootCtx.vis = bcs.visibility === "visible";
+          seen.add(start);
+          walkChildren(start, rootCtx, bcs.cursor);
+        } else {
+          walk(start, rootCtx, "auto");
+        }
+      }
+      flush();
+      state.els = nodes;
+      state.id = arg.id;
+      const se = document.scrollingElement || de;
+      const body = document.body;
+      const out = {
+        first,
+        url: location.href,
+        title: document.title,
+        vw, vh,
+        sx: Math.round(window.scrollX), sy: Math.round(window.scrollY),
+        pw: Math.max(se ? se.scrollWidth : 0, body ? body.scrollWidth : 0),
+        ph: Math.max(se ? se.scrollHeight : 0, body ? body.scrollHeight : 0),
+        items: items.filter((x) => x !== null),
+        els,
+        ms: 0,
+      };
+      out.ms = Math.round((performance.now() - t0) * 100) / 100;
+      return JSON.stringify(out);
+    }
+
+    // ---- helpers for actions -------------------------------------------------------------------------------
+    function get(i, id) {
+      if (id != null && state.id !== id) return "stale";
+      if (typeof i !== "number" || i < 0 || i >= state.els.length) return "missing";
+      const el = state.els[i];
+      if (!el || !el.isConnected) return "detached";
+      return el;
+    }
+
+    function canScroll(el, dx, dy) {
+      const cs = getComputedStyle(el);
+      const okY = (cs.overflowY === "auto" || cs.overflowY === "scroll" || cs.overflowY === "overlay");
+      const okX = (cs.overflowX === "auto" || cs.overflowX === "scroll" || cs.overflowX === "overlay");
+      if (dy && okY && el.scrollHeight - el.clientHeight > 4) return true;
+      if (dx && okX && el.scrollWidth - el.clientWidth > 4) return true;
+      return false;
+    }
+
+    function parentOf(el) {
+      if (el.parentElement) return el.parentElement;
+      const root = el.getRootNode();
+      return root && root.host ? root.host : null;
+    }
+
+    function pos(el) {
+      if (!el) {
+        const se = document.scrollingElement || document.documentElement;
+        return { x: window.scrollX, y: window.scrollY, w: se.scrollWidth, h: se.scrollHeight, cw: se.clientWidth, ch: se.clientHeight };
+      }
+      return { x: el.scrollLeft, y: el.scrollTop, w: el.scrollWidth, h: el.scrollHeight, cw: el.clientWidth, ch: el.clientHeight };
+    }
+
+    // Scroll the element's nearest scrollable container, or the document. arg: {axis: "x"|"y", i: local index
+    // or null, px: pixels or null, pages: number (used when px is null), sign: 1|-1, id: snapshot id}.
+    function scrollOp(arg) {
+      const y = arg.axis !== "x";
+      let target = null; // null = this document
+      let kind = "page";
+      if (arg.i != null) {
+        const el = get(arg.i, arg.id);
+        if (typeof el === "string") return { error: el };
+        for (let cur = el; cur && cur !== document.body && cur !== document.documentElement; cur = parentOf(cur)) {
+          if (canScroll(cur, !y, y)) { target = cur; kind = "container"; break; }
+        }
+        if (!target) kind = "page-from-element";
+      } else {
+        const p = pos(null);
+        const pageCan = y ? p.h - p.ch > 4 : p.w - p.cw > 4;
+        if (!pageCan) {
+          // The document does not scroll (app-shell layouts): use the largest visible scrollable container.
+          const vw = window.innerWidth, vh = window.innerHeight;
+          let best = null, area = 0;
+          for (const el of document.querySelectorAll("*")) {
+            if (!canScroll(el, !y, y)) continue;
+            const r = el.getBoundingClientRect();
+            const a = Math.max(0, Math.min(r.right, vw) - Math.max(r.left, 0)) *
+              Math.max(0, Math.min(r.bottom, vh) - Math.max(r.top, 0));
+            if (a > area) { area = a; best = el; }
+          }
+          if (best) { target = best; kind = "fallback"; }
+        }
+      }
+      const b = pos(target);
+      const size = y ? (target ? b.ch : window.innerHeight) : (target ? b.cw : window.innerWidth);
+      const amount = (arg.px != null ? arg.px : Math.round((arg.pages || 0) * size)) * (arg.sign < 0 ? -1 : 1);
+      const opts = y ? { top: amount, left: 0, behavior: "instant" } : { left: amount, top: 0, behavior: "instant" };
+      if (target) target.scrollBy(opts); else window.scrollBy(opts);
+      const a = pos(target);
+      const after = y ? a.y : a.x;
+      const max = y ? a.h - a.ch : a.w - a.cw;
+      return {
+        kind,
+        self: arg.i != null && target === state.els[arg.i],
+        tag: target ? target.localName : "",
+        elId: target && target.id ? target.id : "",
+        requested: amount,
+        moved: Math.round(after - (y ? b.y : b.x)),
+        after: Math.round(after),
+        remaining: Math.max(0, Math.round(max - after)),
+        size: Math.round(size),
+      };
+    }
+
+    function rects() {
+      const out = [];
+      state.els.forEach((el, i) => {
+        if (!el || !el.isConnected) return;
+        const r = el.getBoundingClientRect();
+        if (r.width > 0 && r.height > 0) out.push([i, r.left, r.top, r.width, r.height]);
+      });
+      return out;
+    }
+
+    function frameOffsets(arg) {
+      return (arg.frames || []).map((el) => {
+        if (!el || !el.isConnected) return null;
+        const r = el.getBoundingClientRect();
+        const cs = getComputedStyle(el);
+        return [r.left + el.clientLeft + parseFloat(cs.paddingLeft || "0"), r.top + el.clientTop + parseFloat(cs.paddingTop || "0")];
+      });
+    }
+
+    const COLORS = ["#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#008080", "#9a6324", "#800000",
+      "#808000", "#000075", "#f032e6", "#469990"];
+
+    function overlay(arg) {
+      removeOverlay();
+      const c = document.createElement("div");
+      c.id = OVERLAY_ID;
+      c.setAttribute("aria-hidden", "true");
+      c.style.cssText = "position:absolute;left:0;top:0;width:0;height:0;overflow:visible;z-index:2147483647;pointer-events:none;";
+      const sx = window.scrollX, sy = window.scrollY;
+      for (const [label, x, y, w, h] of arg.boxes) {
+        const color = COLORS[label % COLORS.length];
+        const b = document.createElement("div");
+        b.style.cssText = `position:absolute;left:${x + sx}px;top:${y + sy}px;width:${w}px;height:${h}px;` +
+          `border:2px solid ${color};box-sizing:border-box;background:${color}1a;pointer-events:none;`;
+        const t = document.createElement("span");
+        t.textContent = String(label);
+        t.style.cssText = `position:absolute;top:-2px;right:-2px;background:${color};color:#fff;` +
+          "font:bold 11px/13px monospace;padding:0 3px;border-radius:2px;pointer-events:none;";
+        b.appendChild(t);
+        c.appendChild(b);
+      }
+      (document.documentElement || document.body).appendChild(c);
+      return arg.boxes.length;
+    }
+
+    function removeOverlay() {
+      const old = document.getElementById(OVERLAY_ID);
+      if (old) old.remove();
+      return true;
+    }
+
+    return {
+      version: VERSION,
+      state,
+      get,
+      call(arg) {
+        switch (arg && arg.op) {
+          case "snapshot": return snapshot(arg);
+          case "get": return get(arg.i, arg.id);
+          case "scroll": return scrollOp(arg);
+          case "rects": return rects();
+          case "frameOffsets": return frameOffsets(arg);
+          case "overlay": return overlay(arg);
+          case "removeOverlay": return removeOverlay();
+          default: return snapshot(arg || {});
+        }
+      },
+    };
+  }
+}

@@ -1,0 +1,433 @@
+"""The browser state the model reads: indexed interactive elements plus the page text around them.
+
+The heavy lifting runs in the page (``snapshot.js``, one evaluate per frame, returning one JSON string); this
+module holds the data types and the Python half: merging frames (iframes nest under their ``<iframe>``, with
+coordinates offset into the top viewport), numbering, the budget with viewport-first truncation, and the text.
+
+Choices the model can rely on (documented here because they shape what it sees):
+
+* Interactive = native controls and links, ARIA widget roles, contenteditable hosts, ``on*`` handlers, click
+  listeners added with ``addEventListener`` (tracked by an init script), ``tabindex>=0``, the element where a
+  pointer cursor starts, and scrollable containers. A ``<label>`` is indexed only when its control is hidden
+  (custom checkboxes), and then shows the control's state.
+* Hidden elements (``display:none``, ``visibility:hidden``, zero opacity, zero size, ``aria-hidden``/``inert``
+  subtrees, 1-pixel screen-reader-only text) are left out. Disabled controls keep their index and show
+  ``disabled`` so the model learns why a button does nothing. In the viewport, an element whose centre and
+  corners are all covered by another element (a modal, a cookie banner) is left out, since a person could not
+  click it either; elements outside the viewport (full-page mode) are not checked.
+* Form state is live: the ``.value`` property, ``checked``, the selected option and the option list. Passwords
+  and fields marked as card numbers, one-time codes and the like show ``value=[masked]``.
+* ``*[N]`` marks an element that appeared (or became visible) since the previous snapshot of the same
+  document; the first snapshot of a page marks nothing, except a frame that appeared since the last snapshot.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from playwright.async_api import Frame, JSHandle
+
+MISSING = "__notebook_agent_missing__"
+
+
+@cache
+def page_script() -> str:
+    """The injected script (package data), read once."""
+    return resources.files("notebook_agent.browser").joinpath("snapshot.js").read_text(encoding="utf-8")
+
+
+@cache
+def _script_version() -> int:
+    match = re.search(r"const VERSION = (\d+);", page_script())
+    assert match, "snapshot.js must define VERSION"
+    return int(match.group(1))
+
+
+@cache
+def stub_script() -> str:
+    """Calls the API a previous call installed in this document, or reports that it is missing."""
+    return (
+        "(arg) => { const a = window[Symbol.for('notebook_agent.page')]; "
+        f"return a && a.version === {_script_version()} ? a.call(arg) : {json.dumps(MISSING)}; }}"
+    )
+
+
+#: Context init script: remembers elements that get click-like listeners, which page JS cannot query later.
+LISTENER_TRACKER = """(() => {
+  const K = Symbol.for('notebook_agent.listeners');
+  if (window[K]) return;
+  const seen = new WeakSet();
+  try { Object.defineProperty(window, K, { value: seen }); } catch (e) { return; }
+  const TYPES = new Set(['click', 'mousedown', 'mouseup', 'pointerdown', 'pointerup', 'dblclick', 'touchstart']);
+  const proto = EventTarget.prototype;
+  const original = proto.addEventListener;
+  proto.addEventListener = function addEventListener(type, listener, options) {
+    try { if (this && this.nodeType === 1 && TYPES.has(type)) seen.add(this); } catch (e) {}
+    return original.call(this, type, listener, options);
+  };
+})();"""
+
+
+async def call_page_api(frame: Frame, arg: dict[str, Any], *, resend: bool = False) -> Any:
+    """One round trip to the page API in ``frame``; installs the script first if this document lacks it.
+
+    ``resend=True`` always sends the whole script (used by the benchmark to compare both strategies).
+    """
+    if resend:
+        return await frame.evaluate(page_script(), arg)
+    result = await frame.evaluate(stub_script(), arg)
+    if result == MISSING:
+        result = await frame.evaluate(page_script(), arg)
+    return result
+
+
+async def page_api_handle(frame: Frame, arg: dict[str, Any]) -> JSHandle:
+    """Like :func:`call_page_api` but returns a handle (for ops that return an element)."""
+    return await frame.evaluate_handle(stub_script(), arg)
+
+
+# -- data --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ElementInfo:
+    """One indexed element as the model saw it. ``box`` is (x, y, width, height) in CSS pixels relative to the
+    top-level viewport at snapshot time (iframe offsets applied)."""
+
+    index: int
+    tag: str
+    role: str
+    text: str
+    attributes: dict[str, str]
+    line: str
+    frame: str = ""
+    frame_index: int = 0
+    box: tuple[float, float, float, float] | None = None
+    is_new: bool = False
+    in_viewport: bool = True
+    disabled: bool = False
+    sensitive: bool = False
+    depth: int = 0
+
+    def describe(self, limit: int = 100) -> str:
+        """``[N]<tag ...>text />`` as printed in the snapshot, shortened for action results."""
+        text = f"[{self.index}]{self.line}"
+        return text if len(text) <= limit else text[: limit - 4] + "… />"
+
+
+@dataclass
+class TabInfo:
+    id: int
+    url: str
+    title: str
+    current: bool = False
+
+
+@dataclass
+class Snapshot:
+    """What :meth:`BrowserSession.snapshot` returns; ``text`` is exactly what the model reads."""
+
+    url: str
+    title: str
+    text: str
+    elements: dict[int, ElementInfo]
+    tabs: list[TabInfo] = field(default_factory=list)
+    viewport: tuple[int, int] = (0, 0)
+    page_size: tuple[int, int] = (0, 0)
+    scroll: tuple[int, int] = (0, 0)
+    pixels_above: int = 0
+    pixels_below: int = 0
+    full_page: bool = False
+    truncated: bool = False
+    omitted_elements: int = 0
+    notices: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    frame_count: int = 1
+    snapshot_id: int = 0
+
+    @property
+    def pages_above(self) -> float:
+        return self.pixels_above / self.viewport[1] if self.viewport[1] else 0.0
+
+    @property
+    def pages_below(self) -> float:
+        return self.pixels_below / self.viewport[1] if self.viewport[1] else 0.0
+
+    def element(self, index: int) -> ElementInfo | None:
+        return self.elements.get(index)
+
+    def __str__(self) -> str:
+        return self.text
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["elements"] = [asdict(e) for e in self.elements.values()]
+        data["pages_above"] = round(self.pages_above, 2)
+        data["pages_below"] = round(self.pages_below, 2)
+        return data
+
+
+# -- assembly ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class FrameResult:
+    """One frame's script output plus what the merge needs to place it."""
+
+    frame: Any  # a Playwright Frame (Any so tests can use stand-ins)
+    data: dict[str, Any]
+    children: list[Any]  # child frames, in the order their handles were passed to the script
+    url: str = ""
+
+
+@dataclass
+class _Line:
+    kind: int  # 0 element, 1 text
+    depth: int
+    text: str
+    box: tuple[float, float, float, float]
+    in_view: bool
+    element: dict[str, Any] | None = None
+    frame: Any = None
+    frame_index: int = 0
+    frame_url: str = ""
+    new: bool = False
+
+
+Rect = tuple[float, float, float, float]  # left, top, right, bottom
+
+
+def _intersect(a: Rect, b: Rect) -> Rect:
+    return (max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3]))
+
+
+def _overlaps(box: tuple[float, float, float, float], clip: Rect) -> bool:
+    x, y, w, h = box
+    return x + w > clip[0] and x < clip[2] and y + h > clip[1] and y < clip[3]
+
+
+def _distance(box: tuple[float, float, float, float], view_h: float) -> float:
+    """Signed distance from the viewport: 0 inside, negative above, positive below."""
+    _, y, _, h = box
+    if y + h <= 0:
+        return y + h - 1
+    if y >= view_h:
+        return y - view_h + 1
+    return 0.0
+
+
+def merge_frames(results: dict[Any, FrameResult], main: Any, full_page: bool) -> list[_Line]:
+    """Flatten frames into one document-order list; child frames appear where their iframe is."""
+    main_data = results[main].data
+    view: Rect = (0.0, 0.0, float(main_data["vw"]), float(main_data["vh"]))
+    main_first = bool(main_data.get("first"))
+    frame_order = {frame: i for i, frame in enumerate(results)}
+    lines: list[_Line] = []
+
+    def expand(frame: Any, depth0: int, ox: float, oy: float, clip: Rect, visiting: set[int]) -> None:
+        res = results.get(frame)
+        if res is None or id(frame) in visiting:
+            return
+        visiting = visiting | {id(frame)}
+        data = res.data
+        els = data["els"]
+        # a frame seen for the first time while its page was already known: everything in it is new
+        all_new = frame is not main and bool(data.get("first")) and not main_first
+        for item in data["items"]:
+            kind = item[0]
+            if kind == 0:
+                el = els[item[2]]
+                x, y, w, h = el["box"]
+                box = (x + ox, y + oy, w, h)
+                in_view = bool(el["v"]) and _overlaps(box, clip)
+                if not full_page and not in_view:
+                    continue
+                lines.append(
+                    _Line(
+                        0,
+                        depth0 + item[1],
+                        el["line"],
+                        box,
+                        in_view,
+                        el,
+                        frame,
+                        frame_order.get(frame, 0),
+                        res.url,
+                        bool(el["n"]) or all_new,
+                    )
+                )
+            elif kind == 1:
+                box = (item[3] + ox, item[4] + oy, item[5], item[6])
+                in_view = bool(item[7]) and _overlaps(box, clip)
+                if not full_page and not in_view:
+                    continue
+                lines.append(_Line(1, depth0 + item[1], item[2], box, in_view))
+            elif kind == 2:
+                k = item[2]
+                if k >= len(res.children):
+                    continue
+                child_clip = _intersect(clip, (item[5] + ox, item[6] + oy, item[7] + ox, item[8] + oy))
+                if not full_page and (child_clip[2] <= child_clip[0] or child_clip[3] <= child_clip[1]):
+                    continue
+                expand(res.children[k], depth0 + item[1], item[3] + ox, item[4] + oy, child_clip, visiting)
+
+    expand(main, 0, 0.0, 0.0, view, set())
+    return lines
+
+
+def _pages(px: int, vh: int) -> str:
+    return f"{px / vh:.1f}" if vh else "0"
+
+
+def build_snapshot(
+    results: dict[Any, FrameResult],
+    main: Any,
+    *,
+    full_page: bool,
+    max_elements: int | None = None,
+    max_chars: int | None = None,
+    tabs: list[TabInfo] | None = None,
+    notices: list[str] | None = None,
+    snapshot_id: int = 0,
+) -> tuple[Snapshot, dict[int, tuple[Any, int]]]:
+    """Assemble the snapshot and the index → (frame, frame-local index) map actions resolve through."""
+    data = results[main].data
+    vw, vh = int(data["vw"]), int(data["vh"])
+    sx, sy = int(data["sx"]), int(data["sy"])
+    pw, ph = int(data["pw"]), int(data["ph"])
+    above = max(0, sy)
+    below = max(0, ph - (sy + vh))
+    tabs = tabs or []
+    notices = notices or []
+
+    lines = merge_frames(results, main, full_page)
+    total_elements = sum(1 for ln in lines if ln.kind == 0)
+
+    # header / footer
+    head = [f"Current page: [{data.get('title') or '(untitled)'}]({data.get('url', '')})"]
+    if len(tabs) > 1:
+        head.append(
+            "Tabs: " + " | ".join(f"{t.id} {t.title or t.url}" + (" (current)" if t.current else "") for t in tabs)
+        )
+    head.extend(f"Note: {n}" for n in notices)
+    if not full_page and above > 4:
+        head.append(f"... {above} pixels above ({_pages(above, vh)} pages) - scroll up to see more ...")
+    else:
+        head.append("[Start of page]")
+    if not full_page and below > 4:
+        foot = [f"... {below} pixels below ({_pages(below, vh)} pages) - scroll down to see more ..."]
+    else:
+        foot = ["[End of page]"]
+
+    # budget: keep the lines nearest the viewport, in document order
+    keep = [True] * len(lines)
+    omitted_above = omitted_below = 0
+    truncated = False
+    if max_elements is not None or max_chars is not None:
+        digits = len(str(max(total_elements, 1))) + 3
+        budget_chars = None
+        if max_chars is not None:
+            # room for the cut markers and the truncation note, sized with worst-case numbers
+            worst = f"... {total_elements} more elements below are not listed (snapshot budget) ...\n"
+            note = (
+                f"[Snapshot truncated (max_elements={max_elements}, max_chars={max_chars}): showing {total_elements} "
+                f"of {total_elements} elements, those nearest the viewport first. Scroll to bring the others into "
+                "view.]\n"
+            )
+            budget_chars = max_chars - sum(len(s) + 1 for s in head + foot) - 2 * len(worst) - len(note)
+        order = sorted(range(len(lines)), key=lambda k: (abs(_distance(lines[k].box, vh)), k))
+        keep = [False] * len(lines)
+        n_el = 0
+        used = 0
+        for k in order:
+            ln = lines[k]
+            cost = len(ln.text) + ln.depth + 1 + (digits if ln.kind == 0 else 0)
+            if ln.kind == 0 and max_elements is not None and n_el >= max_elements:
+                break
+            if budget_chars is not None and used + cost > budget_chars:
+                break
+            keep[k] = True
+            used += cost
+            n_el += ln.kind == 0
+        for k, ln in enumerate(lines):
+            if not keep[k] and ln.kind == 0:
+                truncated = True
+                if _distance(ln.box, vh) < 0:
+                    omitted_above += 1
+                else:
+                    omitted_below += 1
+            elif not keep[k]:
+                truncated = True
+
+    body: list[str] = []
+    elements: dict[int, ElementInfo] = {}
+    refs: dict[int, tuple[Any, int]] = {}
+    if omitted_above:
+        body.append(f"... {omitted_above} more elements above are not listed (snapshot budget) ...")
+    index = 0
+    for k, ln in enumerate(lines):
+        if not keep[k]:
+            continue
+        indent = "\t" * ln.depth
+        if ln.kind == 1:
+            body.append(indent + ln.text)
+            continue
+        el = ln.element
+        assert el is not None
+        body.append(f"{indent}{'*' if ln.new else ''}[{index}]{ln.text}")
+        elements[index] = ElementInfo(
+            index=index,
+            tag=el["tag"],
+            role=el.get("role") or "",
+            text=el.get("text") or "",
+            attributes=dict(el.get("attrs") or {}),
+            line=ln.text,
+            frame=ln.frame_url,
+            frame_index=ln.frame_index,
+            box=ln.box,
+            is_new=ln.new,
+            in_viewport=ln.in_view,
+            disabled=bool(el.get("dis")),
+            sensitive=bool(el.get("s")),
+            depth=ln.depth,
+        )
+        refs[index] = (ln.frame, int(el["i"]))
+        index += 1
+    if omitted_below:
+        body.append(f"... {omitted_below} more elements below are not listed (snapshot budget) ...")
+    if truncated:
+        limits = []
+        if max_elements is not None:
+            limits.append(f"max_elements={max_elements}")
+        if max_chars is not None:
+            limits.append(f"max_chars={max_chars}")
+        foot.append(
+            f"[Snapshot truncated ({', '.join(limits)}): showing {len(elements)} of {total_elements} elements, "
+            "those nearest the viewport first. Scroll to bring the others into view.]"
+        )
+
+    text = "\n".join(head + body + foot)
+    snap = Snapshot(
+        url=str(data.get("url", "")),
+        title=str(data.get("title", "")),
+        text=text,
+        elements=elements,
+        tabs=list(tabs),
+        viewport=(vw, vh),
+        page_size=(pw, ph),
+        scroll=(sx, sy),
+        pixels_above=above,
+        pixels_below=below,
+        full_page=full_page,
+        truncated=truncated,
+        omitted_elements=total_elements - len(elements),
+        notices=list(notices),
+        frame_count=len(results),
+        snapshot_id=snapshot_id,
+    )
+    return snap, refs

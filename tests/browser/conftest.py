@@ -1,0 +1,129 @@
+"""Fixtures for the browser tests: two local HTTP servers (two sites, for cross-origin iframes) and one shared
+Chromium.
+
+Pages live in ``pages/``. ``__OTHER__`` in a page is replaced by the other server's origin
+(``http://localhost:<port>`` vs ``http://127.0.0.1:<port>``: different sites, so Chromium puts the frame in
+its own process) and ``__SELF__`` by the page's own origin. ``/slow?ms=N`` answers after N ms and
+``/status?code=N`` with that status.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+import pytest_asyncio
+
+from notebook_agent.browser import BrowserSession
+
+PAGES = Path(__file__).parent / "pages"
+
+
+@dataclass
+class Servers:
+    main: str  # http://127.0.0.1:PORT
+    other: str  # http://localhost:PORT2
+
+    def url(self, name: str) -> str:
+        return f"{self.main}/{name}"
+
+    def other_url(self, name: str) -> str:
+        return f"{self.other}/{name}"
+
+
+def _handler(self_origin: str, other_origin: str) -> type[SimpleHTTPRequestHandler]:
+    class Handler(SimpleHTTPRequestHandler):
+        def __init__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            super().__init__(*args, directory=str(PAGES), **kwargs)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            parsed = urlparse(self.path)
+            query = parse_qs(parsed.query)
+            if parsed.path == "/slow":
+                time.sleep(int(query.get("ms", ["200"])[0]) / 1000)
+                return self._send(200, b"<!doctype html><title>Slow</title><p>slow page</p>")
+            if parsed.path == "/status":
+                code = int(query.get("code", ["404"])[0])
+                return self._send(code, f"<!doctype html><title>Status {code}</title><p>status {code}</p>".encode())
+            path = PAGES / parsed.path.lstrip("/")
+            if path.suffix == ".html" and path.is_file():
+                body = path.read_text(encoding="utf-8")
+                body = body.replace("__OTHER__", other_origin).replace("__SELF__", self_origin)
+                return self._send(200, body.encode())
+            super().do_GET()
+
+        def _send(self, code: int, body: bytes) -> None:
+            self.send_response(code)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            self.wfile.write(body)
+
+    return Handler
+
+
+@pytest.fixture(scope="session")
+def servers() -> Iterator[Servers]:
+    # bind both first so each knows the other's port
+    a = ThreadingHTTPServer(("127.0.0.1", 0), SimpleHTTPRequestHandler)
+    b = ThreadingHTTPServer(("127.0.0.1", 0), SimpleHTTPRequestHandler)
+    main = f"http://127.0.0.1:{a.server_address[1]}"
+    other = f"http://localhost:{b.server_address[1]}"
+    a.RequestHandlerClass = _handler(main, other)
+    b.RequestHandlerClass = _handler(other, main)
+    threads = [threading.Thread(target=s.serve_forever, daemon=True) for s in (a, b)]
+    for t in threads:
+        t.start()
+    yield Servers(main, other)
+    for s in (a, b):
+        s.shutdown()
+        s.server_close()
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def shared_browser() -> AsyncIterator[BrowserSession]:
+    session = BrowserSession(viewport=(1280, 800), action_timeout=2.0)
+    await session.start()
+    yield session
+    await session.close()
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def browser(shared_browser: BrowserSession) -> AsyncIterator[BrowserSession]:
+    """The shared session with a fresh current tab, default policies and no leftover notices or snapshot."""
+    b = shared_browser
+    await b.ensure_page()
+    old = b._open_pages()
+    await b.new_tab()
+    for p in old:
+        await p.close()
+    b.dialog_policy = "accept"
+    b.on_ask_user = None
+    b._tools = None
+    b._last_snapshot = None
+    b._refs = {}
+    b.take_notices()
+    yield b
+    b.take_notices()
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def load(browser: BrowserSession, servers: Servers):  # type: ignore[no-untyped-def]
+    """``await load("form.html")`` opens a fixture page in the current tab (``other=True``: the other site)."""
+
+    async def _load(name: str, *, other: bool = False) -> BrowserSession:
+        url = servers.other_url(name) if other else servers.url(name)
+        await browser.page.goto(url, wait_until="load")
+        return browser
+
+    return _load

@@ -1,0 +1,512 @@
+"""Each built-in action's success and failure texts, against real pages."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from typing import Any
+
+import pytest
+
+from notebook_agent.browser import BrowserSession, builtin_tools, match_option
+from notebook_agent.core.abort import AbortController, AbortedError
+from notebook_agent.core.tools import ToolResult
+
+MISSING = "Error: no element [{}] in the current page snapshot. Use an index from the latest browser state."
+
+
+def idx(text: str, needle: str) -> int:
+    for line in text.splitlines():
+        if needle in line:
+            m = re.search(r"\[(\d+)\]", line)
+            assert m
+            return int(m.group(1))
+    raise AssertionError(f"{needle!r} not in:\n{text}")
+
+
+async def snap_text(b: BrowserSession, **kw: Any) -> str:
+    return (await b.snapshot(**kw)).text
+
+
+def ok(res: ToolResult) -> str:
+    assert not res.is_error, res.text_content
+    return res.text_content
+
+
+def err(res: ToolResult) -> str:
+    assert res.is_error, res.text_content
+    assert res.text_content.startswith("Error: ")
+    return res.text_content
+
+
+# -- index handling ----------------------------------------------------------------------------------------
+async def test_index_before_snapshot_and_missing(load: Any) -> None:
+    b: BrowserSession = await load("form.html")
+    for action in ("click_element_by_index", "hover"):
+        assert err(await b.act({action: {"index": 3}})) == MISSING.format(3)
+    assert err(await b.act({"input_text": {"index": 3, "text": "x"}})) == MISSING.format(3)
+    await b.snapshot()
+    assert err(await b.act({"click_element_by_index": {"index": 12345}})) == MISSING.format(12345)
+    assert err(await b.act({"select_dropdown_option": {"index": 999, "text": "x"}})) == MISSING.format(999)
+    assert err(await b.act({"scroll": {"index": 999}})) == MISSING.format(999)
+
+
+async def test_stale_index_after_removal_and_navigation(load: Any) -> None:
+    b: BrowserSession = await load("dynamic.html")
+    text = await snap_text(b)
+    victim = idx(text, "Victim")
+    ok(await b.act({"click_element_by_index": {"index": idx(text, "Remove victim")}}))
+    msg = err(await b.act({"click_element_by_index": {"index": victim}}))
+    assert msg == (
+        f"Error: element [{victim}] [{victim}]<button>Victim /> is no longer on the page: it was removed from the "
+        "page since the last browser state. Use an index from the latest browser state."
+    )
+    await b.page.goto(b.page.url.replace("dynamic.html", "nav.html"))
+    msg = err(await b.act({"click_element_by_index": {"index": 0}}))
+    assert "is no longer on the page: the page changed (navigated or reloaded)" in msg
+
+
+# -- click -------------------------------------------------------------------------------------------------
+async def test_click_falls_back_to_javascript_when_covered(load: Any) -> None:
+    b: BrowserSession = await load("dynamic.html")
+    text = await snap_text(b)
+    ok(await b.act({"click_element_by_index": {"index": idx(text, "Cover page")}}))
+    victim = idx(text, "Victim")  # an overlay now intercepts every trusted click
+    b.action_timeout = 0.5
+    try:
+        res = ok(await b.act({"click_element_by_index": {"index": idx(text, "Add button")}}))
+        assert res == (
+            'Clicked [0]<button>Add button /> (a trusted click was not possible: <div id="overlay"></div> '
+            "intercepts pointer events; a JavaScript click was used instead)."
+        )
+        assert await b.page.inner_text("#box") == "Added 1"
+        await b.page.evaluate("document.getElementById('victim').style.visibility = 'hidden'")
+        assert err(await b.act({"click_element_by_index": {"index": victim}})) == (
+            f"Error: [{victim}]<button>Victim /> is not visible any more, so it cannot be clicked. "
+            "Use the latest browser state."
+        )
+    finally:
+        b.action_timeout = 2.0
+
+
+async def test_click_texts_and_state(load: Any) -> None:
+    b: BrowserSession = await load("form.html")
+    text = await snap_text(b)
+    i = idx(text, "name=terms")
+    assert ok(await b.act({"click_element_by_index": {"index": i}})) == (
+        f"Clicked [{i}]<input type=checkbox name=terms checked=false />. It is now checked."
+    )
+    pro = idx(text, "type=radio name=plan checked=false")
+    assert ok(await b.act({"click_element_by_index": {"index": pro}})).endswith("It is now checked.")
+    assert await b.page.is_checked("input[value=pro]") and not await b.page.is_checked("input[value=free]")
+    d = idx(text, "Disabled")
+    assert err(await b.act({"click_element_by_index": {"index": d}})) == (
+        f"Error: [{d}]<button type=button disabled>Disabled /> is disabled, so clicking it does nothing right now."
+    )
+    s = idx(text, "name=country")
+    assert "To choose an option use select_dropdown_option." in ok(
+        await b.act({"click_element_by_index": {"index": s}})
+    )
+
+
+async def test_click_aria_widgets(load: Any) -> None:
+    b: BrowserSession = await load("aria.html")
+    text = await snap_text(b)
+    assert ok(await b.act({"click_element_by_index": {"index": idx(text, "Press me")}})) == (
+        "Clicked [0]<div role=button>Press me />."
+    )
+    assert await b.page.inner_text("#rb") == "Pressed"
+    sw = idx(text, "Dark mode")
+    assert ok(await b.act({"click_element_by_index": {"index": sw}})).endswith("It is now checked=true.")
+    menu = idx(text, "Actions")
+    assert ok(await b.act({"click_element_by_index": {"index": menu}})).endswith("It is now expanded.")
+    text = await snap_text(b)
+    ok(await b.act({"click_element_by_index": {"index": idx(text, "Delete")}}))
+    assert await b.page.inner_text("#status") == "Deleted"
+
+
+async def test_click_navigates(load: Any, servers: Any) -> None:
+    b: BrowserSession = await load("nav.html")
+    text = await snap_text(b)
+    res = ok(await b.act({"click_element_by_index": {"index": idx(text, "Next page")}}))
+    assert res == f"Clicked [0]<a>Next page />. The page navigated to {servers.url('nav2.html')}."
+    assert b.page.url == servers.url("nav2.html")
+    await b.page.goto(servers.url("nav.html"))
+    text = await snap_text(b)
+    res = ok(await b.act({"click_element_by_index": {"index": idx(text, "Go by script")}}))
+    assert res.endswith(f"The page navigated to {servers.url('nav2.html?via=button')}.")
+    await b.page.goto(servers.url("nav.html"))
+    text = await snap_text(b)
+    res = ok(await b.act({"click_element_by_index": {"index": idx(text, "Next step")}}))
+    assert res.endswith(f"The page navigated to {servers.url('nav.html#step2')}.")
+    # a slow navigation is waited for (bounded), not reported half-way
+    text = await snap_text(b)
+    started = time.monotonic()
+    res = ok(await b.act({"click_element_by_index": {"index": idx(text, "Slow")}}))
+    assert res.endswith(f"The page navigated to {servers.url('slow?ms=300')}.")
+    assert await b.page.title() == "Slow"
+    assert time.monotonic() - started < 5
+
+
+async def test_click_target_blank_and_popup_tabs(load: Any, servers: Any) -> None:
+    b: BrowserSession = await load("tabs.html")
+    first = b.page
+    first_id = b.tab_id(first)
+    text = await snap_text(b)
+    res = ok(await b.act({"click_element_by_index": {"index": idx(text, "Open docs")}}))
+    new_id = b.tab_id(b.page)
+    assert res == (
+        f"Clicked [0]<a target=_blank>Open docs />. It opened a new tab (tab {new_id}: {servers.url('target.html')}) "
+        "and is now the current tab."
+    )
+    assert b.page is not first and b.page.url == servers.url("target.html")
+    assert err(await b.act({"click_element_by_index": {"index": 1}})).startswith(
+        "Error: element [1] belongs to a tab that is no longer current."
+    )
+    res = ok(await b.act({"switch_tab": {"tab_id": first_id}}))
+    assert res == f"Switched to tab {first_id}: {servers.url('tabs.html')} (title 'Tabs')."
+    assert b.page is first
+    text = await snap_text(b)
+    res = ok(await b.act({"click_element_by_index": {"index": idx(text, "Open popup")}}))
+    assert "It opened a new tab" in res and "target.html?via=open" in res
+    msg = err(await b.act({"switch_tab": {"tab_id": 99}}))
+    assert msg.startswith("Error: there is no tab 99. Open tabs: ")
+    # a tab the site closes itself: the next use falls back to the newest open tab and says so
+    text = await snap_text(b)
+    popup = b.page
+    await popup.evaluate("window.close()")
+    await asyncio.sleep(0.2)
+    snap = await b.snapshot()
+    assert b.page is not popup
+    assert f"Note: Tab {b.tab_id(popup)} was closed; tab" in snap.text
+
+
+# -- input_text --------------------------------------------------------------------------------------------
+async def test_input_text_reports_live_value(load: Any) -> None:
+    b: BrowserSession = await load("form.html")
+    text = await snap_text(b)
+    i = idx(text, "name=name")
+    assert ok(await b.act({"input_text": {"index": i, "text": "Ada"}})) == (
+        f"Typed 'Ada' into [{i}]<input type=text name=name placeholder=Full name />; its value is now 'Ada'."
+    )
+    assert "input:name" in await b.page.evaluate("window.__events")
+    # replaces, does not append
+    ok(await b.act({"input_text": {"index": i, "text": "Grace"}}))
+    assert await b.page.input_value("input[name=name]") == "Grace"
+    short = idx(text, "name=short")
+    res = ok(await b.act({"input_text": {"index": short, "text": "abcdef"}}))
+    assert res.endswith("its value is now 'abc'. (The page changed or limited the input.)")
+    pw = idx(text, "name=password")
+    res = ok(await b.act({"input_text": {"index": pw, "text": "hunter2"}}))
+    expected = f"Typed 7 characters into [{pw}]<input type=password name=password placeholder=Password />; "
+    assert res == expected + "it now holds 7 characters (masked)."
+    assert "hunter2" not in res
+    ce = idx(text, "contenteditable")
+    assert ok(await b.act({"input_text": {"index": ce, "text": "Hello editor"}})).endswith(
+        "its value is now 'Hello editor'."
+    )
+    date = idx(text, "name=birthday")
+    assert ok(await b.act({"input_text": {"index": date, "text": "2024-05-06"}})).endswith(
+        "its value is now '2024-05-06'."
+    )
+    bio = idx(text, "name=bio")
+    assert ok(await b.act({"input_text": {"index": bio, "text": "line one\nline two"}})).endswith(
+        "its value is now 'line one line two'."
+    )
+    assert await b.page.input_value("textarea[name=bio]") == "line one\nline two"
+    text = await snap_text(b)
+    assert "value=Grace" in text and "<div contenteditable>Hello editor />" in text
+
+
+async def test_input_text_failures(load: Any) -> None:
+    b: BrowserSession = await load("form.html")
+    text = await snap_text(b)
+    cb = idx(text, "name=terms")
+    assert err(await b.act({"input_text": {"index": cb, "text": "x"}})) == (
+        f"Error: [{cb}]<input type=checkbox name=terms checked=false /> is a checkbox; "
+        "click it with click_element_by_index."
+    )
+    sel = idx(text, "name=country")
+    assert "is a dropdown; use select_dropdown_option." in err(await b.act({"input_text": {"index": sel, "text": "x"}}))
+    ro = idx(text, "name=ro")
+    assert err(await b.act({"input_text": {"index": ro, "text": "x"}})).endswith("is read-only.")
+    btn = idx(text, "Sign up />")
+    assert err(await b.act({"input_text": {"index": btn, "text": "x"}})) == (
+        f"Error: [{btn}]<button>Sign up /> is not a text field (input, textarea or contenteditable)."
+    )
+    assert b.page.url.endswith("form.html")  # the submit button was not clicked
+    num = idx(text, "name=age")
+    assert "Cannot type text into input[type=number]" in err(await b.act({"input_text": {"index": num, "text": "abc"}}))
+
+
+# -- select_dropdown_option --------------------------------------------------------------------------------
+async def test_select_native(load: Any) -> None:
+    b: BrowserSession = await load("form.html")
+    text = await snap_text(b)
+    s = idx(text, "name=country")
+    line = (
+        f"[{s}]<select name=country value=United States options=United States|Canada|Mexico|United Kingdom|Ukraine />"
+    )
+    assert ok(await b.act({"select_dropdown_option": {"index": s, "text": "Canada"}})) == (
+        f"Selected option 'Canada' in {line[:96]}… />. The selected option is now 'Canada' (value 'ca')."
+    )
+    assert "change:country" in await b.page.evaluate("window.__events")
+    ok(await b.act({"select_dropdown_option": {"index": s, "text": "mexico"}}))  # case-insensitive
+    assert await b.page.input_value("select[name=country]") == "mx"
+    ok(await b.act({"select_dropdown_option": {"index": s, "text": "kingdom"}}))  # unique substring
+    assert await b.page.input_value("select[name=country]") == "gb"
+    ok(await b.act({"select_dropdown_option": {"index": s, "text": "ua"}}))  # option value
+    assert await b.page.input_value("select[name=country]") == "ua"
+    msg = err(await b.act({"select_dropdown_option": {"index": s, "text": "United"}}))
+    assert "'United' matches several options" in msg and "'United States', 'United Kingdom'" in msg
+    msg = err(await b.act({"select_dropdown_option": {"index": s, "text": "Narnia"}}))
+    assert msg.endswith(
+        "Available options: 'United States', 'Canada', 'Mexico', 'United Kingdom', 'Ukraine'."
+    ) and msg.startswith("Error: no option matching 'Narnia' in ")
+    text = await snap_text(b)
+    assert "<select name=country value=Ukraine options=" in text
+    btn = idx(text, "Sign up />")
+    assert "has no options to choose from" in err(await b.act({"select_dropdown_option": {"index": btn, "text": "x"}}))
+
+
+async def test_select_aria_listbox_and_custom_dropdown(load: Any) -> None:
+    b: BrowserSession = await load("aria.html")
+    text = await snap_text(b)
+    lb = idx(text, "role=listbox aria-label=Fruit")
+    res = ok(await b.act({"select_dropdown_option": {"index": lb, "text": "banana"}}))
+    assert res.startswith(f"Selected option 'Banana' in [{lb}]<ul role=listbox aria-label=Fruit />.")
+    assert await b.page.inner_text("#status") == "Fruit: Banana"
+    combo = idx(text, "role=combobox")
+    res = ok(await b.act({"select_dropdown_option": {"index": combo, "text": "dark"}}))
+    assert res == (
+        f"Selected option 'Dark Blue' in [{combo}]<div role=combobox aria-expanded=false aria-haspopup=listbox>"
+        "Choose a color />. It now shows 'Dark Blue'."
+    )
+    text = await snap_text(b)
+    combo = idx(text, "role=combobox")
+    msg = err(await b.act({"select_dropdown_option": {"index": combo, "text": "Blue"}}))
+    assert "'Blue' matches several options" in msg and "'Dark Blue', 'Light Blue'" in msg
+
+
+def test_match_option_rules() -> None:
+    opts = ["United States", "united kingdom", "Canada", " Canada (French) "]
+    assert match_option(opts, "Canada") == (2, [])
+    assert match_option(opts, "UNITED KINGDOM") == (1, [])
+    assert match_option(opts, "french") == (3, [])
+    assert match_option(opts, "united") == (None, [0, 1])
+    assert match_option(opts, "Narnia") == (None, [])
+
+
+# -- scroll ------------------------------------------------------------------------------------------------
+async def test_scroll_page_and_containers(load: Any) -> None:
+    b: BrowserSession = await load("scroll.html")
+    text = await snap_text(b)
+    assert ok(await b.act({"scroll": {"down": False}})) == ("Already at the top of the page; cannot scroll up further.")
+    res = ok(await b.act({"scroll": {}}))
+    assert res.startswith("Scrolled the page down by 800px.") and res.endswith("px more below.")
+    assert ok(await b.act({"scroll": {"pixels": 100, "num_pages": 5}})).startswith("Scrolled the page down by 100px.")
+    assert await b.page.evaluate("window.scrollY") == 900
+    res = ok(await b.act({"scroll": {"num_pages": 10}}))
+    assert res.startswith("Scrolled the page down by") and res.endswith("Reached the bottom.")
+    assert ok(await b.act({"scroll": {}})) == "Already at the bottom of the page; cannot scroll down further."
+    res = ok(await b.act({"scroll": {"down": False, "num_pages": 0.5}}))
+    assert res.startswith("Scrolled the page up by 400px.")
+    # containers
+    lst = idx(text, "id=list")
+    res = ok(await b.act({"scroll": {"index": lst, "pixels": 100}}))
+    assert res == f"Scrolled [{lst}]<div scrollable=down:900 id=list /> down by 100px. 800px more below."
+    pick = idx(text, "Pick 3")
+    res = ok(await b.act({"scroll": {"index": pick, "pixels": 50}}))
+    assert (
+        res
+        == f"Scrolled the scrollable <div id=list> holding [{pick}]<button>Pick 3 /> down by 50px. 750px more below."
+    )
+    res = ok(await b.act({"scroll": {"index": lst, "num_pages": 10}}))
+    assert res.endswith("Reached the bottom.")
+    wide = idx(text, "id=wide")
+    res = ok(await b.act({"scroll_horizontally": {"index": wide, "pixels": 200}}))
+    assert res == f"Scrolled [{wide}]<div scrollable=right:700 id=wide /> right by 200px. 500px more to the right."
+    res = ok(await b.act({"scroll_horizontally": {"index": wide, "pixels": 500, "right": False}}))
+    assert res.endswith("left by 200px. Reached the left edge.")
+    static = idx(text, "Static button")
+    res = ok(await b.act({"scroll": {"index": static, "pixels": 50}}))
+    assert res.startswith(f"No scrollable container holds [{static}]<button>Static button />, so the page scrolled.")
+    assert ok(await b.act({"scroll_horizontally": {"pixels": 100}})) == (
+        "Already at the right edge of the page; cannot scroll right further."
+    )
+
+
+async def test_scroll_validation(load: Any) -> None:
+    b: BrowserSession = await load("scroll.html")
+    msg = err(await b.act({"scroll": {"num_pages": 50}}))
+    assert msg.startswith('Error: Validation failed for tool "scroll":') and "num_pages" in msg
+    assert err(await b.act({"scroll_horizontally": {}})).startswith(
+        'Error: Validation failed for tool "scroll_horizontally"'
+    )
+
+
+# -- execute_javascript ------------------------------------------------------------------------------------
+async def test_execute_javascript(load: Any) -> None:
+    b: BrowserSession = await load("nav.html")
+    js = "execute_javascript"
+    assert ok(await b.act({js: {"script": "document.title"}})) == 'Executed JavaScript. Result: "Navigation"'
+    assert ok(await b.act({js: {"script": "document.title;"}})) == 'Executed JavaScript. Result: "Navigation"'
+    assert ok(await b.act({js: {"script": "const n = 2; return {n, list: [1, 'a', null]}"}})) == (
+        'Executed JavaScript. Result: {"n":2,"list":[1,"a",null]}'
+    )
+    assert ok(await b.act({js: {"script": "await new Promise(r => setTimeout(r, 10)); return 7"}})) == (
+        "Executed JavaScript. Result: 7"
+    )
+    assert ok(await b.act({js: {"script": "document.querySelector('#s')"}})) == 'Executed JavaScript. Result: "<p#s>"'
+    assert ok(await b.act({js: {"script": "let x = 1"}})) == (
+        "Executed JavaScript. Result: undefined (end the script with `return value` to get a result)"
+    )
+    msg = err(await b.act({js: {"script": "throw new Error('boom')"}}))
+    assert msg.startswith("Error: JavaScript threw: ") and "boom" in msg
+    msg = err(await b.act({js: {"script": "return ((("}}))
+    assert msg.startswith("Error: JavaScript threw: ") and "SyntaxError" in msg
+    res = ok(await b.act({js: {"script": "location.href = 'nav2.html'; return 1"}}))
+    assert res.startswith("Executed JavaScript. Result: 1") and "navigated" in res
+
+
+# -- wait, ask_user, done ----------------------------------------------------------------------------------
+async def test_wait_counts_time_since_snapshot(load: Any) -> None:
+    b: BrowserSession = await load("nav.html")
+    await b.snapshot()
+    b._last_snapshot_time = time.monotonic() - 5  # the model took 5 s to answer
+    started = time.monotonic()
+    assert ok(await b.act({"wait": {"seconds": 2}})) == "Waited for 2 seconds."
+    assert time.monotonic() - started < 0.5
+    assert ok(await b.act({"wait": 1})) == "Waited for 1 second."  # bare value coerced onto `seconds`
+    msg = err(await b.act({"wait": {"seconds": 20}}))
+    assert msg.startswith('Error: Validation failed for tool "wait":')
+
+
+async def test_wait_honours_abort(browser: BrowserSession) -> None:
+    tool = browser.tools["wait"]
+    controller = AbortController()
+    browser._last_snapshot_time = None
+    task = asyncio.ensure_future(tool.execute("c1", tool.validate({"seconds": 10}), controller.signal, lambda _: None))
+    await asyncio.sleep(0.05)
+    controller.abort("stop")
+    started = time.monotonic()
+    with pytest.raises(AbortedError):
+        await task
+    assert time.monotonic() - started < 1
+
+
+async def test_ask_user_and_done(browser: BrowserSession) -> None:
+    msg = err(await browser.act({"ask_user": {"question": "Which colour?"}}))
+    assert msg == "Error: action 'ask_user' is not available: no on_ask_user callback was given."
+    asked: list[str] = []
+
+    async def answer(question: str, signal: Any) -> str:
+        asked.append(question)
+        return "blue"
+
+    tools = builtin_tools(browser, on_ask_user=answer)
+    assert tools["ask_user"].unavailable_reason() is None
+    res = await tools["ask_user"].execute(
+        "c", tools["ask_user"].validate({"question": "Which colour?"}), AbortController().signal, lambda _: None
+    )
+    assert isinstance(res, ToolResult) and res.text_content == "User answered: blue" and asked == ["Which colour?"]
+
+    async def one_arg(question: str) -> str:
+        return "green"
+
+    browser.on_ask_user = one_arg
+    browser._tools = None
+    assert ok(await browser.act({"ask_user": {"question": "?"}})) == "User answered: green"
+    res = await browser.act({"done": {"text": "All set"}})
+    assert res.terminate and res.text_content == "All set" and res.details == {"success": True, "text": "All set"}
+    res = await browser.act("done", {"text": "Gave up", "success": False})
+    assert res.terminate and res.details["success"] is False
+
+
+# -- keys, navigation, tabs, hover ------------------------------------------------------------------------
+async def test_send_keys(load: Any, servers: Any) -> None:
+    b: BrowserSession = await load("nav.html")
+    text = await snap_text(b)
+    q = idx(text, "name=q")
+    ok(await b.act({"input_text": {"index": q, "text": "shoes"}}))
+    res = ok(await b.act({"send_keys": {"keys": "Enter"}}))
+    assert res == f"Pressed Enter. The page navigated to {servers.url('nav2.html?q=shoes')}."
+    await b.page.goto(servers.url("form.html"))
+    text = await snap_text(b)
+    name = idx(text, "name=name")
+    ok(await b.act({"input_text": {"index": name, "text": "abc"}}))
+    assert ok(await b.act({"send_keys": {"keys": "Control+A Backspace", "index": name}})) == (
+        f"Pressed Control+A Backspace on [{name}]<input type=text name=name placeholder=Full name />."
+    )
+    assert await b.page.input_value("input[name=name]") == ""
+    assert "keydown:name" in await b.page.evaluate("window.__events")
+    msg = err(await b.act({"send_keys": {"keys": "Foo"}}))
+    assert (
+        msg == "Error: unknown key 'Foo'. Use names like Enter, Tab, Escape, ArrowDown, Control+A; "
+        "to type text use input_text."
+    )
+
+
+async def test_go_to_url_and_back(browser: BrowserSession, servers: Any) -> None:
+    b = browser
+    assert err(await b.act({"go_back": {}})) == "Error: there is no previous page in this tab's history."
+    url = servers.url("nav.html")
+    assert ok(await b.act({"go_to_url": {"url": url}})) == f"Navigated to {url} (title 'Navigation')."
+    res = ok(await b.act({"go_to_url": {"url": url.removeprefix("http://").replace("nav.html", "nav2.html")}}))
+    assert res == f"Navigated to {servers.url('nav2.html')} (title 'Second page')."
+    assert ok(await b.act({"go_back": {}})) == f"Went back to {url} (title 'Navigation')."
+    res = ok(await b.act({"go_to_url": {"url": servers.url("status?code=404")}}))
+    assert res.endswith("The server answered HTTP 404.")
+    msg = err(await b.act({"go_to_url": {"url": "javascript:alert(1)"}}))
+    assert msg == "Error: cannot open 'javascript:alert(1)': only http(s), file, data and about URLs are supported."
+    msg = err(await b.act({"go_to_url": {"url": "http://127.0.0.1:9/"}}))
+    assert msg.startswith("Error: could not open http://127.0.0.1:9/: ") and "ERR_" in msg
+
+
+async def test_hover_reveals_menu(load: Any) -> None:
+    b: BrowserSession = await load("hover.html")
+    text = await snap_text(b)
+    assert "Laptops" not in text
+    p = idx(text, "Products")
+    assert ok(await b.act({"hover": {"index": p}})) == (
+        f"Hovered over [{p}]<a>Products />. Elements it revealed are marked * in the next browser state."
+    )
+    text = await snap_text(b)
+    assert re.search(r"\*\[\d+\]<a>Laptops />", text)
+    tip = idx(text, "Hover for help")
+    ok(await b.act({"hover": {"index": tip}}))
+    assert "Help text shown" in await snap_text(b)
+
+
+async def test_act_errors(browser: BrowserSession) -> None:
+    msg = err(await browser.act({"fly": {}}))
+    assert msg.startswith("Error: unknown action 'fly'. Available: done, wait, ask_user, click_element_by_index,")
+    assert err(await browser.act({"wait": {}, "done": {}})) == "Error: give exactly one action, got 2: wait, done."
+    msg = err(await browser.act({"click_element_by_index": {"index": -1}}))
+    assert 'Validation failed for tool "click_element_by_index"' in msg
+    msg = err(await browser.act({"click_element_by_index": {"index": 1, "extra": True}}))
+    assert "extra" in msg
+
+
+def test_tool_specs() -> None:
+    tools = builtin_tools(None)  # type: ignore[arg-type]
+    assert list(tools)[:9] == [
+        "done",
+        "wait",
+        "ask_user",
+        "click_element_by_index",
+        "input_text",
+        "select_dropdown_option",
+        "scroll",
+        "scroll_horizontally",
+        "execute_javascript",
+    ]
+    assert set(tools) >= {"send_keys", "go_to_url", "go_back", "switch_tab", "hover"}
+    scroll = tools["scroll"].json_schema()
+    assert set(scroll["properties"]) == {"down", "num_pages", "pixels", "index"}
+    assert scroll["properties"]["num_pages"]["maximum"] == 10
+    wait = tools["wait"].json_schema()["properties"]["seconds"]
+    assert (wait["minimum"], wait["maximum"], wait["default"]) == (1, 10, 1)
+    assert all(t.execution_mode == "sequential" for t in tools.values())
+    assert "execute_javascript" not in builtin_tools(None, include_javascript=False)  # type: ignore[arg-type]

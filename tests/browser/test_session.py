@@ -1,0 +1,156 @@
+"""Session behaviour: dialogs, closed/crashed tabs and browsers, screenshots, lifecycle."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+from pathlib import Path
+from typing import Any
+
+from notebook_agent.browser import DEFAULT_ARGS, BrowserSession, DialogInfo, find_browser
+
+
+def idx(text: str, needle: str) -> int:
+    for line in text.splitlines():
+        if needle in line:
+            m = re.search(r"\[(\d+)\]", line)
+            assert m
+            return int(m.group(1))
+    raise AssertionError(needle)
+
+
+async def test_confirm_accepted_by_default_and_reported(load: Any) -> None:
+    b: BrowserSession = await load("dialog.html")
+    text = (await b.snapshot()).text
+    res = await b.act({"click_element_by_index": {"index": idx(text, "Delete")}})
+    assert res.text_content == "Clicked [0]<button>Delete />. A confirm dialog said 'Delete item?'; it was accepted."
+    assert await b.page.inner_text("#r") == "deleted"
+    assert b.log[-1] == "A confirm dialog said 'Delete item?'; it was accepted."
+    res = await b.act({"click_element_by_index": {"index": idx(text, "Save")}})
+    assert res.text_content.endswith("An alert dialog said 'Saved!'; it was accepted.")
+
+
+async def test_dialog_policies(load: Any) -> None:
+    b: BrowserSession = await load("dialog.html")
+    text = (await b.snapshot()).text
+    b.dialog_policy = "dismiss"
+    res = await b.act({"click_element_by_index": {"index": idx(text, "Delete")}})
+    assert res.text_content.endswith("A confirm dialog said 'Delete item?'; it was dismissed.")
+    assert await b.page.inner_text("#r") == "kept"
+    seen: list[DialogInfo] = []
+
+    async def policy(info: DialogInfo) -> bool | str:
+        seen.append(info)
+        return "Bob" if info.type == "prompt" else False
+
+    b.dialog_policy = policy
+    res = await b.act({"click_element_by_index": {"index": idx(text, "Name")}})
+    assert res.text_content.endswith("A prompt dialog said 'Your name?'; it was answered with 'Bob'.")
+    assert await b.page.inner_text("#r") == "name=Bob"
+    assert seen[0].default_value == "Anon" and seen[0].url.endswith("dialog.html")
+    b.dialog_policy = lambda info: None  # None: accept
+    res = await b.act({"click_element_by_index": {"index": idx(text, "Delete")}})
+    assert res.text_content.endswith("it was accepted.")
+
+
+async def test_late_dialog_reported_in_next_snapshot(load: Any) -> None:
+    b: BrowserSession = await load("dialog.html")
+    text = (await b.snapshot()).text
+    res = await b.act({"click_element_by_index": {"index": idx(text, "Later")}})
+    await asyncio.sleep(0.3)
+    snap = await b.snapshot()
+    note = "An alert dialog said 'Later alert'; it was accepted."
+    assert note in res.text_content or f"Note: {note}" in snap.text
+    assert b.notices == []
+
+
+async def test_closed_tab_is_replaced_with_a_notice(browser: BrowserSession) -> None:
+    await browser.page.close()
+    snap = await browser.snapshot()
+    assert "Note: The browser tab was closed; a new tab was opened at about:blank." in snap.text
+    assert browser.page.url == "about:blank"
+
+
+async def test_crashed_page_is_replaced(load: Any) -> None:
+    b: BrowserSession = await load("nav.html")
+    await b.snapshot()
+    crashed = b.page
+    cdp = await b.context.new_cdp_session(crashed)
+    crash = asyncio.ensure_future(cdp.send("Page.crash"))  # never answers: the renderer is gone
+    for _ in range(100):
+        if crashed in b._crashed:
+            break
+        await asyncio.sleep(0.05)
+    crash.cancel()
+    res = await b.act({"click_element_by_index": {"index": 0}})
+    assert res.is_error
+    assert re.fullmatch(
+        r"Error: no element \[0\] in the current page snapshot\. Use an index from the latest browser state\. "
+        r"The page in tab \d+ crashed; it was reopened at about:blank \(tab \d+\)\.",
+        res.text_content,
+    ), res.text_content
+    assert b.page is not crashed and b.page.url == "about:blank"
+
+
+async def test_screenshot_plain_and_highlighted(load: Any) -> None:
+    b: BrowserSession = await load("frames.html")
+    png = await b.screenshot()
+    assert png.startswith(b"\x89PNG")
+    jpeg = await b.screenshot(format="jpeg")
+    assert jpeg.startswith(b"\xff\xd8")
+    marked = await b.screenshot(highlight=True)  # takes a snapshot first
+    assert b.last_snapshot is not None and marked.startswith(b"\x89PNG") and marked != png
+    assert await b.page.evaluate("document.getElementById('__notebook_agent_overlay__')") is None
+    full = await b.screenshot(full_page=True, highlight=True)
+    assert full.startswith(b"\x89PNG")
+
+
+async def test_own_session_lifecycle_and_relaunch(servers: Any) -> None:
+    async with BrowserSession(viewport=(800, 600)) as b:
+        assert b.page.viewport_size == {"width": 800, "height": 600}
+        await b.page.goto(servers.url("nav.html"))
+        await b.snapshot()
+        await b.browser.close()  # the user (or a crash) closed the whole browser
+        res = await b.act({"click_element_by_index": {"index": 0}})
+        assert res.text_content == (
+            "Error: no element [0] in the current page snapshot. Use an index from the latest browser state. "
+            "The browser was closed; it was relaunched at about:blank."
+        )
+        assert b.browser.is_connected() and b.page.url == "about:blank"
+        await b.page.goto(servers.url("nav.html"))
+        assert (await b.snapshot()).elements[0].text == "Next page"
+    assert b._pw is None and b._browser is None
+    await b.close()  # twice is fine
+
+
+async def test_connect_over_cdp(servers: Any, tmp_path: Path) -> None:
+    """cdp_url attaches to a Chrome someone else started (and leaves it running on close)."""
+    proc = await asyncio.create_subprocess_exec(
+        find_browser(),
+        "--headless",
+        "--remote-debugging-port=0",
+        f"--user-data-dir={tmp_path}",
+        *DEFAULT_ARGS,
+        "about:blank",
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        port_file = tmp_path / "DevToolsActivePort"
+        for _ in range(200):
+            if port_file.exists() and port_file.read_text().strip():
+                break
+            await asyncio.sleep(0.05)
+        port = port_file.read_text().split()[0]
+        async with BrowserSession(cdp_url=f"http://127.0.0.1:{port}") as b:
+            assert b.browser_path == ""
+            res = await b.act({"go_to_url": {"url": servers.url("nav.html")}})
+            assert res.text_content.startswith("Navigated to ")
+            assert (await b.snapshot()).elements[0].text == "Next page"
+        assert proc.returncode is None  # still running: we only disconnected
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        await proc.wait()
