@@ -1,0 +1,63 @@
+"""One page-agent run through the real OpenAI SDK against a local server speaking Chat Completions."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from notebook_agent.browser import BrowserSession
+from notebook_agent.browser.agent import PageAgent
+from notebook_agent.llm import get_model
+from tests.browser.conftest import Servers
+from tests.llm.server import ScriptedServer, sse_reply
+from tests.llm.wire import Call, ChatWire, split
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedServer]:
+    srv = ScriptedServer().start()
+    yield srv
+    srv.stop()
+
+
+def agent_output(action: str, args: dict[str, object], call_id: str) -> Call:
+    payload = json.dumps(
+        {"evaluation_previous_goal": "ok", "memory": "", "next_goal": f"{action}", "action": {action: args}}
+    )
+    return Call(call_id, "AgentOutput", split(payload, 7))  # arguments arrive in many fragments
+
+
+async def test_a_run_through_the_openai_sdk(browser: BrowserSession, servers: Servers, server: ScriptedServer) -> None:
+    wire = ChatWire()
+    server.replies.extend(
+        [
+            sse_reply(wire.tool_calls([agent_output("input_text", {"index": 0, "text": "Ada"}, "call_1")])),
+            sse_reply(wire.tool_calls([agent_output("done", {"text": "typed it", "success": True}, "call_2")])),
+        ]
+    )
+    model = get_model("openai:gpt-4o-mini", base_url=server.url + "/v1", api_key="test-key", max_retries=0)
+    agent = PageAgent(model=model, browser=browser, start_url=servers.url("agent_form.html"))
+    result = await agent.run("Type Ada into the name field")
+    assert result.status == "completed" and result.success and result.text == "typed it"
+    assert "its value is now 'Ada'" in result.steps[0].result
+    assert result.usage.input > 0 and result.usage.cache_read > 0  # usage with cached tokens, per step
+
+    assert len(server.requests) == 2
+    body = server.requests[0].body
+    assert server.requests[0].path == "/v1/chat/completions"
+    assert body["model"] == "gpt-4o-mini" and body["stream"] is True
+    assert body["tool_choice"] == {"type": "function", "function": {"name": "AgentOutput"}}
+    assert body["parallel_tool_calls"] is False
+    assert [t["function"]["name"] for t in body["tools"]] == ["AgentOutput"]
+    schema = body["tools"][0]["function"]["parameters"]
+    actions = [next(iter(m["properties"])) for m in schema["properties"]["action"]["anyOf"]]
+    assert actions[:3] == ["done", "wait", "click_element_by_index"] and "execute_javascript" not in actions
+    assert schema["required"] == ["evaluation_previous_goal", "memory", "next_goal", "action"]
+    # two messages per request: the system prompt and the state message (the transcript does not grow)
+    for request in server.requests:
+        roles = [m["role"] for m in request.body["messages"]]
+        assert roles == ["system", "user"]
+    second_state = server.requests[1].body["messages"][1]["content"]
+    assert 'Action: input_text {"index": 0, "text": "Ada"}' in second_state
