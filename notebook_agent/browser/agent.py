@@ -320,6 +320,18 @@ class PageAgent:
         assert result is not None
         return result
 
+    def run_sync(self, task: str) -> PageAgentResult:
+        """``run`` for plain scripts. Inside a running event loop (Jupyter) it refuses: use ``%%agent`` or
+        ``await agent.run(...)`` there (patching the loop with nest_asyncio loses widget clicks)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.run(task))
+        raise RuntimeError(
+            "run_sync() cannot run inside a running event loop (a Jupyter kernel has one). "
+            "Use `result = await agent.run(task)` or a %%agent cell instead."
+        )
+
     def tools(self, browser: BrowserSession) -> dict[str, Tool]:
         """The actions this agent offers, in their stable order (built-ins, then new custom tools)."""
         from .actions import builtin_tools

@@ -351,3 +351,18 @@ async def run_model(browser: BrowserSession, model: Any, url: str) -> Any:
     agent = PageAgent(model=model, browser=browser, start_url=url)
     result = await agent.run("do it")
     return result, None, model
+
+
+def test_run_sync_outside_and_inside_a_loop(servers: Servers) -> None:
+    agent = PageAgent(
+        model=ScriptedModel([step("done", {"text": "sync ok", "success": True})]),
+        start_url=servers.url("agent_form.html"),
+    )
+    result = agent.run_sync("finish")  # no loop running: it starts its own, and its own browser
+    assert result.status == "completed" and result.text == "sync ok"
+
+
+async def test_run_sync_inside_a_loop_says_what_to_do() -> None:
+    agent = PageAgent(model=ScriptedModel([]))
+    with pytest.raises(RuntimeError, match="await agent.run"):
+        agent.run_sync("x")
