@@ -364,5 +364,5 @@ def test_run_sync_outside_and_inside_a_loop(servers: Servers) -> None:
 
 async def test_run_sync_inside_a_loop_says_what_to_do() -> None:
     agent = PageAgent(model=ScriptedModel([]))
-    with pytest.raises(RuntimeError, match="await agent.run"):
+    with pytest.raises(RuntimeError, match=r"await agent\.run"):
         agent.run_sync("x")
