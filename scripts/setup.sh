@@ -19,14 +19,15 @@ if [ ! -f "$stamp" ]; then
 fi
 
 # A browser: Playwright's own, a system Chromium/Chrome, or install one.
-if ! .venv/bin/python -m notebook_agent.browser.launch >/dev/null 2>&1; then
+has_browser() { .venv/bin/python -c "from notebook_agent.browser.launch import find_browser; find_browser()" >/dev/null 2>&1; }
+if ! has_browser; then
   echo "setup: no Chromium found; installing one"
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-    (apt-get update -qq && apt-get install -y -qq chromium fonts-liberation) >/dev/null
+    (export DEBIAN_FRONTEND=noninteractive; apt-get update -qq && apt-get install -y -qq chromium fonts-liberation) >/dev/null
   elif command -v apt-get >/dev/null 2>&1 && command -v sudo >/dev/null 2>&1; then
-    (sudo apt-get update -qq && sudo apt-get install -y -qq chromium fonts-liberation) >/dev/null
+    (sudo DEBIAN_FRONTEND=noninteractive apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-liberation) >/dev/null
   else
     .venv/bin/python -m playwright install chromium
   fi
-  .venv/bin/python -m notebook_agent.browser.launch
+  .venv/bin/python -c "from notebook_agent.browser.launch import find_browser; print('setup: browser', find_browser())"
 fi
