@@ -267,8 +267,16 @@ def _eval(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
 
+    from .models import variant_model
+
     run = evaluate(
-        suite, variants, repeats=args.repeats, concurrency=args.concurrency, cdp_url=args.cdp_url, on_progress=progress
+        suite,
+        variants,
+        repeats=args.repeats,
+        concurrency=args.concurrency,
+        cdp_url=args.cdp_url,
+        on_progress=progress,
+        model_factory=variant_model,
     )
     report = asyncio.run(run)
     if args.json:

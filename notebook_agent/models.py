@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from .core.model import Model
 
@@ -35,3 +36,9 @@ def choose_model(name: str | None, task: str, *, runs_dir: str | Path = "agent_r
     from .llm import get_model
 
     return get_model(chosen), ""
+
+
+def variant_model(variant: Any, task: Any) -> Model:
+    """Model factory for evaluations: the same names as ``--model`` (``demo``, ``replay:RUN``, providers).
+    Module-level, so it can be shipped to executor workers."""
+    return choose_model(variant.model, task.task)[0]

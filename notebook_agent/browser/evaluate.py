@@ -289,9 +289,10 @@ async def run_job(
 
 
 def default_model_factory(variant: Variant, task: SuiteTask) -> Any:
-    from ..models import choose_model
+    """``provider:model`` names through the adapters (the app layers add ``demo`` and ``replay:``)."""
+    from ..llm import get_model
 
-    return choose_model(variant.model, task.task)[0]
+    return get_model(variant.model)
 
 
 def _run_job_in_own_browser(

@@ -13,6 +13,7 @@ from IPython.display import display
 
 from ..browser.evaluate import EvalReport, EvalRow, Job
 from ..browser.evaluate import evaluate as _evaluate
+from ..models import variant_model
 
 
 async def evaluate(*args: Any, **kwargs: Any) -> EvalReport:
@@ -42,6 +43,7 @@ async def evaluate(*args: Any, **kwargs: Any) -> EvalReport:
         if user_progress is not None:
             user_progress(kind, job, row)
 
+    kwargs.setdefault("model_factory", variant_model)
     report = await _evaluate(*args, on_progress=on_progress, **kwargs)
     bar.max = bar.value = len(report.rows)
     label.value = f"{len(report.rows)} runs done"

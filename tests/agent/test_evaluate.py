@@ -22,6 +22,7 @@ from notebook_agent.core.messages import UserMessage
 from notebook_agent.core.model import Context
 from notebook_agent.demo import demo_url
 from notebook_agent.llm.scripted import ScriptedModel
+from notebook_agent.models import variant_model
 
 SUITE_YAML = """
 name: three-tasks
@@ -66,6 +67,7 @@ async def test_two_variants_over_three_tasks(suite_file: Path) -> None:
         variables={"base": demo_url()},
         repeats=2,
         concurrency=3,
+        model_factory=variant_model,
         on_progress=lambda kind, job, row: events.append((kind, job.variant.name, job.task.id)),
     )
     assert len(report.rows) == 2 * 3 * 2

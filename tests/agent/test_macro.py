@@ -159,3 +159,30 @@ def test_approval_policies() -> None:
     assert decide(lambda r: "deny", harmless) == "deny"
     with pytest.raises(ValueError, match="Unknown approval policy 'sometimes'"):
         check_policy("sometimes")
+
+
+def test_fixed_part_of_a_step_fits_the_token_budget() -> None:
+    """System prompt + AgentOutput schema for the nine page-agent built-ins: under 2,500 tokens (the spec)."""
+    from notebook_agent.browser import BrowserSession, builtin_tools
+    from notebook_agent.browser.agent import default_system_prompt
+    from notebook_agent.llm.tokens import count_tokens
+
+    async def ask(question: str, signal: AbortSignal) -> str:
+        return ""
+
+    tools = builtin_tools(BrowserSession(), on_ask_user=ask)  # schemas only: the browser is never started
+    nine = [
+        "done",
+        "wait",
+        "ask_user",
+        "click_element_by_index",
+        "input_text",
+        "select_dropdown_option",
+        "scroll",
+        "scroll_horizontally",
+        "execute_javascript",
+    ]
+    spec = macro_spec([tools[n] for n in nine])
+    payload = json.dumps({"name": spec.name, "description": spec.description, "parameters": spec.parameters})
+    total = count_tokens(default_system_prompt()) + count_tokens(payload)
+    assert total < 2500, total
