@@ -82,7 +82,8 @@ def risk_reason(request: ApprovalRequest) -> str | None:
             text += " " + str(args.get("text", ""))
         match = DESTRUCTIVE.search(text)
         if match:
-            label = " ".join(text.split())[:60]
+            shown = str((request.element or {}).get("text") or "") or text
+            label = " ".join(shown.split())[:60]
             return f'acts on "{label}", which looks destructive or final ({match.group(0).lower()})'
     return None
 

@@ -317,7 +317,8 @@ class RunView:
         )
         parts: list[w.Widget] = [info]
         if crop:
-            img = w.Image(value=crop, format="png", layout=w.Layout(max_width="480px"))
+            width = int.from_bytes(crop[16:20], "big") if crop[:4] == b"\x89PNG" else 480  # IHDR width
+            img = w.Image(value=crop, format="png", layout=w.Layout(width=f"{min(width, 480)}px"))
             img.add_class("na-approval-crop")
             parts.append(img)
         parts.append(w.HBox([approve, deny, reason]))
