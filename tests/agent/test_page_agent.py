@@ -366,3 +366,17 @@ async def test_run_sync_inside_a_loop_says_what_to_do() -> None:
     agent = PageAgent(model=ScriptedModel([]))
     with pytest.raises(RuntimeError, match=r"await agent\.run"):
         agent.run_sync("x")
+
+
+async def test_vision_sends_a_screenshot_with_the_state(browser: BrowserSession, servers: Servers) -> None:
+    from notebook_agent.core.messages import ImageContent
+
+    _, _, model = await run(
+        browser, [step("done", {"text": "x"})], start_url=servers.url("agent_form.html"), vision=True
+    )
+    message = model.requests[0][0].messages[-1]
+    assert isinstance(message, UserMessage) and isinstance(message.content, list)
+    images = [p for p in message.content if isinstance(p, ImageContent)]
+    assert len(images) == 1 and images[0].mime_type == "image/jpeg" and len(images[0].data) > 1000
+    _, _, plain = await run(browser, [step("done", {"text": "x"})], start_url=servers.url("agent_form.html"))
+    assert isinstance(plain.requests[0][0].messages[-1].content, str)  # no image unless asked

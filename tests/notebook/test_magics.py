@@ -192,3 +192,13 @@ async def test_ask_user_in_the_view(shell: InteractiveShell) -> None:
     boxes[0].value = "Large"  # what pressing Enter in the text box does
     result = await run
     assert result is not None and result.steps[0].result == "User answered: Large"
+
+
+async def test_browser_and_snapshot_commands(shell: InteractiveShell) -> None:
+    shell.run_line_magic("agent", f"browser {demo_url()}/account.html")
+    await asyncio.wait(set(STATE.tasks), timeout=30)
+    assert STATE.browser is not None and STATE.browser.page.url.endswith("/account.html")
+    shell.run_line_magic("agent", "snapshot")
+    await asyncio.wait(set(STATE.tasks), timeout=30)
+    snap = STATE.browser.last_snapshot
+    assert snap is not None and "Delete account" in snap.text
