@@ -188,8 +188,16 @@ class NotebookRun:
                 await asyncio.to_thread(self._save, self.result)
             return self.result
         except asyncio.CancelledError:
+            # Interrupt: the agent's stream has already stopped the run and waited for it to settle, so its
+            # result holds every finished step; keep and save it before letting the cancellation through.
             self.agent.stop("The cell was interrupted")
             self.view.set_status("stopped")
+            last = self.agent.last_result
+            if last is not None and last.task == self.task_text and self.result is None:
+                self.result = last
+                self.view.show_result(last)
+                if STATE.config.runs_dir:
+                    self._save(last)
             raise
         except Exception as exc:
             self.error = exc

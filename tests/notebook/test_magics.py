@@ -147,6 +147,7 @@ async def test_interrupting_an_awaiting_cell_cancels_the_run(shell: InteractiveS
     await asyncio.wait({run.task}, timeout=5)
     assert run.task.done()
     assert "stopped" in run.view.status.value
+    assert run.result is not None and run.result.status == "stopped" and run.saved_path is not None
     print(f"interrupt to stopped run: {loop.time() - t0:.2f}s")
 
 
