@@ -23,7 +23,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeAlias
 
-from playwright.async_api import ElementHandle, Frame
+from playwright.async_api import ElementHandle, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -270,6 +270,15 @@ _JS_SERIALIZE = """(v) => {
 # -- helpers -----------------------------------------------------------------------------------------------
 def _ms(seconds: float) -> float:
     return seconds * 1000.0
+
+
+async def _title_note(page: Page) -> str:
+    """`` (title '...')`` for an action result, or nothing when the page has no title (or is gone)."""
+    try:
+        title = await page.title()
+    except PlaywrightError:
+        return ""
+    return f" (title {_quote(title)})" if title else ""
 
 
 def _quote(text: str, limit: int = 80) -> str:
@@ -799,12 +808,7 @@ class GoToUrlTool(BrowserTool):
             )
         except PlaywrightError as exc:
             raise ActionError(f"could not open {url}: {_first_line(exc)}") from None
-        title = ""
-        try:
-            title = await page.title()
-        except PlaywrightError:
-            pass
-        text = f"Navigated to {page.url}" + (f" (title {_quote(title)})" if title else "") + "."
+        text = f"Navigated to {page.url}{await _title_note(page)}."
         if response is not None and response.status >= 400:
             text += f" The server answered HTTP {response.status}."
         return text
@@ -825,12 +829,7 @@ class GoBackTool(BrowserTool):
             raise ActionError(f"could not go back: {_first_line(exc)}") from None
         if page.url == before:
             raise ActionError("there is no previous page in this tab's history.")
-        title = ""
-        try:
-            title = await page.title()
-        except PlaywrightError:
-            pass
-        return f"Went back to {page.url}" + (f" (title {_quote(title)})" if title else "") + "."
+        return f"Went back to {page.url}{await _title_note(page)}."
 
 
 class SwitchTabTool(BrowserTool):
@@ -841,12 +840,7 @@ class SwitchTabTool(BrowserTool):
 
     async def run(self, args: SwitchTabParams, signal: AbortSignal) -> str:
         page = await self.browser.switch_tab(args.tab_id)
-        title = ""
-        try:
-            title = await page.title()
-        except PlaywrightError:
-            pass
-        return f"Switched to tab {args.tab_id}: {page.url}" + (f" (title {_quote(title)})" if title else "") + "."
+        return f"Switched to tab {args.tab_id}: {page.url}{await _title_note(page)}."
 
 
 class HoverTool(BrowserTool):
