@@ -26,6 +26,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from ..core.abort import AbortController, AbortSignal
+from ..core.agent import AgentBusyError
 from ..core.events import AgentEvent, ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate, TurnEnd, TurnStart
 from ..core.loop import (
     AfterHook,
@@ -217,10 +218,6 @@ PageEvent: TypeAlias = (
     | RunFinished
 )
 AnyEvent: TypeAlias = AgentEvent | PageEvent
-
-
-class AgentBusyError(RuntimeError):
-    pass
 
 
 BUILTIN_ORDER = (

@@ -17,7 +17,7 @@ import jsonschema
 from pydantic import BaseModel, ValidationError
 
 from .abort import AbortSignal
-from .messages import ImageContent, ResultPart, TextContent
+from .messages import ResultPart, TextContent
 from .model import ToolSpec
 
 ExecutionMode: TypeAlias = Literal["parallel", "sequential"]
@@ -231,7 +231,3 @@ def tool(
         )
 
     return wrap
-
-
-def result_image(data_b64: str, mime_type: str = "image/png") -> ImageContent:
-    return ImageContent(data=data_b64, mime_type=mime_type)

@@ -73,10 +73,6 @@ def error(message: str, *, kind: str = "server", after: Iterable[str | ScriptedC
     return ScriptedError(message, kind, [ScriptedText(p) if isinstance(p, str) else p for p in after])
 
 
-class ScriptExhaustedError(RuntimeError):
-    pass
-
-
 class ScriptedModel:
     """``ScriptedModel([call("add", a=1, b=2), "The answer is 3."])``.
 
