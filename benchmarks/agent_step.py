@@ -18,9 +18,9 @@ import resource
 import statistics
 import time
 
+from notebook_agent.agent import PageAgent, default_system_prompt
+from notebook_agent.agent.macro import agent_output, macro_spec
 from notebook_agent.browser import BrowserSession
-from notebook_agent.browser.agent import PageAgent, default_system_prompt
-from notebook_agent.browser.macro import agent_output, macro_spec
 from notebook_agent.demo import DEMO_TASK, demo_model, demo_url
 from notebook_agent.llm.scripted import ScriptedModel
 from notebook_agent.llm.tokens import EXACT, count_tokens

@@ -34,8 +34,8 @@ _LAZY = {
     "ScriptedModel": "notebook_agent.llm.scripted",
     "get_model": "notebook_agent.llm",
     "BrowserSession": "notebook_agent.browser.session",
-    "PageAgent": "notebook_agent.browser.agent",
-    "PageAgentResult": "notebook_agent.browser.agent",
+    "PageAgent": "notebook_agent.agent.page_agent",
+    "PageAgentResult": "notebook_agent.agent.results",
 }
 
 

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from . import __version__
 
 if TYPE_CHECKING:
-    from .browser.agent import AnyEvent, PageAgentResult
-    from .browser.approval import ApprovalAnswer, ApprovalRequest
+    from .agent import AnyEvent, PageAgentResult
+    from .agent.approval import ApprovalAnswer, ApprovalRequest
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -82,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         if args.command == "snapshot":
-            from .browser.cli import snapshot_command
+            from .snapshot_cli import snapshot_command
 
             return snapshot_command(args.url, full_page=args.full_page, as_json=args.json)
         if args.command == "run":
@@ -116,7 +116,7 @@ def _model_for(name: str | None, task: str) -> tuple[Any, str]:
 
 
 async def _terminal_approver(request: ApprovalRequest) -> ApprovalAnswer:
-    from .browser.approval import ApprovalAnswer
+    from .agent.approval import ApprovalAnswer
 
     print(f"\n  ✋ approve {request.action} {json.dumps(request.args)}? ({request.reason})")
     answer = await asyncio.to_thread(input, "     [y]es / [n]o (then a reason): ")
@@ -133,12 +133,12 @@ async def _terminal_ask(question: str, signal: Any) -> str:
 
 
 async def _run(task: str, args: argparse.Namespace, *, as_json: bool) -> int:
-    from .browser.agent import PageAgent
+    from .agent import PageAgent
     from .browser.session import BrowserSession
 
     model, label = _model_for(args.model, task)
     interactive = sys.stdin.isatty()
-    from .browser.approval import check_policy
+    from .agent.approval import check_policy
 
     policy = check_policy(args.approve or ("ask-risky" if interactive else "deny-risky"))
     out = sys.stderr if as_json else sys.stdout
@@ -163,7 +163,7 @@ async def _run(task: str, args: argparse.Namespace, *, as_json: bool) -> int:
                 result = event.result
     assert result is not None
     if as_json:
-        from .browser.runs import result_to_dict
+        from .agent.runs import result_to_dict
 
         print(json.dumps(result_to_dict(result), indent=2, ensure_ascii=False))
     return 0 if result.success else 1
@@ -243,7 +243,7 @@ def _lab() -> int:
 def _eval(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from .browser.evaluate import Variant, evaluate, load_suite
+    from .agent.evaluate import Variant, evaluate, load_suite
 
     variables: dict[str, str] = {}
     for item in args.var:

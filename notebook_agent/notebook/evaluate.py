@@ -1,6 +1,6 @@
 """``await evaluate(...)`` in a notebook: the same evaluation, with a progress bar and a live table.
 
-The work is :func:`notebook_agent.browser.evaluate.evaluate`; this wrapper only renders its progress, so the
+The work is :func:`notebook_agent.agent.evaluate.evaluate`; this wrapper only renders its progress, so the
 evaluation itself stays usable from scripts and the terminal.
 """
 
@@ -11,13 +11,13 @@ from typing import Any
 import ipywidgets as w
 from IPython.display import display
 
-from ..browser.evaluate import EvalReport, EvalRow, Job
-from ..browser.evaluate import evaluate as _evaluate
+from ..agent.evaluate import EvalReport, EvalRow, Job
+from ..agent.evaluate import evaluate as _evaluate
 from ..models import variant_model
 
 
 async def evaluate(*args: Any, **kwargs: Any) -> EvalReport:
-    """Same arguments as :func:`notebook_agent.browser.evaluate.evaluate`; shows progress while it runs."""
+    """Same arguments as :func:`notebook_agent.agent.evaluate.evaluate`; shows progress while it runs."""
     bar = w.IntProgress(value=0, min=0, max=1, description="runs")
     label = w.Label("starting…")
     table = w.HTML()

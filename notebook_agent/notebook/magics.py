@@ -15,8 +15,8 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
-from ..browser.agent import PageAgent
-from ..browser.approval import POLICY_NAMES, check_policy
+from ..agent import PageAgent
+from ..agent.approval import POLICY_NAMES, check_policy
 from .runtime import STATE, NotebookRun, make_approver, make_ask_user, resolve_model
 from .view import RunView
 
@@ -151,7 +151,7 @@ class AgentMagics(Magics):
     def agent_prompt(self, line: str, cell: str) -> None:
         """Set the system prompt for this session's ``%%agent`` runs from the cell body (or append to the
         default one with ``--append``). ``%agent prompt`` shows the active prompt and its diff."""
-        from ..browser.agent import default_system_prompt, prompt_hash
+        from ..agent import default_system_prompt, prompt_hash
 
         args = parse_argstring(self.agent_prompt, line)
         body = cell.strip("\n")
@@ -235,7 +235,7 @@ class AgentMagics(Magics):
     def _cmd_runs(self, rest: list[str]) -> None:
         from IPython.display import HTML
 
-        from ..browser.runs import list_runs
+        from ..agent.runs import list_runs
         from .tuning import runs_table_html
 
         saved = list_runs(STATE.config.runs_dir)
@@ -249,7 +249,7 @@ class AgentMagics(Magics):
             display(HTML(runs_table_html(saved)))
 
     def _cmd_rerun(self, rest: list[str]) -> None:
-        from ..browser.runs import find_run, load_run
+        from ..agent.runs import find_run, load_run
 
         if not rest:
             print("usage: %agent rerun RUN [--prompt NAME] [--model M] [--out NAME]")
@@ -284,7 +284,7 @@ class AgentMagics(Magics):
     def _cmd_compare(self, rest: list[str]) -> None:
         from IPython.display import HTML
 
-        from ..browser.runs import compare_runs, find_run, load_run
+        from ..agent.runs import compare_runs, find_run, load_run
         from .tuning import compare_html
 
         if len(rest) != 2:
@@ -298,7 +298,7 @@ class AgentMagics(Magics):
         display(HTML(compare_html(compare_runs(a, b))))
 
     def _cmd_prompt(self, rest: list[str]) -> None:
-        from ..browser.agent import default_system_prompt, prompt_hash
+        from ..agent import default_system_prompt, prompt_hash
         from .tuning import as_html_pre, prompt_diff
 
         if rest:

@@ -14,8 +14,8 @@ from collections.abc import Generator
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
-from ..browser.agent import AnyEvent, PageAgent, PageAgentResult, RunFinished
-from ..browser.approval import ApprovalAnswer, ApprovalRequest
+from ..agent import AnyEvent, PageAgent, PageAgentResult, RunFinished
+from ..agent.approval import ApprovalAnswer, ApprovalRequest
 from ..core.abort import AbortSignal
 from .view import RunView
 
@@ -66,7 +66,7 @@ class KernelState:
     """Named system prompts set with ``%%agent_prompt`` ("default" is the packaged one)."""
 
     def prompt_text(self, name: str | None = None) -> str:
-        from ..browser.agent import default_system_prompt
+        from ..agent import default_system_prompt
 
         name = name or self.config.prompt
         if name == "default":
@@ -205,7 +205,7 @@ class NotebookRun:
             return None
 
     def _save(self, result: PageAgentResult) -> None:
-        from ..browser.runs import save_run
+        from ..agent.runs import save_run
 
         try:
             self.saved_path = str(save_run(result, STATE.config.runs_dir))

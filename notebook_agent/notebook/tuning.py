@@ -11,8 +11,8 @@ import html
 import json
 from typing import Any
 
-from ..browser.agent import PageAgentResult, PageStep
-from ..browser.runs import Comparison
+from ..agent import PageAgentResult, PageStep
+from ..agent.runs import Comparison
 
 
 def _e(value: object) -> str:

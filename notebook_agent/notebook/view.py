@@ -17,7 +17,7 @@ from typing import Any
 
 import ipywidgets as w
 
-from ..browser.agent import (
+from ..agent import (
     ActionFinished,
     ActionProgress,
     ActionStarted,
@@ -30,7 +30,7 @@ from ..browser.agent import (
     ScreenshotTaken,
     StepStarted,
 )
-from ..browser.approval import ApprovalAnswer, ApprovalRequest
+from ..agent.approval import ApprovalAnswer, ApprovalRequest
 from .tuning import inspect_html
 
 _CSS = """

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from notebook_agent.agent.evaluate import Job, SuiteTask, Variant, evaluate, load_suite
+from notebook_agent.agent.macro import agent_output
 from notebook_agent.browser import BrowserSession, find_browser
-from notebook_agent.browser.evaluate import Job, SuiteTask, Variant, evaluate, load_suite
-from notebook_agent.browser.macro import agent_output
 from notebook_agent.core.messages import UserMessage
 from notebook_agent.core.model import Context
 from notebook_agent.demo import demo_url

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field
 
-from notebook_agent.browser.approval import ApprovalRequest, check_policy, decide, risk_reason
-from notebook_agent.browser.macro import MACRO_NAME, macro_spec, parse_output
+from notebook_agent.agent.approval import ApprovalRequest, check_policy, decide, risk_reason
+from notebook_agent.agent.macro import MACRO_NAME, macro_spec, parse_output
 from notebook_agent.core.abort import AbortSignal
 from notebook_agent.core.messages import AssistantMessage, TextContent, ToolCall
 from notebook_agent.core.tools import OnUpdate, Tool
@@ -163,8 +163,8 @@ def test_approval_policies() -> None:
 
 def test_fixed_part_of_a_step_fits_the_token_budget() -> None:
     """System prompt + AgentOutput schema for the nine page-agent built-ins: under 2,500 tokens (the spec)."""
+    from notebook_agent.agent import default_system_prompt
     from notebook_agent.browser import BrowserSession, builtin_tools
-    from notebook_agent.browser.agent import default_system_prompt
     from notebook_agent.llm.tokens import count_tokens
 
     async def ask(question: str, signal: AbortSignal) -> str:

@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from notebook_agent.browser import BrowserSession
-from notebook_agent.browser.agent import (
+from notebook_agent.agent import (
     ApprovalAnswered,
     ApprovalRequested,
     PageAgent,
@@ -18,8 +17,9 @@ from notebook_agent.browser.agent import (
     ScreenshotTaken,
     StepStarted,
 )
-from notebook_agent.browser.approval import ApprovalAnswer, ApprovalRequest
-from notebook_agent.browser.macro import MACRO_NAME, agent_output
+from notebook_agent.agent.approval import ApprovalAnswer, ApprovalRequest
+from notebook_agent.agent.macro import MACRO_NAME, agent_output
+from notebook_agent.browser import BrowserSession
 from notebook_agent.core.abort import AbortSignal
 from notebook_agent.core.messages import UserMessage
 from notebook_agent.core.model import Context

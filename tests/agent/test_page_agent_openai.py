@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from notebook_agent.agent import PageAgent
 from notebook_agent.browser import BrowserSession
-from notebook_agent.browser.agent import PageAgent
 from notebook_agent.llm import get_model
 from tests.browser.conftest import Servers
 from tests.llm.server import ScriptedServer, sse_reply

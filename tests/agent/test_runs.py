@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from notebook_agent.browser.agent import PageAgentResult, PageStep, StepRequest
-from notebook_agent.browser.runs import compare_runs, find_run, list_runs, load_run, result_to_dict, save_run
+from notebook_agent.agent import PageAgentResult, PageStep, StepRequest
+from notebook_agent.agent.runs import compare_runs, find_run, list_runs, load_run, result_to_dict, save_run
 from notebook_agent.core.messages import AssistantMessage, Cost, TextContent, ToolCall, Usage
 
 

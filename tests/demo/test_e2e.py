@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 
-from notebook_agent.browser.agent import PageAgent, PageAgentResult
-from notebook_agent.browser.approval import ApprovalAnswer, ApprovalRequest
+from notebook_agent.agent import PageAgent, PageAgentResult
+from notebook_agent.agent.approval import ApprovalAnswer, ApprovalRequest
 from notebook_agent.browser.session import BrowserSession
 from notebook_agent.demo import DELETE_TASK, DEMO_TASK, UNKNOWN_TASK_TEXT, demo_model, demo_model_for, demo_url
 

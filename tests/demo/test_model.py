@@ -45,7 +45,7 @@ def history_block(steps: list[dict[str, Any]]) -> str:
 def state_message(
     task: str, title: str, path: str, body: str, history: list[dict[str, Any]] | None = None, step: int = 0
 ) -> str:
-    """A state message shaped like the page agent's (see PageAgent._state_message and the snapshot header)."""
+    """A state message shaped like the page agent's (see agent.state.state_message and the snapshot header)."""
     steps = history or []
     step = step or len(steps) + 1
     return "\n".join(

@@ -176,8 +176,8 @@ async def test_config_runs_and_errors(shell: InteractiveShell, capsys: pytest.Ca
 
 
 async def test_ask_user_in_the_view(shell: InteractiveShell) -> None:
-    from notebook_agent.browser.agent import PageAgent
-    from notebook_agent.browser.macro import agent_output
+    from notebook_agent.agent import PageAgent
+    from notebook_agent.agent.macro import agent_output
     from notebook_agent.llm.scripted import ScriptedModel
     from notebook_agent.notebook.runtime import watch
 

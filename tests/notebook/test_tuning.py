@@ -9,8 +9,8 @@ import pytest
 import pytest_asyncio
 from IPython.core.interactiveshell import InteractiveShell
 
-from notebook_agent.browser.agent import default_system_prompt, prompt_hash
-from notebook_agent.browser.runs import list_runs
+from notebook_agent.agent import default_system_prompt, prompt_hash
+from notebook_agent.agent.runs import list_runs
 from notebook_agent.demo import DEMO_TASK, demo_url
 from notebook_agent.notebook.runtime import STATE, NotebookRun
 from tests.notebook.test_magics import with_class

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from notebook_agent.browser.cli import _normalise_url, snapshot_command
 from notebook_agent.llm import tokens
 from notebook_agent.llm.tokens import count_tokens
+from notebook_agent.snapshot_cli import _normalise_url, snapshot_command
 
 
 def test_count_tokens_offline() -> None:

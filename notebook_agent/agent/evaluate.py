@@ -35,8 +35,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .agent import PageAgent, PageAgentResult
-from .session import BrowserSession
+from ..browser.session import BrowserSession
+from .page_agent import PageAgent
+from .results import PageAgentResult
 
 
 @dataclass

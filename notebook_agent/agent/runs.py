@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.messages import AssistantMessage, Usage
-from .agent import PageAgentResult, PageStep, StepRequest
+from .results import PageAgentResult, PageStep, StepRequest
 
 FORMAT_VERSION = 1
 

@@ -8,11 +8,14 @@ the timeout is a denial. The model sees the reason for every denial.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 from urllib.parse import urlparse
+
+from ..core.abort import AbortSignal
 
 Decision: TypeAlias = Literal["allow", "ask", "deny"]
 
@@ -113,3 +116,37 @@ def check_policy(policy: object) -> PolicyName | PolicyFunction:
     if isinstance(policy, str) and policy in POLICY_NAMES:
         return policy  # type: ignore[return-value]
     raise ValueError(f"Unknown approval policy {policy!r}. Use one of {', '.join(POLICY_NAMES)} or a function.")
+
+
+async def gate(
+    policy: PolicyName | PolicyFunction,
+    request: ApprovalRequest,
+    *,
+    approver: Approver | None,
+    timeout: float,
+    signal: AbortSignal,
+    on_ask: Callable[[], None] = lambda: None,
+) -> ApprovalAnswer | None:
+    """Decide one call: None when it may run without asking, else the answer (a denial by the policy, or the
+    approver's answer). ``on_ask`` runs just before a person is asked (views show the request then). No
+    approver, or no answer within ``timeout`` seconds, is a denial; a stop (``signal``) ends the wait."""
+    decision = decide(policy, request)
+    if decision == "allow":
+        return None
+    if decision == "deny":
+        return ApprovalAnswer(False, f"Blocked by the approval policy: {request.reason}", by="policy")
+    on_ask()
+    if approver is None:
+        return ApprovalAnswer(False, f"Denied: no one was there to approve it ({request.reason}).", by="policy")
+    try:
+        return await signal.race(asyncio.wait_for(approver(request), timeout))
+    except TimeoutError:
+        return ApprovalAnswer(False, f"Denied: no answer within {timeout:g} seconds.", by="timeout")
+
+
+def denial_text(answer: ApprovalAnswer) -> str:
+    """What the model reads when a call was denied."""
+    reason = answer.reason or "The user denied this action."
+    if not reason.lower().startswith(("denied", "blocked", "the user")):
+        reason = f"The user denied this action: {reason}"
+    return reason

@@ -14,9 +14,9 @@ from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
 
-from ..llm.tokens import count_tokens, exact_available
-from .launch import BrowserNotFoundError
-from .session import BrowserSession
+from .browser.launch import BrowserNotFoundError
+from .browser.session import BrowserSession
+from .llm.tokens import count_tokens, exact_available
 
 
 def _normalise_url(url: str) -> str:
@@ -96,10 +96,10 @@ def snapshot_command(url: str, full_page: bool = False, as_json: bool = False) -
         return 130
 
 
-if __name__ == "__main__":  # pragma: no cover - manual use: python -m notebook_agent.browser.cli URL
+if __name__ == "__main__":  # pragma: no cover - manual use: python -m notebook_agent.snapshot_cli URL
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     if not args:
-        print("usage: python -m notebook_agent.browser.cli URL [--full-page] [--json]", file=sys.stderr)
+        print("usage: python -m notebook_agent.snapshot_cli URL [--full-page] [--json]", file=sys.stderr)
         raise SystemExit(2)
     raise SystemExit(snapshot_command(args[0], "--full-page" in sys.argv, "--json" in sys.argv))
 

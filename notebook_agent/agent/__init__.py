@@ -1,0 +1,80 @@
+"""The page agent: one step = state message → model → action, on top of the browser layer.
+
+``PageAgent`` (page_agent.py) holds a run's settings; ``PageRun`` (run.py) drives the core loop; the state
+message and observations (state.py), the ``AgentOutput`` macro tool and output repair (macro.py), approval
+policies (approval.py), results and step events (results.py), run files (runs.py), suite evaluation
+(evaluate.py) and the system prompt (prompt.py, prompts/) each have a module of their own.
+"""
+
+from .approval import (
+    POLICY_NAMES,
+    ApprovalAnswer,
+    ApprovalRequest,
+    Approver,
+    PolicyFunction,
+    PolicyName,
+    check_policy,
+    decide,
+    risk_reason,
+)
+from .macro import MACRO_NAME, agent_output, macro_spec, parse_output
+from .page_agent import BUILTIN_ORDER, PageAgent
+from .prompt import default_system_prompt, prompt_hash
+from .results import (
+    ActionFinished,
+    ActionProgress,
+    ActionStarted,
+    AnyEvent,
+    ApprovalAnswered,
+    ApprovalRequested,
+    ModelOutputParsed,
+    PageAgentResult,
+    PageEvent,
+    PageStep,
+    RunFinished,
+    ScreenshotTaken,
+    Status,
+    StepRequest,
+    StepStarted,
+)
+from .runs import compare_runs, find_run, list_runs, load_run, save_run
+
+__all__ = [
+    "BUILTIN_ORDER",
+    "MACRO_NAME",
+    "POLICY_NAMES",
+    "ActionFinished",
+    "ActionProgress",
+    "ActionStarted",
+    "AnyEvent",
+    "ApprovalAnswer",
+    "ApprovalAnswered",
+    "ApprovalRequest",
+    "ApprovalRequested",
+    "Approver",
+    "ModelOutputParsed",
+    "PageAgent",
+    "PageAgentResult",
+    "PageEvent",
+    "PageStep",
+    "PolicyFunction",
+    "PolicyName",
+    "RunFinished",
+    "ScreenshotTaken",
+    "Status",
+    "StepRequest",
+    "StepStarted",
+    "agent_output",
+    "check_policy",
+    "compare_runs",
+    "decide",
+    "default_system_prompt",
+    "find_run",
+    "list_runs",
+    "load_run",
+    "macro_spec",
+    "parse_output",
+    "prompt_hash",
+    "risk_reason",
+    "save_run",
+]

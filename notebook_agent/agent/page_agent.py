@@ -1,0 +1,206 @@
+"""``PageAgent``: the public entry point of the page agent, and what it is configured with.
+
+It holds the settings of a run (model, browser, limits, actions, prompt, approval policy) and puts the
+browser's built-in actions together with custom tools in a stable order. Each ``run``/``stream`` call starts
+a :class:`~.run.PageRun`, which drives the core loop; ``stream`` yields the loop's events plus step-level
+events for views, and ``run`` returns a :class:`~.results.PageAgentResult`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, TypeAlias
+
+from ..browser.actions import builtin_tools
+from ..browser.session import BrowserSession
+from ..core.abort import AbortController, AbortSignal
+from ..core.agent import AgentBusyError
+from ..core.loop import AfterHook
+from ..core.model import Model, StreamOptions
+from ..core.tools import Tool
+from .approval import Approver, PolicyFunction, PolicyName, check_policy
+from .prompt import default_system_prompt
+from .results import AnyEvent, PageAgentResult, RunFinished
+from .run import PageRun
+
+AskUser: TypeAlias = Callable[[str, AbortSignal], Awaitable[str]]
+
+
+BUILTIN_ORDER = (
+    "done",
+    "wait",
+    "ask_user",
+    "click_element_by_index",
+    "input_text",
+    "select_dropdown_option",
+    "scroll",
+    "scroll_horizontally",
+    "execute_javascript",
+    "send_keys",
+    "go_to_url",
+    "go_back",
+    "switch_tab",
+    "hover",
+)
+
+
+class PageAgent:
+    """``PageAgent(model=..., browser=browser, max_steps=20)``; ``result = await agent.run("task")``.
+
+    ``model``: a :class:`Model` or a ``provider:model`` name (default ``NOTEBOOK_AGENT_MODEL``).
+    ``browser``: a started :class:`BrowserSession`; when omitted the agent starts a headless one per run.
+    ``custom_tools``: ``{name: tool}`` adds or overrides an action, ``{name: None}`` removes one.
+    ``approval``: ``auto`` (default), ``ask-risky``, ``ask-all``, ``deny-risky`` or a function of an
+    :class:`ApprovalRequest`; ``approver`` answers the ``ask`` cases (no approver: asks are denied).
+    """
+
+    def __init__(
+        self,
+        model: Model | str | None = None,
+        browser: BrowserSession | None = None,
+        *,
+        max_steps: int = 20,
+        max_failures: int = 3,
+        custom_tools: Mapping[str, Tool | None] | None = None,
+        on_ask_user: AskUser | None = None,
+        enable_javascript: bool = False,
+        system_prompt: str | None = None,
+        instructions: str | None = None,
+        approval: PolicyName | PolicyFunction = "auto",
+        approver: Approver | None = None,
+        approval_timeout: float = 300.0,
+        start_url: str | None = None,
+        vision: bool = False,
+        screenshots: bool = True,
+        full_page: bool = False,
+        after_tool_call: AfterHook | None = None,
+        stream_options: StreamOptions | None = None,
+    ) -> None:
+        if max_steps < 1:
+            raise ValueError("max_steps must be at least 1")
+        self.model = _resolve_model(model)
+        self.browser = browser
+        self.max_steps = max_steps
+        self.max_failures = max_failures
+        self.custom_tools = dict(custom_tools or {})
+        self.on_ask_user = on_ask_user
+        self.enable_javascript = enable_javascript
+        self.system_prompt = system_prompt if system_prompt is not None else default_system_prompt()
+        self.instructions = instructions
+        self.approval = check_policy(approval)
+        self.approver = approver
+        self.approval_timeout = approval_timeout
+        self.start_url = start_url
+        self.vision = vision
+        self.screenshots = screenshots
+        self.full_page = full_page
+        self.after_tool_call = after_tool_call
+        self.stream_options = stream_options or StreamOptions()
+        self._controller: AbortController | None = None
+        self.last_result: PageAgentResult | None = None
+
+    # -- public -------------------------------------------------------------------------------------------
+    @property
+    def full_system_prompt(self) -> str:
+        if self.instructions:
+            return f"{self.system_prompt.rstrip()}\n\nAdditional instructions:\n{self.instructions.strip()}\n"
+        return self.system_prompt
+
+    @property
+    def is_running(self) -> bool:
+        return self._controller is not None
+
+    def stop(self, reason: str = "Stopped by the user") -> None:
+        """Abort the running run (safe from any thread)."""
+        if self._controller is not None:
+            self._controller.abort(reason)
+
+    async def run(self, task: str) -> PageAgentResult:
+        result: PageAgentResult | None = None
+        async for event in self.stream(task):
+            if isinstance(event, RunFinished):
+                result = event.result
+        assert result is not None
+        return result
+
+    def run_sync(self, task: str) -> PageAgentResult:
+        """``run`` for plain scripts. Inside a running event loop (Jupyter) it refuses: use ``%%agent`` or
+        ``await agent.run(...)`` there (patching the loop with nest_asyncio loses widget clicks)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.run(task))
+        raise RuntimeError(
+            "run_sync() cannot run inside a running event loop (a Jupyter kernel has one). "
+            "Use `result = await agent.run(task)` or a %%agent cell instead."
+        )
+
+    def tools(self, browser: BrowserSession) -> dict[str, Tool]:
+        """The actions this agent offers, in their stable order (built-ins, then new custom tools)."""
+        registry: dict[str, Tool] = dict(builtin_tools(browser, on_ask_user=self.on_ask_user))
+        ordered = {n: registry[n] for n in BUILTIN_ORDER if n in registry}
+        ordered.update({n: t for n, t in registry.items() if n not in ordered})
+        for name, t in self.custom_tools.items():
+            if t is None:
+                ordered.pop(name, None)
+                continue
+            if t.name != name:
+                t = copy.copy(t)
+                t.name = name
+            ordered[name] = t
+        if not self.enable_javascript:
+            ordered.pop("execute_javascript", None)
+        if self.on_ask_user is None:
+            ordered.pop("ask_user", None)
+        return ordered
+
+    async def stream(self, task: str) -> AsyncIterator[AnyEvent]:
+        """Run ``task`` and yield every event as it happens. Leaving early stops the run."""
+        if not task or not task.strip():
+            raise ValueError("The task is empty: say what the agent should do.")
+        if self._controller is not None:
+            raise AgentBusyError("A run is already active on this agent; wait for it or call stop().")
+        controller = AbortController()
+        self._controller = controller
+        queue: asyncio.Queue[AnyEvent | None] = asyncio.Queue()
+        run = PageRun(self, task.strip(), controller, queue.put_nowait)
+        runner = asyncio.create_task(run.execute())
+        try:
+            while True:
+                event = await queue.get()
+                if event is None:
+                    break
+                yield event
+            await runner
+        finally:
+            if not runner.done():
+                controller.abort("The consumer stopped reading the run")
+                try:
+                    await asyncio.wait_for(runner, 10)
+                except (TimeoutError, asyncio.CancelledError, Exception):
+                    runner.cancel()
+            self._controller = None
+
+    def settings(self) -> dict[str, Any]:
+        """The knobs of this agent, recorded with every run so runs can be compared and repeated."""
+        return {
+            "max_steps": self.max_steps,
+            "max_failures": self.max_failures,
+            "approval": self.approval if isinstance(self.approval, str) else "custom",
+            "vision": self.vision,
+            "full_page": self.full_page,
+            "enable_javascript": self.enable_javascript,
+            "ask_user": self.on_ask_user is not None,
+            "custom_tools": sorted(self.custom_tools),
+            "start_url": self.start_url,
+        }
+
+
+def _resolve_model(model: Model | str | None) -> Model:
+    if model is None or isinstance(model, str):
+        from ..llm import get_model
+
+        return get_model(model)
+    return model

@@ -1,0 +1,167 @@
+"""What a page-agent run produces: its steps, its result and the step-level events views consume.
+
+Plain dataclasses with no behaviour beyond small conveniences, so run files, the notebook view, the CLI and
+evaluation can all read a run without importing the machinery that made it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from ..core.events import AgentEvent
+from ..core.messages import AssistantMessage, Usage
+from ..core.model import Model
+from .approval import ApprovalAnswer, ApprovalRequest
+
+Status: TypeAlias = Literal["running", "completed", "failed", "max_steps", "stopped", "error"]
+
+
+# -- steps and results ---------------------------------------------------------------------------------------
+@dataclass
+class StepRequest:
+    """Exactly what the model was sent in one step (for the inspector)."""
+
+    system_prompt: str
+    state: str
+    tools: list[dict[str, Any]]
+    tool_choice: str | None
+    images: int = 0
+
+
+@dataclass
+class PageStep:
+    """One model call and the action it chose."""
+
+    index: int
+    evaluation_previous_goal: str = ""
+    memory: str = ""
+    next_goal: str = ""
+    action: str | None = None
+    args: dict[str, Any] = field(default_factory=dict)
+    result: str = ""
+    is_error: bool = False
+    output_error: str | None = None
+    """Why the model's output could not be used (then ``action`` is None)."""
+    repairs: list[str] = field(default_factory=list)
+    observations: list[str] = field(default_factory=list)
+    url: str = ""
+    title: str = ""
+    started_at: float = 0.0
+    state_ms: float = 0.0
+    model_ms: float = 0.0
+    action_ms: float = 0.0
+    screenshot_ms: float = 0.0
+    usage: Usage = field(default_factory=Usage)
+    screenshot: bytes | None = field(default=None, repr=False)
+    screenshot_mime: str = "image/jpeg"
+    screenshot_ref: str | None = None
+    """File name of the saved screenshot, when the run was saved."""
+    approval: dict[str, Any] | None = None
+    request: StepRequest | None = field(default=None, repr=False)
+    output: AssistantMessage | None = field(default=None, repr=False)
+    """The model's raw response (kept for replay and the inspector)."""
+
+
+@dataclass
+class PageAgentResult:
+    task: str
+    status: Status
+    success: bool
+    text: str
+    steps: list[PageStep]
+    usage: Usage
+    model: str
+    duration_s: float
+    prompt_version: str
+    error: str | None = None
+    run_id: str = ""
+    settings: dict[str, Any] = field(default_factory=dict)
+    system_prompt: str = field(default="", repr=False)
+
+    def replay_model(self) -> Model:
+        """A model that answers with this run's recorded outputs, in order (no API key needed)."""
+        from ..llm.scripted import ScriptedModel
+
+        return ScriptedModel.from_messages(
+            [s.output for s in self.steps if s.output is not None], id=f"replay:{self.model}"
+        )
+
+
+# -- step-level events ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class StepStarted:
+    step: int
+    max_steps: int
+    type: Literal["step_started"] = "step_started"
+
+
+@dataclass(frozen=True)
+class ModelOutputParsed:
+    step: PageStep
+    type: Literal["model_output"] = "model_output"
+
+
+@dataclass(frozen=True)
+class ActionStarted:
+    step: PageStep
+    action: str
+    args: dict[str, Any]
+    type: Literal["action_started"] = "action_started"
+
+
+@dataclass(frozen=True)
+class ActionProgress:
+    step: PageStep
+    action: str
+    progress: Any
+    type: Literal["action_progress"] = "action_progress"
+
+
+@dataclass(frozen=True)
+class ActionFinished:
+    step: PageStep
+    type: Literal["action_finished"] = "action_finished"
+
+
+@dataclass(frozen=True)
+class ScreenshotTaken:
+    step: PageStep
+    data: bytes = field(repr=False)
+    mime_type: str = "image/jpeg"
+    type: Literal["screenshot"] = "screenshot"
+
+
+@dataclass(frozen=True)
+class ApprovalRequested:
+    step: PageStep
+    request: ApprovalRequest
+    type: Literal["approval_requested"] = "approval_requested"
+
+
+@dataclass(frozen=True)
+class ApprovalAnswered:
+    step: PageStep
+    request: ApprovalRequest
+    answer: ApprovalAnswer
+    type: Literal["approval_answered"] = "approval_answered"
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    result: PageAgentResult
+    type: Literal["run_finished"] = "run_finished"
+
+
+PageEvent: TypeAlias = (
+    StepStarted
+    | ModelOutputParsed
+    | ActionStarted
+    | ActionProgress
+    | ActionFinished
+    | ScreenshotTaken
+    | ApprovalRequested
+    | ApprovalAnswered
+    | RunFinished
+)
+AnyEvent: TypeAlias = AgentEvent | PageEvent

@@ -1,0 +1,132 @@
+"""The state message: what the model reads each step, and the observations the agent adds to it.
+
+This is the most-tuned text in the product, so it lives here as pure functions of plain data (the task, the
+steps so far, the page text) that tests and prompt experiments can call without a browser or a model.
+Each step the page agent rebuilds one user message from scratch (the transcript does not grow): the task,
+the step counter, a compact history of earlier steps with ``<sys>`` notes between them, then the browser
+state from the snapshot.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from .results import PageStep
+
+#: Results of steps before the last one are clipped to this many characters in the history.
+HISTORY_RESULT_CHARS = 600
+
+
+def format_args(args: Mapping[str, Any]) -> str:
+    """Action arguments as the history shows them (compact JSON, non-ASCII kept readable)."""
+    return json.dumps(args, ensure_ascii=False, separators=(", ", ": "))
+
+
+def clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass
+class Observer:
+    """What the agent notices between steps: navigation, waiting, a page that stops changing, a repeated
+    action, the steps left. It keeps only the little state those need, so it can be driven step by step in
+    a test."""
+
+    last_url: str = ""
+    total_wait: float = 0.0
+    fingerprint: str | None = None
+    unchanged_steps: int = 0
+
+    def action_finished(self, action: str, args: Mapping[str, Any], is_error: bool) -> None:
+        """Accumulate waiting: consecutive successful ``wait`` calls add up; any other action resets."""
+        if action == "wait" and not is_error:
+            self.total_wait += float(args.get("seconds", 1) or 1)
+        elif action != "wait":
+            self.total_wait = 0.0
+
+    def observe(
+        self,
+        step: PageStep,
+        steps: Sequence[PageStep],
+        page_text: str,
+        max_steps: int,
+        last_output_error: str | None = None,
+    ) -> list[str]:
+        """The notes for ``step`` (the last item of ``steps``), given the page text the model will see."""
+        notes: list[str] = []
+        if step.url != self.last_url:
+            notes.append(f"Page navigated to → {step.url}")
+            self.last_url = step.url
+        if last_output_error and step.index > 1 and len(steps) >= 2 and steps[-2].action is None:
+            notes.append(f"Your previous output could not be used: {last_output_error}")
+        if self.total_wait >= 3:
+            notes.append(
+                f"You have waited {self.total_wait:g} seconds accumulatively. "
+                "DO NOT wait any longer unless you have a good reason."
+            )
+        fingerprint = hashlib.sha1(page_text.encode("utf-8")).hexdigest()
+        previous = [s for s in steps[:-1] if s.action]
+        if self.fingerprint == fingerprint and previous and previous[-1].action not in ("wait", "done"):
+            self.unchanged_steps += 1
+        else:
+            self.unchanged_steps = 0
+        self.fingerprint = fingerprint
+        if self.unchanged_steps >= 2:
+            notes.append(
+                f"The page has not changed for the last {self.unchanged_steps} actions. Try a different approach."
+            )
+        if len(previous) >= 3:
+            last3 = [(s.action, format_args(s.args)) for s in previous[-3:]]
+            if last3[0] == last3[1] == last3[2]:
+                notes.append(f"You repeated {last3[0][0]} with the same arguments 3 times. Do something else.")
+        left = max_steps - step.index
+        if left == 0:
+            notes.append("This is the last step: call done now with what you have (success=false if unfinished).")
+        elif left == 2:
+            notes.append("⚠️ Only 2 steps left after this one. Finish the task or call done.")
+        elif left == 5:
+            notes.append("⚠️ Only 5 steps left after this one. Consider wrapping up.")
+        return notes
+
+
+def state_message(
+    task: str,
+    step: PageStep,
+    max_steps: int,
+    history: Sequence[PageStep | str],
+    page_text: str,
+    now: datetime | None = None,
+) -> str:
+    """The user message for ``step``: task, step counter, history (steps and ``<sys>`` notes) and the page.
+
+    ``history`` holds finished steps and note strings in the order they happened; entries for ``step``
+    itself or later are ignored. The last finished step's result is shown whole, earlier ones clipped.
+    """
+    lines = ["<agent_state>", "<user_request>", task, "</user_request>", "<step_info>"]
+    stamp = (now or datetime.now()).strftime("%Y-%m-%d %H:%M")
+    lines += [f"Step {step.index} of {max_steps}. Current time: {stamp}", "</step_info>", "</agent_state>"]
+    lines += ["", "<agent_history>"]
+    done_steps = [h for h in history if not isinstance(h, PageStep) or h.index < step.index]
+    for i, item in enumerate(done_steps):
+        if isinstance(item, str):
+            lines.append(f"<sys>{item}</sys>")
+            continue
+        last = i == len(done_steps) - 1
+        lines.append(f"<step_{item.index}>")
+        if item.action is None:
+            lines.append(f"Invalid output: {item.output_error}")
+        else:
+            lines.append(f"Evaluation of Previous Step: {item.evaluation_previous_goal}")
+            lines.append(f"Memory: {item.memory}")
+            lines.append(f"Next Goal: {item.next_goal}")
+            lines.append(f"Action: {item.action} {format_args(item.args)}")
+            result = item.result if last else clip(item.result, HISTORY_RESULT_CHARS)
+            lines.append(f"Action Results: {result}")
+        lines.append(f"</step_{item.index}>")
+    lines += ["</agent_history>", "", "<browser_state>", page_text.rstrip(), "</browser_state>"]
+    return "\n".join(lines)
