@@ -27,7 +27,7 @@ def choose_model(name: str | None, task: str, *, runs_dir: str | Path = "agent_r
             "--model replay:RUN."
         )
     if not chosen or chosen == "demo" or chosen.startswith("demo:"):
-        from .demo.model import demo_model_for
+        from .demo import demo_model_for
 
         note = "offline demo model (no API key needed)"
         if not chosen:

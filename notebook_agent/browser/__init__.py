@@ -1,7 +1,13 @@
 """The browser layer: a Playwright session that survives notebook interrupts, the indexed page snapshot the
-model reads, and the built-in actions it calls."""
+model reads, and the built-in actions it calls. It imports core (and llm's token counter) only.
+
+``launch.py`` finds and starts Chromium; ``session.py`` is the ``BrowserSession`` facade and its lifecycle;
+``tabs.py``, ``reader.py``, ``watch.py`` and ``report.py`` are its parts; ``snapshot.py`` + ``snapshot.js``
+build the indexed state; ``actions/`` holds the built-in actions.
+"""
 
 from .actions import (
+    ActionHost,
     AskUserTool,
     BrowserTool,
     ClickTool,
@@ -21,12 +27,15 @@ from .actions import (
     match_option,
 )
 from .launch import DEFAULT_ARGS, BrowserNotFoundError, find_browser, start_playwright
-from .session import ActionError, BrowserSession, DialogInfo, DialogPolicy
+from .report import ActionError
+from .session import BrowserSession
 from .snapshot import ElementInfo, Snapshot, TabInfo
+from .tabs import DialogInfo, DialogPolicy
 
 __all__ = [
     "DEFAULT_ARGS",
     "ActionError",
+    "ActionHost",
     "AskUserTool",
     "BrowserNotFoundError",
     "BrowserSession",

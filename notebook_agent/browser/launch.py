@@ -20,11 +20,11 @@ import os
 import shutil
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from playwright.async_api import Playwright, async_playwright
+from playwright.async_api import Browser, BrowserContext, Playwright, ViewportSize, async_playwright
 
 ENV_VAR = "NOTEBOOK_AGENT_BROWSER"
 
@@ -251,3 +251,47 @@ def driver_pid(playwright: Playwright) -> int | None:
         return int(manager._client._transport._proc.pid)
     except (AttributeError, TypeError, ValueError):
         return None
+
+
+async def open_browser(
+    pw: Playwright,
+    *,
+    headless: bool,
+    viewport: ViewportSize,
+    executable_path: str | None = None,
+    cdp_url: str | None = None,
+    ws_endpoint: str | None = None,
+    args: list[str] | tuple[str, ...] = (),
+    context_options: Mapping[str, Any] | None = None,
+    launch_options: Mapping[str, Any] | None = None,
+) -> tuple[Browser, BrowserContext, bool, str]:
+    """Connect to a running browser (``cdp_url``: over CDP, reusing its first context; ``ws_endpoint``: a
+    Playwright server) or launch a local Chromium, and return (browser, context, whether we own the context,
+    the binary launched or ""). A launched browser ignores SIGINT/SIGTERM/SIGHUP: SIGINT is the notebook's
+    interrupt, and the browser must survive it."""
+    chromium = pw.chromium
+    ctx_options = dict(context_options or {})
+    if cdp_url:
+        browser = await chromium.connect_over_cdp(cdp_url)
+        if browser.contexts:
+            return browser, browser.contexts[0], False, ""
+        return browser, await browser.new_context(viewport=viewport, **ctx_options), True, ""
+    path = ""
+    if ws_endpoint:
+        browser = await chromium.connect(ws_endpoint)
+    else:
+        pw_path = ""
+        with contextlib.suppress(Exception):
+            pw_path = chromium.executable_path
+        path = find_browser(executable_path, headless=headless, playwright_path=pw_path or None)
+        options: dict[str, Any] = {
+            "executable_path": path,
+            "headless": headless,
+            "args": [*DEFAULT_ARGS, *args],
+            "handle_sigint": False,
+            "handle_sigterm": False,
+            "handle_sighup": False,
+            **(launch_options or {}),
+        }
+        browser = await chromium.launch(**options)
+    return browser, await browser.new_context(viewport=viewport, **ctx_options), True, path

@@ -26,6 +26,9 @@
   return api.call(arg);
 
   function makeApi() {
+    // ==== Constants ===============================================================================================
+    // Which tags are skipped, walked as leaves, or count as interactive; what marks a field as sensitive;
+    // the length limits of attribute values and text.
     const OVERLAY_ID = "__notebook_agent_overlay__";
     const SKIP = new Set([
       "script", "style", "noscript", "template", "head", "meta", "link", "title", "base", "datalist", "param",
@@ -53,6 +56,8 @@
     const state = { seen: new WeakSet(), els: [], snapshots: 0 };
     const range = document.createRange();
 
+    // ==== Geometry and visibility =================================================================================
+    // Text cleaning, box intersection, "is this box visible", sensitive-field detection, scroll info.
     function clean(s, max) {
       if (s == null) return "";
       s = String(s).replace(/\s+/g, " ").trim();
@@ -107,6 +112,9 @@
       return el.getElementsByTagName("*").length > 100;
     }
 
+    // ==== Interactivity ===========================================================================================
+    // Why an element gets an index (tag, role, contenteditable, handler, tracked listener, pointer cursor,
+    // scrollable), and whether something else covers it in the viewport.
     function interactiveReason(el, tag, cs, pcursor, cursor, listeners) {
       switch (tag) {
         case "a":
@@ -151,6 +159,9 @@
       return true;
     }
 
+    // ==== Attributes and live values ==============================================================================
+    // The attributes an element line shows, in display order, with live values (typed text, checked, the
+    // selected option and the options of a select), sensitive values masked.
     function selectAttrs(el, attrs) {
       const opts = el.options;
       const sel = [];
@@ -233,6 +244,11 @@
       return attrs;
     }
 
+    // ==== The snapshot walk =======================================================================================
+    // One pass over the DOM in document order (open shadow roots included): candidates become indexed
+    // elements, text nodes are merged into lines measured once at flush, child frames become placeholders
+    // the Python side fills in. Viewport mode walks off-screen subtrees "light" (no measuring, no text).
+    // The result is one JSON string (see the header for its shape).
     function snapshot(arg) {
       const t0 = performance.now();
       const full = !!arg.full;
@@ -530,7 +546,9 @@
       return JSON.stringify(out);
     }
 
-    // ---- helpers for actions -------------------------------------------------------------------------------
+    // ==== Operations for actions ==================================================================================
+    // Element lookup by index (checking the snapshot id), scrolling the nearest scrollable container,
+    // element boxes and frame offsets for screenshots, the numbered overlay.
     function get(i, id) {
       if (id != null && state.id !== id) return "stale";
       if (typeof i !== "number" || i < 0 || i >= state.els.length) return "missing";

@@ -71,7 +71,7 @@ class ToolExecutionEnd:
     execution_started: bool = True
     """False when resolution, validation, a block or an abort stopped the call before it ran."""
     error_kind: str | None = None
-    """``argument-validation``, ``not-found``, ``blocked``, ``aborted`` or None."""
+    """``argument-validation``, ``not-found``, ``blocked``, ``hook-error``, ``aborted`` or None."""
     type: Literal["tool_execution_end"] = "tool_execution_end"
 
 

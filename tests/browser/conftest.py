@@ -103,15 +103,15 @@ async def browser(shared_browser: BrowserSession) -> AsyncIterator[BrowserSessio
     """The shared session with a fresh current tab, default policies and no leftover notices or snapshot."""
     b = shared_browser
     await b.ensure_page()
-    old = b._open_pages()
+    old = b._tabs.open_pages()
     await b.new_tab()
     for p in old:
         await p.close()
     b.dialog_policy = "accept"
     b.on_ask_user = None
     b._tools = None
-    b._last_snapshot = None
-    b._refs = {}
+    b._reader.last_snapshot = None
+    b._reader.forget()
     b.take_notices()
     yield b
     b.take_notices()

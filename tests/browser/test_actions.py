@@ -374,7 +374,7 @@ async def test_execute_javascript(load: Any) -> None:
 async def test_wait_counts_time_since_snapshot(load: Any) -> None:
     b: BrowserSession = await load("nav.html")
     await b.snapshot()
-    b._last_snapshot_time = time.monotonic() - 5  # the model took 5 s to answer
+    b._reader.last_time = time.monotonic() - 5  # the model took 5 s to answer
     started = time.monotonic()
     assert ok(await b.act({"wait": {"seconds": 2}})) == "Waited for 2 seconds."
     assert time.monotonic() - started < 0.5
@@ -386,7 +386,7 @@ async def test_wait_counts_time_since_snapshot(load: Any) -> None:
 async def test_wait_honours_abort(browser: BrowserSession) -> None:
     tool = browser.tools["wait"]
     controller = AbortController()
-    browser._last_snapshot_time = None
+    browser._reader.last_time = None
     task = asyncio.ensure_future(tool.execute("c1", tool.validate({"seconds": 10}), controller.signal, lambda _: None))
     await asyncio.sleep(0.05)
     controller.abort("stop")

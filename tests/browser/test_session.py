@@ -80,7 +80,7 @@ async def test_crashed_page_is_replaced(load: Any) -> None:
     cdp = await b.context.new_cdp_session(crashed)
     crash = asyncio.ensure_future(cdp.send("Page.crash"))  # never answers: the renderer is gone
     for _ in range(100):
-        if crashed in b._crashed:
+        if crashed in b._tabs.crashed:
             break
         await asyncio.sleep(0.05)
     crash.cancel()

@@ -464,10 +464,10 @@ async def test_agent_stream_and_usage() -> None:
 
     model = ScriptedModel([call("add", a=1, b=2), "3"], usage=Usage(input=10, output=2, total_tokens=12))
     agent = Agent(model, tools=[Add()])
-    kinds = [e.type async for e in agent.stream("sum")]
-    assert kinds[0] == "agent_start" and kinds[-1] == "agent_end"
+    events = [e async for e in agent.stream("sum")]
+    assert events[0].type == "agent_start" and events[-1].type == "agent_end"
     result = await Agent(ScriptedModel(["a"], usage=Usage(input=5, output=1)), tools=[]).run("x")
     assert result.usage.input == 5
-    turn_ends = [1 for k in kinds if k == "turn_end"]
-    assert len(turn_ends) == 2
-    assert any(isinstance(m, TurnEnd) for m in []) is False
+    turn_ends = [e for e in events if isinstance(e, TurnEnd)]
+    assert len(turn_ends) == 2  # the tool turn and the answer turn
+    assert [len(e.tool_results) for e in turn_ends] == [1, 0]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator, Iterator
+from html import escape as html_escape
 from typing import Any
 
 import ipywidgets as widgets
@@ -169,8 +171,22 @@ async def test_config_runs_and_errors(shell: InteractiveShell, capsys: pytest.Ca
     assert "nosuch" in capsys.readouterr().out
     shell.run_cell_magic("agent", "", "# only a comment")
     assert "The cell body is the task" in capsys.readouterr().out
-    shell.run_line_magic("agent", "runs")  # the saved runs of the tests above, as an HTML table
-    assert "HTML object" in capsys.readouterr().out
+    from IPython.utils.capture import capture_output
+
+    from notebook_agent.agent.runs import list_runs
+
+    saved = list_runs(STATE.config.runs_dir)  # the runs the tests above saved
+    assert saved
+    with capture_output() as captured:
+        shell.run_line_magic("agent", "runs")
+    html = captured.outputs[-1].data["text/html"]
+    body = html.split("<tbody>", 1)[1]
+    rows = re.findall(r"<tr>(.*?)</tr>", body)
+    assert len(rows) == len(saved)
+    for row, run in zip(rows, saved, strict=True):
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
+        assert cells[0] == f"<code>{run.run_id}</code>" and cells[1] == run.status
+        assert cells[2] == str(len(run.steps)) and cells[-1] == html_escape(run.task[:60])
     shell.run_line_magic("agent", "frobnicate")
     assert "Unknown %agent command 'frobnicate'" in capsys.readouterr().out
 

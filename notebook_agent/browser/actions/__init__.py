@@ -1,0 +1,143 @@
+"""The built-in browser actions, one :class:`~notebook_agent.core.tools.Tool` each.
+
+Names and parameters follow page-agent's design note (``done``, ``wait``, ``ask_user``,
+``click_element_by_index``, ``input_text``, ``select_dropdown_option``, ``scroll``, ``scroll_horizontally``,
+``execute_javascript``) plus ``send_keys``, ``go_to_url``, ``go_back``, ``switch_tab`` and ``hover``.
+
+Where page-agent is weak these do better while keeping the names: input is real Playwright input (trusted
+clicks, ``fill``, key presses) with a synthetic JavaScript path only as a fallback; ``input_text`` reports
+the field's resulting live value; ``select_dropdown_option`` matches exact, then case-insensitive, then
+substring, lists the options on a miss and also drives ARIA listbox/combobox dropdowns; results say when an
+action navigated, opened a tab or triggered a dialog.
+
+Every result is text for the model. Failures start with "Error: " and set ``is_error``; an unknown or stale
+index is such a result, never an exception. Actions see the session only through :class:`ActionHost`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ...core.abort import AbortSignal
+from ...core.tools import Tool, ToolArgumentError, ToolResult
+from .base import ActionHost, AskUser, BrowserTool, match_option
+from .forms import InputTextTool, SelectDropdownOptionTool, SendKeysTool
+from .page import (
+    AskUserTool,
+    DoneTool,
+    ExecuteJavascriptTool,
+    GoBackTool,
+    GoToUrlTool,
+    ScrollHorizontallyTool,
+    ScrollTool,
+    SwitchTabTool,
+    WaitTool,
+)
+from .pointer import ClickTool, HoverTool
+
+
+def builtin_tools(
+    browser: ActionHost,
+    on_ask_user: AskUser | None = None,
+    *,
+    include_javascript: bool = True,
+) -> dict[str, Tool]:
+    """All built-in actions bound to ``browser``, in page-agent's order followed by the extra ones.
+
+    ``ask_user`` reports itself unavailable (``unavailable_reason``) without ``on_ask_user``; leave out
+    ``execute_javascript`` with ``include_javascript=False``.
+    """
+    tools: list[Tool] = [
+        DoneTool(),
+        WaitTool(browser),
+        AskUserTool(browser, on_ask_user if on_ask_user is not None else getattr(browser, "on_ask_user", None)),
+        ClickTool(browser),
+        InputTextTool(browser),
+        SelectDropdownOptionTool(browser),
+        ScrollTool(browser),
+        ScrollHorizontallyTool(browser),
+    ]
+    if include_javascript:
+        tools.append(ExecuteJavascriptTool(browser))
+    tools += [
+        SendKeysTool(browser),
+        GoToUrlTool(browser),
+        GoBackTool(browser),
+        SwitchTabTool(browser),
+        HoverTool(browser),
+    ]
+    return {t.name: t for t in tools}
+
+
+async def run_action(
+    tools: Mapping[str, Tool],
+    action: Mapping[str, Any] | str,
+    args: Mapping[str, Any] | None = None,
+    *,
+    signal: AbortSignal | None = None,
+) -> ToolResult:
+    """Run one action by name, the way the model names it: ``{"click_element_by_index": {"index": 3}}`` or
+    ``("scroll", {"down": True})``; a bare value goes on the action's first field (``{"wait": 3}``).
+    Arguments are validated by the tool; problems come back as error results, never as exceptions."""
+    if isinstance(action, str):
+        name, raw = action, dict(args or {})
+    else:
+        if len(action) != 1:
+            return ToolResult.text(
+                f"Error: give exactly one action, got {len(action)}: {', '.join(action) or 'none'}.", is_error=True
+            )
+        name, raw = next(iter(action.items()))
+    tool = tools.get(name)
+    if tool is None:
+        return ToolResult.text(f"Error: unknown action '{name}'. Available: {', '.join(tools)}.", is_error=True)
+    reason = tool.unavailable_reason()
+    if reason:
+        return ToolResult.text(f"Error: action '{name}' is not available: {reason}.", is_error=True)
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, Mapping):
+        raw = _coerce_primitive(tool, raw)
+    try:
+        parsed = tool.validate(tool.prepare_arguments(dict(raw)))
+    except ToolArgumentError as exc:
+        return ToolResult.text(f"Error: {exc}", is_error=True)
+
+    async def no_update(_: Any) -> None:
+        return None
+
+    result = await tool.execute(f"act-{name}", parsed, signal or AbortSignal(), no_update)
+    return ToolResult.text(result) if isinstance(result, str) else result
+
+
+def _coerce_primitive(tool: Tool, value: Any) -> dict[str, Any]:
+    """``{"wait": 3}`` → ``{"seconds": 3}``: put a bare value on the tool's first required field (or first)."""
+    schema = tool.json_schema()
+    props = list(schema.get("properties", {}))
+    required = [p for p in schema.get("required", []) if p in props]
+    key = (required or props or ["value"])[0]
+    return {key: value}
+
+
+__all__ = [
+    "ActionHost",
+    "AskUser",
+    "AskUserTool",
+    "BrowserTool",
+    "ClickTool",
+    "DoneTool",
+    "ExecuteJavascriptTool",
+    "GoBackTool",
+    "GoToUrlTool",
+    "HoverTool",
+    "InputTextTool",
+    "ScrollHorizontallyTool",
+    "ScrollTool",
+    "SelectDropdownOptionTool",
+    "SendKeysTool",
+    "SwitchTabTool",
+    "WaitTool",
+    "builtin_tools",
+    "match_option",
+    "run_action",
+]

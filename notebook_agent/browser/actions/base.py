@@ -1,0 +1,143 @@
+"""What every built-in action shares: the small interface it needs from a browser session, the base class
+that turns failures into model-facing "Error: ..." results, and small helpers for result text.
+
+Actions depend on :class:`ActionHost`, not on ``BrowserSession``: resolve an index, watch what an action
+caused, finish a result with pending notices. That keeps the session free to change how it does those.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol, TypeAlias
+
+from playwright.async_api import ElementHandle, Frame, Page
+from playwright.async_api import Error as PlaywrightError
+
+from ...core.abort import AbortSignal
+from ...core.tools import OnUpdate, Tool, ToolResult
+from ..report import ActionError, first_line, short
+from ..snapshot import ElementInfo, Snapshot
+from ..watch import ActionWatch
+from .scripts import STATE_JS
+
+AskUser: TypeAlias = Callable[..., Awaitable[str]]
+"""``async def on_ask_user(question: str, signal: AbortSignal) -> str`` (the signal argument is optional)."""
+
+
+class ActionHost(Protocol):
+    """The part of a browser session the actions use."""
+
+    action_timeout: float
+    navigation_timeout: float
+
+    async def ensure_page(self) -> Page: ...
+
+    async def resolve(self, index: int) -> tuple[ElementHandle, ElementInfo, Frame, int]: ...
+
+    def watch(self) -> AbstractAsyncContextManager[ActionWatch]: ...
+
+    def finish(self, text: str, *, is_error: bool = False, details: Any = None) -> ToolResult: ...
+
+    async def switch_tab(self, tab_id: int) -> Page: ...
+
+    @property
+    def last_snapshot(self) -> Snapshot | None: ...
+
+    @property
+    def seconds_since_snapshot(self) -> float | None: ...
+
+
+def ms(seconds: float) -> float:
+    return seconds * 1000.0
+
+
+async def title_note(page: Page) -> str:
+    """`` (title '...')`` for an action result, or nothing when the page has no title (or is gone)."""
+    try:
+        title = await page.title()
+    except PlaywrightError:
+        return ""
+    return f" (title {quote(title)})" if title else ""
+
+
+def quote(text: str, limit: int = 80) -> str:
+    return "'" + short(text, limit) + "'"
+
+
+def match_option(options: list[str], wanted: str) -> tuple[int | None, list[int]]:
+    """Index of the option matching ``wanted``: exact, then case-insensitive, then a unique substring.
+    Returns (index or None, candidate indices when the substring match was ambiguous)."""
+    w = " ".join(wanted.split())
+    norm = [" ".join(o.split()) for o in options]
+    for i, o in enumerate(norm):
+        if o == w:
+            return i, []
+    lw = w.casefold()
+    for i, o in enumerate(norm):
+        if o.casefold() == lw:
+            return i, []
+    if not lw:
+        return None, []
+    subs = [i for i, o in enumerate(norm) if lw in o.casefold()]
+    if len(subs) == 1:
+        return subs[0], []
+    return None, subs
+
+
+class BrowserTool(Tool):
+    """Base for browser actions: binds the session, turns failures into "Error: ..." results, adds notices."""
+
+    execution_mode = "sequential"
+    needs_page = True
+    failure = "Failed"
+
+    def __init__(self, browser: ActionHost) -> None:
+        self.browser = browser
+
+    async def run(self, args: Any, signal: AbortSignal) -> str | ToolResult:
+        raise NotImplementedError
+
+    async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> ToolResult | str:
+        try:
+            if self.needs_page:
+                await signal.race(self.browser.ensure_page())
+            out = await self.run(args, signal)
+        except ActionError as exc:
+            return self.browser.finish(f"Error: {exc}", is_error=True)
+        except PlaywrightError as exc:
+            return self.browser.finish(f"Error: {self.failure}: {first_line(exc)}", is_error=True)
+        if isinstance(out, ToolResult):
+            return out
+        return self.browser.finish(out)
+
+    @property
+    def timeout_ms(self) -> float:
+        return ms(self.browser.action_timeout)
+
+
+async def is_connected(el: ElementHandle) -> bool:
+    try:
+        return bool(await el.evaluate("(e) => e.isConnected"))
+    except PlaywrightError:
+        return False
+
+
+async def state_after(el: ElementHandle) -> str:
+    """ "It is now checked." and the like, read live after a click."""
+    try:
+        st = await asyncio.wait_for(el.evaluate(STATE_JS), 2)
+    except (TimeoutError, PlaywrightError):
+        return ""
+    if not st.get("connected"):
+        return ""
+    bits = []
+    if "checked" in st:
+        bits.append("checked" if st["checked"] else "not checked")
+    for key, word in (("aria-checked", "checked"), ("aria-pressed", "pressed"), ("aria-selected", "selected")):
+        if key in st and "checked" not in st:
+            bits.append(f"{word}={st[key]}")
+    if "aria-expanded" in st:
+        bits.append("expanded" if st["aria-expanded"] == "true" else "collapsed")
+    return f"It is now {', '.join(bits)}." if bits else ""

@@ -1,0 +1,224 @@
+"""Form actions: type into a field (reporting its live value), choose a dropdown option (native, datalist and
+ARIA listboxes; exact, case-insensitive, then substring match) and press keys.
+"""
+
+from __future__ import annotations
+
+import time
+
+from playwright.async_api import Error as PlaywrightError
+
+from ...core.abort import AbortSignal
+from ..report import ActionError, first_line
+from .base import BrowserTool, is_connected, match_option, quote
+from .params import InputTextParams, SelectParams, SendKeysParams
+from .scripts import (
+    ACTIVE_JS,
+    EDIT_INFO_JS,
+    OPTION_HANDLE_JS,
+    OPTIONS_INFO_JS,
+    SELECT_FALLBACK_JS,
+    SHOWN_JS,
+    SYNTHETIC_CLICK_JS,
+    SYNTHETIC_INPUT_JS,
+    VALUE_JS,
+)
+
+
+class InputTextTool(BrowserTool):
+    name = "input_text"
+    description = (
+        "Type text into an input, textarea or contenteditable (replaces its value). To submit, follow with "
+        "send_keys Enter or click the button."
+    )
+    parameters = InputTextParams
+    failure = "Failed to input text"
+
+    async def run(self, args: InputTextParams, signal: AbortSignal) -> str:
+        el, info, frame, _ = await signal.race(self.browser.resolve(args.index))
+        kind = await signal.race(el.evaluate(EDIT_INFO_JS))
+        target = el
+        if kind["tag"] == "select":
+            raise ActionError(f"{info.describe()} is a dropdown; use select_dropdown_option.")
+        if kind["tag"] == "input" and kind["type"] in ("checkbox", "radio"):
+            raise ActionError(f"{info.describe()} is a {kind['type']}; click it with click_element_by_index.")
+        if kind["tag"] == "input" and kind["type"] == "file":
+            raise ActionError(f"{info.describe()} is a file input; typing into it is not supported.")
+        if not kind["editable"]:
+            # Wrappers and custom editors: a click often focuses the real text field inside. Never click
+            # buttons or links for this (that would submit or navigate).
+            active = None
+            if info.tag not in ("button", "a", "input", "summary") and info.role not in ("button", "link"):
+                try:
+                    await signal.race(el.click(timeout=self.timeout_ms))
+                except PlaywrightError:
+                    pass
+                active = (await signal.race(frame.evaluate_handle(ACTIVE_JS, el))).as_element()
+            inner = await signal.race(active.evaluate(EDIT_INFO_JS)) if active is not None else None
+            if active is None or not inner or not inner["editable"]:
+                clicked = " and clicking it did not focus one" if info.tag not in ("button", "a") else ""
+                raise ActionError(
+                    f"{info.describe()} is not a text field (input, textarea or contenteditable){clicked}."
+                )
+            target, kind = active, inner
+        if kind["disabled"]:
+            raise ActionError(f"{info.describe()} is disabled.")
+        if kind["readonly"]:
+            raise ActionError(f"{info.describe()} is read-only.")
+        via = ""
+        async with self.browser.watch() as watch:
+            try:
+                await signal.race(target.fill(args.text, timeout=self.timeout_ms))
+            except PlaywrightError as exc:
+                message = first_line(exc)
+                if "Malformed value" in message or "Cannot type text into" in message:
+                    raise ActionError(f"could not type {quote(args.text)} into {info.describe()}: {message}") from None
+                if not await is_connected(target):
+                    raise ActionError(
+                        f"{info.describe()} disappeared before typing. Use the latest browser state."
+                    ) from None
+                await signal.race(target.evaluate(SYNTHETIC_INPUT_JS, args.text))
+                via = f" (using a JavaScript fallback: {message})"
+            await watch.settle(signal, grace=0.02)
+            effects = watch.describe()
+        value = ""
+        try:
+            value = str(await signal.race(target.evaluate(VALUE_JS)))
+        except PlaywrightError:
+            pass
+        if info.sensitive or kind.get("type") == "password":
+            shown = (
+                f"Typed {len(args.text)} characters into {info.describe()}{via}; "
+                f"it now holds {len(value)} characters (masked)."
+            )
+        else:
+            shown = f"Typed {quote(args.text)} into {info.describe()}{via}; its value is now {quote(value, 200)}."
+            if value != args.text and value.strip() != args.text.strip():
+                shown += " (The page changed or limited the input.)"
+        return shown + (" " + effects if effects else "")
+
+
+class SelectDropdownOptionTool(BrowserTool):
+    name = "select_dropdown_option"
+    description = (
+        "Choose an option by its visible text in a <select>, an input with suggestions, or an ARIA "
+        "listbox/combobox dropdown (opened automatically). Matching: exact, then case-insensitive, then substring."
+    )
+    parameters = SelectParams
+    failure = "Failed to select option"
+
+    async def run(self, args: SelectParams, signal: AbortSignal) -> str:
+        el, info, _, _ = await signal.race(self.browser.resolve(args.index))
+        data = await signal.race(el.evaluate(OPTIONS_INFO_JS, False))
+        opened = False
+        if data["kind"] == "custom" and not data["options"]:
+            # Open it like a person would, then look for options (they may render elsewhere on the page).
+            try:
+                await signal.race(el.click(timeout=self.timeout_ms))
+                opened = True
+            except PlaywrightError:
+                pass
+            deadline = time.monotonic() + 1.5
+            while True:
+                data = await signal.race(el.evaluate(OPTIONS_INFO_JS, True))
+                if data["options"] or time.monotonic() > deadline:
+                    break
+                await signal.sleep(0.1)
+        options = data["options"]
+        if not options:
+            raise ActionError(
+                f"{info.describe()} has no options to choose from (not a <select>, and no role=option items appeared"
+                f"{' after clicking it' if opened else ''}). Click it to open it, then click the option."
+            )
+        texts = [o["text"] for o in options]
+        k, candidates = match_option(texts, args.text)
+        if k is None and data["kind"] in ("select", "datalist"):
+            values = [o["value"] for o in options]
+            if args.text in values:
+                k = values.index(args.text)
+        if k is None:
+            if candidates:
+                listed = ", ".join(quote(texts[i], 40) for i in candidates[:10])
+                raise ActionError(
+                    f"{quote(args.text)} matches several options of {info.describe()}: {listed}. Give the full text."
+                )
+            listed = ", ".join(quote(t, 40) for t in texts[:30])
+            more = f" and {len(texts) - 30} more" if len(texts) > 30 else ""
+            raise ActionError(
+                f"no option matching {quote(args.text)} in {info.describe()}. Available options: {listed}{more}."
+            )
+        chosen = options[k]
+        if chosen.get("disabled"):
+            raise ActionError(f"option {quote(chosen['text'])} of {info.describe()} is disabled.")
+        via = ""
+        async with self.browser.watch() as watch:
+            if data["kind"] == "select":
+                try:
+                    await signal.race(el.select_option(index=k, timeout=self.timeout_ms))
+                except PlaywrightError as exc:
+                    await signal.race(el.evaluate(SELECT_FALLBACK_JS, k))
+                    via = f" (using a JavaScript fallback: {first_line(exc)})"
+            elif data["kind"] == "datalist":
+                await signal.race(el.fill(chosen["value"], timeout=self.timeout_ms))
+            else:
+                option = (await signal.race(el.evaluate_handle(OPTION_HANDLE_JS, k))).as_element()
+                if option is None:
+                    raise ActionError(f"the options of {info.describe()} changed while selecting; try again.")
+                try:
+                    await signal.race(option.click(timeout=self.timeout_ms))
+                except PlaywrightError as exc:
+                    await signal.race(option.evaluate(SYNTHETIC_CLICK_JS))
+                    via = f" (using a JavaScript click: {first_line(exc)})"
+            await watch.settle(signal)
+            effects = watch.describe()
+        shown = ""
+        try:
+            shown = str(await signal.race(el.evaluate(SHOWN_JS)))
+        except PlaywrightError:
+            pass
+        text = f"Selected option {quote(chosen['text'])} in {info.describe()}{via}."
+        if data["kind"] == "select":
+            text += f" The selected option is now {quote(shown)}"
+            if chosen["value"] and chosen["value"] != chosen["text"]:
+                text += f" (value {quote(chosen['value'])})"
+            text += "."
+        elif shown:
+            text += f" It now shows {quote(shown)}."
+        return text + (" " + effects if effects else "")
+
+
+class SendKeysTool(BrowserTool):
+    name = "send_keys"
+    description = (
+        "Press keys on the focused element (or on [index] after focusing it): Enter to submit, Tab, Escape, "
+        "ArrowDown, Control+A, ... Several keys separated by spaces are pressed in order."
+    )
+    parameters = SendKeysParams
+    failure = "Failed to send keys"
+
+    async def run(self, args: SendKeysParams, signal: AbortSignal) -> str:
+        page = await self.browser.ensure_page()
+        keys = args.keys.strip()
+        if not keys:
+            raise ActionError("no keys given.")
+        sequence = keys.split() if " " in keys and keys != " " else [keys]
+        target = ""
+        if args.index is not None:
+            el, info, _, _ = await signal.race(self.browser.resolve(args.index))
+            await signal.race(el.focus())
+            target = f" on {info.describe()}"
+        async with self.browser.watch() as watch:
+            for key in sequence:
+                try:
+                    await signal.race(page.keyboard.press(key))
+                except PlaywrightError as exc:
+                    msg = first_line(exc)
+                    if "Unknown key" in msg:
+                        raise ActionError(
+                            f"unknown key {quote(key)}. Use names like Enter, Tab, Escape, ArrowDown, Control+A; "
+                            "to type text use input_text."
+                        ) from None
+                    raise
+            await watch.settle(signal)
+            effects = watch.describe()
+        return f"Pressed {keys}{target}." + (" " + effects if effects else "")

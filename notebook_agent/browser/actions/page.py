@@ -1,0 +1,265 @@
+"""Page-level actions: finish, wait, ask the user, scroll, run JavaScript, open a URL, go back, switch tab."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import re
+from typing import Any
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Frame
+
+from ...core.abort import AbortSignal
+from ...core.tools import OnUpdate, Tool, ToolResult
+from ..report import ActionError, first_line
+from ..snapshot import ElementInfo, call_page_api
+from .base import ActionHost, AskUser, BrowserTool, ms, quote, title_note
+from .params import (
+    AskUserParams,
+    DoneParams,
+    ExecuteJavascriptParams,
+    GoBackParams,
+    GoToUrlParams,
+    ScrollHorizontallyParams,
+    ScrollParams,
+    SwitchTabParams,
+    WaitParams,
+)
+from .scripts import JS_SERIALIZE
+
+
+class DoneTool(Tool):
+    name = "done"
+    description = (
+        "Finish the task: give the final answer or summary in `text`, and success=false if it could not be "
+        "fully completed. Must be the only action in its step."
+    )
+    parameters = DoneParams
+    execution_mode = "sequential"
+
+    async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> ToolResult:
+        return ToolResult.text(args.text, details={"success": args.success, "text": args.text}, terminate=True)
+
+
+class WaitTool(BrowserTool):
+    name = "wait"
+    description = (
+        "Wait for the page to finish loading or changing (1-10 seconds); time since the last browser state counts."
+    )
+    parameters = WaitParams
+    needs_page = False
+
+    async def run(self, args: WaitParams, signal: AbortSignal) -> str:
+        since = self.browser.seconds_since_snapshot
+        already = min(since, args.seconds) if since is not None else 0.0
+        await signal.sleep(max(0.0, args.seconds - already))
+        return f"Waited for {args.seconds:g} second{'' if args.seconds == 1 else 's'}."
+
+
+class AskUserTool(BrowserTool):
+    name = "ask_user"
+    description = "Ask the user a question when information or a decision is missing; returns the answer."
+    parameters = AskUserParams
+    needs_page = False
+
+    def __init__(self, browser: ActionHost, on_ask_user: AskUser | None = None) -> None:
+        super().__init__(browser)
+        self.on_ask_user = on_ask_user
+
+    def unavailable_reason(self) -> str | None:
+        return None if self.on_ask_user is not None else "no on_ask_user callback was given"
+
+    async def run(self, args: AskUserParams, signal: AbortSignal) -> str:
+        if self.on_ask_user is None:
+            raise ActionError("asking the user is not available here (no on_ask_user callback).")
+        params = [
+            p
+            for p in inspect.signature(self.on_ask_user).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
+        ]
+        if len(params) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in params):
+            answer = await signal.race(self.on_ask_user(args.question, signal))
+        else:
+            answer = await signal.race(self.on_ask_user(args.question))
+        return f"User answered: {answer}"
+
+
+class _ScrollBase(BrowserTool):
+    axis = "y"
+
+    async def _scroll(self, index: int | None, px: int | None, pages: float, forward: bool, signal: AbortSignal) -> str:
+        if self.axis == "y":
+            direction, end, rest = ("down", "bottom", "below") if forward else ("up", "top", "above")
+        else:
+            direction, end, rest = (
+                ("right", "right edge", "to the right") if forward else ("left", "left edge", "to the left")
+            )
+        page = await self.browser.ensure_page()
+        frame: Frame = page.main_frame
+        arg: dict[str, Any] = {
+            "op": "scroll",
+            "axis": self.axis,
+            "px": px,
+            "pages": pages,
+            "sign": 1 if forward else -1,
+        }
+        info: ElementInfo | None = None
+        if index is not None:
+            _, info, frame, local = await signal.race(self.browser.resolve(index))
+            snap = self.browser.last_snapshot
+            arg.update(i=local, id=snap.snapshot_id if snap else None)
+        res = await signal.race(call_page_api(frame, arg))
+        if "error" in res:
+            raise ActionError(
+                f"element [{index}] is no longer on the page. Use an index from the latest browser state."
+            )
+        moved = abs(int(res["moved"]))
+        remaining = int(res["remaining"]) if forward else int(res["after"])
+        kind = res["kind"]
+        ident = " id=" + res["elId"] if res["elId"] else ""
+        prefix = ""
+        if kind == "container" and info is not None:
+            what = (
+                info.describe(60)
+                if res["self"]
+                else f"the scrollable <{res['tag']}{ident}> holding {info.describe(60)}"
+            )
+        elif kind == "fallback":
+            what = f"the largest scrollable area <{res['tag']}{ident}> (the page itself does not scroll)"
+        else:
+            what = "the frame's page" if frame is not page.main_frame else "the page"
+            if kind == "page-from-element" and info is not None:
+                prefix = f"No scrollable container holds {info.describe(60)}, so {what} scrolled. "
+        if moved == 0:
+            return f"{prefix}Already at the {end} of {what}; cannot scroll {direction} further."
+        text = f"{prefix}Scrolled {what} {direction} by {moved}px."
+        text += f" Reached the {end}." if remaining <= 4 else f" {remaining}px more {rest}."
+        return text
+
+
+class ScrollTool(_ScrollBase):
+    name = "scroll"
+    description = (
+        "Scroll vertically. Without index: scrolls the page. With index: scrolls the scrollable container holding "
+        "that element. pixels takes precedence over num_pages."
+    )
+    parameters = ScrollParams
+    failure = "Failed to scroll"
+
+    async def run(self, args: ScrollParams, signal: AbortSignal) -> str:
+        return await self._scroll(args.index, args.pixels, args.num_pages, args.down, signal)
+
+
+class ScrollHorizontallyTool(_ScrollBase):
+    name = "scroll_horizontally"
+    description = "Scroll horizontally by pixels: the page, or (with index) the container holding that element."
+    parameters = ScrollHorizontallyParams
+    failure = "Failed to scroll horizontally"
+    axis = "x"
+
+    async def run(self, args: ScrollHorizontallyParams, signal: AbortSignal) -> str:
+        return await self._scroll(args.index, args.pixels, 0, args.right, signal)
+
+
+class ExecuteJavascriptTool(BrowserTool):
+    name = "execute_javascript"
+    description = (
+        "Run JavaScript in the current page and get its JSON result: an expression (`document.title`) or statements "
+        "with `return`. Use only when no other action can do it."
+    )
+    parameters = ExecuteJavascriptParams
+    failure = "Error executing JavaScript"
+    timeout = 30.0
+    max_result = 4000
+
+    async def run(self, args: ExecuteJavascriptParams, signal: AbortSignal) -> str:
+        page = await self.browser.ensure_page()
+        script = args.script.strip()
+        expr = script.rstrip(";").strip()
+        is_expression = False
+        if expr:
+            try:
+                # compile-only check: defining the function does not run the script
+                await signal.race(page.evaluate(f"() => {{ const f = async () => ({expr}\n); return typeof f; }}"))
+                is_expression = True
+            except PlaywrightError:
+                is_expression = False
+        inner = f"async () => ({expr}\n)" if is_expression else f"async () => {{\n{script}\n}}"
+        wrapper = f"async () => {{ const __v = await ({inner})(); return ({JS_SERIALIZE})(__v); }}"
+        async with self.browser.watch() as watch:
+            try:
+                out = await signal.race(asyncio.wait_for(page.evaluate(wrapper), self.timeout))
+            except TimeoutError:
+                raise ActionError(f"the script did not finish within {self.timeout:g} seconds.") from None
+            except PlaywrightError as exc:
+                raise ActionError(f"JavaScript threw: {first_line(exc)}") from None
+            await watch.settle(signal, grace=0.02)
+            effects = watch.describe()
+        if out.get("u"):
+            result = "undefined" + ("" if is_expression else " (end the script with `return value` to get a result)")
+        else:
+            result = out.get("j") or "null"
+            if len(result) > self.max_result:
+                result = result[: self.max_result] + f"… ({len(result)} characters, truncated)"
+        return f"Executed JavaScript. Result: {result}" + (" " + effects if effects else "")
+
+
+_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+
+
+class GoToUrlTool(BrowserTool):
+    name = "go_to_url"
+    description = "Open a URL in the current tab."
+    parameters = GoToUrlParams
+    failure = "Failed to open URL"
+
+    async def run(self, args: GoToUrlParams, signal: AbortSignal) -> str:
+        page = await self.browser.ensure_page()
+        url = args.url.strip()
+        if re.match(r"^(localhost|\[::1\]|\d{1,3}(\.\d{1,3}){3})(:\d+)?(/|$)", url):
+            url = "http://" + url
+        elif not _SCHEME.match(url):
+            url = "https://" + url
+        scheme = url.split(":", 1)[0].lower()
+        if scheme not in ("http", "https", "about", "file", "data"):
+            raise ActionError(f"cannot open {quote(url)}: only http(s), file, data and about URLs are supported.")
+        try:
+            response = await signal.race(
+                page.goto(url, wait_until="domcontentloaded", timeout=ms(self.browser.navigation_timeout))
+            )
+        except PlaywrightError as exc:
+            raise ActionError(f"could not open {url}: {first_line(exc)}") from None
+        text = f"Navigated to {page.url}{await title_note(page)}."
+        if response is not None and response.status >= 400:
+            text += f" The server answered HTTP {response.status}."
+        return text
+
+
+class GoBackTool(BrowserTool):
+    name = "go_back"
+    description = "Go back to the previous page in the current tab's history."
+    parameters = GoBackParams
+    failure = "Failed to go back"
+
+    async def run(self, args: GoBackParams, signal: AbortSignal) -> str:
+        page = await self.browser.ensure_page()
+        before = page.url
+        try:
+            await signal.race(page.go_back(wait_until="domcontentloaded", timeout=ms(self.browser.navigation_timeout)))
+        except PlaywrightError as exc:
+            raise ActionError(f"could not go back: {first_line(exc)}") from None
+        if page.url == before:
+            raise ActionError("there is no previous page in this tab's history.")
+        return f"Went back to {page.url}{await title_note(page)}."
+
+
+class SwitchTabTool(BrowserTool):
+    name = "switch_tab"
+    description = "Make another open tab the current one (tab ids are listed under Tabs in the browser state)."
+    parameters = SwitchTabParams
+    failure = "Failed to switch tab"
+
+    async def run(self, args: SwitchTabParams, signal: AbortSignal) -> str:
+        page = await self.browser.switch_tab(args.tab_id)
+        return f"Switched to tab {args.tab_id}: {page.url}{await title_note(page)}."

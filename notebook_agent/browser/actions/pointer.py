@@ -1,0 +1,77 @@
+"""Pointer actions: click and hover an indexed element, with a trusted Playwright input first and a synthetic
+JavaScript path only when the trusted one is impossible; results say what the click changed.
+"""
+
+from __future__ import annotations
+
+from playwright.async_api import Error as PlaywrightError
+
+from ...core.abort import AbortSignal
+from ..report import ActionError, first_line
+from .base import BrowserTool, is_connected, state_after
+from .params import IndexParams
+from .scripts import SYNTHETIC_CLICK_JS, SYNTHETIC_HOVER_JS
+
+
+class ClickTool(BrowserTool):
+    name = "click_element_by_index"
+    description = "Click the element with this index (a real mouse click). Links with target=_blank open a new tab."
+    parameters = IndexParams
+    failure = "Failed to click element"
+
+    async def run(self, args: IndexParams, signal: AbortSignal) -> str:
+        el, info, _, _ = await signal.race(self.browser.resolve(args.index))
+        if info.disabled:
+            still = await signal.race(
+                el.evaluate("(e) => e.matches(':disabled') || e.getAttribute('aria-disabled') === 'true'")
+            )
+            if still:
+                raise ActionError(f"{info.describe()} is disabled, so clicking it does nothing right now.")
+        via = ""
+        async with self.browser.watch() as watch:
+            try:
+                await signal.race(el.click(timeout=self.timeout_ms))
+            except PlaywrightError as exc:
+                if not await is_connected(el):
+                    raise ActionError(
+                        f"{info.describe()} disappeared before it could be clicked. Use the latest browser state."
+                    ) from None
+                if "not visible" in first_line(exc):
+                    raise ActionError(
+                        f"{info.describe()} is not visible any more, so it cannot be clicked. "
+                        "Use the latest browser state."
+                    ) from None
+                await signal.race(el.evaluate(SYNTHETIC_CLICK_JS))
+                via = f" (a trusted click was not possible: {first_line(exc)}; a JavaScript click was used instead)"
+            target = info.attributes.get("target", "")
+            popup = info.tag == "a" and target not in ("", "_self", "_parent", "_top")
+            await watch.settle(signal, expect_popup=popup)
+            effects = watch.describe()
+        parts = [f"Clicked {info.describe()}{via}."]
+        state = await state_after(el)
+        if state:
+            parts.append(state)
+        if info.tag == "select":
+            parts.append("To choose an option use select_dropdown_option.")
+        if effects:
+            parts.append(effects)
+        return " ".join(parts)
+
+
+class HoverTool(BrowserTool):
+    name = "hover"
+    description = "Move the mouse over the element with this index (opens hover menus and tooltips)."
+    parameters = IndexParams
+    failure = "Failed to hover"
+
+    async def run(self, args: IndexParams, signal: AbortSignal) -> str:
+        el, info, _, _ = await signal.race(self.browser.resolve(args.index))
+        via = ""
+        try:
+            await signal.race(el.hover(timeout=self.timeout_ms))
+        except PlaywrightError as exc:
+            if not await is_connected(el):
+                raise ActionError(f"{info.describe()} disappeared. Use the latest browser state.") from None
+            await signal.race(el.evaluate(SYNTHETIC_HOVER_JS))
+            via = f" (using JavaScript mouse events: {first_line(exc)})"
+        return f"Hovered over {info.describe()}{via}. Elements it revealed are marked * in the next browser state."

@@ -1,0 +1,160 @@
+"""Page-side JavaScript snippets the built-in actions evaluate on an element (state reads, synthetic input,
+dropdown options, value serialisation). Kept apart so the Python of each action reads on its own."""
+
+STATE_JS = """(el) => {
+  const out = { connected: el.isConnected };
+  if (el.localName === 'input' && (el.type === 'checkbox' || el.type === 'radio')) out.checked = el.checked;
+  for (const a of ['aria-checked', 'aria-expanded', 'aria-pressed', 'aria-selected']) {
+    const v = el.getAttribute(a); if (v !== null) out[a] = v;
+  }
+  return out;
+}"""
+
+SYNTHETIC_CLICK_JS = """(el) => {
+  el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+  const r = el.getBoundingClientRect();
+  const base = { bubbles: true, cancelable: true, composed: true, view: window, button: 0,
+                 clientX: r.left + r.width / 2, clientY: r.top + r.height / 2 };
+  const fire = (t) => el.dispatchEvent(t.startsWith('pointer')
+      ? new PointerEvent(t, { ...base, pointerId: 1, isPrimary: true, pointerType: 'mouse' })
+      : new MouseEvent(t, base));
+  ['pointerover', 'pointerenter', 'mouseover', 'mouseenter', 'pointerdown', 'mousedown'].forEach(fire);
+  if (el.focus) el.focus({ preventScroll: true });
+  ['pointerup', 'mouseup'].forEach(fire);
+  el.click();
+}"""
+
+SYNTHETIC_HOVER_JS = """(el) => {
+  el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+  const r = el.getBoundingClientRect();
+  const base = { bubbles: true, cancelable: true, composed: true, view: window,
+                 clientX: r.left + r.width / 2, clientY: r.top + r.height / 2 };
+  for (const t of ['pointerover', 'pointerenter', 'mouseover', 'mouseenter', 'pointermove', 'mousemove'])
+    el.dispatchEvent(t.startsWith('pointer') ? new PointerEvent(t, { ...base, pointerId: 1, isPrimary: true })
+                                             : new MouseEvent(t, base));
+}"""
+
+EDIT_INFO_JS = """(el) => {
+  const tag = el.localName, type = tag === 'input' ? el.type : '';
+  const NOT_TEXT = ['checkbox', 'radio', 'submit', 'button', 'reset', 'image', 'file', 'range', 'color', 'hidden'];
+  return {
+    tag, type,
+    editable: (tag === 'input' && !NOT_TEXT.includes(type)) || tag === 'textarea' || el.isContentEditable,
+    readonly: !!el.readOnly, disabled: tag === 'input' || tag === 'textarea' ? el.matches(':disabled') : false,
+    ce: el.isContentEditable,
+  };
+}"""
+
+# The focused element, if it lies inside ``el`` (through shadow roots); else null.
+ACTIVE_JS = """(el) => {
+  let a = document.activeElement;
+  while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
+  for (let n = a; n; n = n.parentNode || n.host) if (n === el) return a;
+  return null;
+}"""
+
+SYNTHETIC_INPUT_JS = """(el, text) => {
+  el.focus();
+  if (el.isContentEditable) {
+    el.textContent = text;
+    el.dispatchEvent(new InputEvent('input', { bubbles: true, inputType: 'insertText', data: text }));
+    return;
+  }
+  const proto = el.localName === 'textarea' ? HTMLTextAreaElement.prototype : HTMLInputElement.prototype;
+  Object.getOwnPropertyDescriptor(proto, 'value').set.call(el, text);
+  el.dispatchEvent(new Event('input', { bubbles: true }));
+  el.dispatchEvent(new Event('change', { bubbles: true }));
+}"""
+
+VALUE_JS = """(el) => el.isContentEditable ? el.innerText
+  : ('value' in el && el.localName !== 'button' && el.localName !== 'li') ? String(el.value)
+  : (el.innerText || el.textContent || '').trim()"""
+
+# Finds the options of a dropdown: native <select>, <input list=...>, or ARIA (role=option / menuitem)
+# inside the widget, in what it controls/owns, or (once opened) in any visible listbox on the page.
+OPTIONS_LIB = """
+const SEL = '[role=option],[role=menuitem],[role=menuitemradio],[role=menuitemcheckbox]';
+function visible(e) {
+  const r = e.getBoundingClientRect();
+  if (r.width <= 0 || r.height <= 0) return false;
+  const cs = getComputedStyle(e);
+  return cs.visibility === 'visible' && cs.display !== 'none' && cs.opacity !== '0';
+}
+function deepAll(root, sel, out) {
+  for (const e of root.querySelectorAll(sel)) out.push(e);
+  for (const e of root.querySelectorAll('*')) if (e.shadowRoot) deepAll(e.shadowRoot, sel, out);
+  return out;
+}
+function textOf(e) {
+  return (e.getAttribute('aria-label') || e.innerText || e.textContent || '').replace(/\\s+/g, ' ').trim();
+}
+function customOptions(el, anywhere) {
+  const root = el.getRootNode();
+  const byId = (id) => (root.getElementById ? root.getElementById(id) : null) || document.getElementById(id);
+  const containers = [el];
+  for (const a of ['aria-controls', 'aria-owns'])
+    for (const id of (el.getAttribute(a) || '').split(/\\s+/)) {
+      const c = id && byId(id);
+      if (c) containers.push(c);
+    }
+  let opts = [];
+  for (const c of containers) deepAll(c, SEL, opts);
+  opts = opts.filter(visible);
+  if (!opts.length && anywhere) {
+    for (const lb of deepAll(document, '[role=listbox],[role=menu]', [])) if (visible(lb)) deepAll(lb, SEL, opts);
+    opts = opts.filter(visible);
+  }
+  return Array.from(new Set(opts));
+}
+"""
+
+OPTIONS_INFO_JS = (
+    "(el, anywhere) => {"
+    + OPTIONS_LIB
+    + """
+  const tag = el.localName;
+  const clean = (s) => (s || '').replace(/\\s+/g, ' ').trim();
+  if (tag === 'select')
+    return { kind: 'select', multiple: el.multiple,
+             options: Array.from(el.options).map((o) => ({ text: clean(o.label || o.text), value: o.value,
+                                                           disabled: o.disabled, selected: o.selected })) };
+  if (tag === 'input' && el.list)
+    return { kind: 'datalist', options: Array.from(el.list.options).map((o) => ({ text: clean(o.label || o.value),
+             value: o.value, disabled: o.disabled, selected: false })) };
+  const opts = customOptions(el, anywhere);
+  const popup = el.getAttribute('aria-haspopup') || el.getAttribute('aria-controls') || el.getAttribute('aria-owns')
+    || ['combobox', 'listbox', 'button'].includes(el.getAttribute('role')) || tag === 'button';
+  return { kind: 'custom', popup: !!popup, expanded: el.getAttribute('aria-expanded'),
+           options: opts.map((o) => ({ text: textOf(o), value: '', disabled: o.getAttribute('aria-disabled') === 'true',
+                                        selected: o.getAttribute('aria-selected') === 'true' })) };
+}"""
+)
+
+OPTION_HANDLE_JS = "(el, k) => {" + OPTIONS_LIB + "return customOptions(el, true)[k] || null; }"
+
+SELECT_FALLBACK_JS = """(el, k) => {
+  el.selectedIndex = k;
+  el.dispatchEvent(new Event('input', { bubbles: true }));
+  el.dispatchEvent(new Event('change', { bubbles: true }));
+}"""
+
+SHOWN_JS = """(el) => {
+  if (el.localName === 'select') { const o = el.options[el.selectedIndex]; return o ? (o.label || o.text).trim() : ''; }
+  if ('value' in el && el.localName === 'input') return el.value;
+  return (el.innerText || el.textContent || '').replace(/\\s+/g, ' ').trim().slice(0, 80);
+}"""
+
+JS_SERIALIZE = """(v) => {
+  if (v === undefined) return { u: 1 };
+  const seen = new WeakSet();
+  try {
+    return { j: JSON.stringify(v, (k, x) => {
+      if (typeof Node !== 'undefined' && x instanceof Node)
+        return x.nodeType === 1 ? '<' + x.localName + (x.id ? '#' + x.id : '') + '>' : x.nodeName;
+      if (typeof x === 'bigint') return x.toString();
+      if (typeof x === 'function') return '[function]';
+      if (x && typeof x === 'object') { if (seen.has(x)) return '[circular]'; seen.add(x); }
+      return x;
+    }) };
+  } catch (e) { return { j: JSON.stringify(String(v)) }; }
+}"""

@@ -1,0 +1,257 @@
+"""Reading a tab: the indexed snapshot over all its frames, element resolution for actions, and screenshots
+(optionally with each indexed element's box and index drawn on).
+
+The page script (``snapshot.js``) is installed once per document and read with one call per frame, all
+frames at once. Indices refer to the latest snapshot of the tab it was taken on; resolving an index checks
+that tab, frame and document are still the ones it came from, and says why not when they are not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+from playwright.async_api import ElementHandle, Frame, Page
+from playwright.async_api import Error as PlaywrightError
+
+from .report import ActionError, first_line, log
+from .snapshot import ElementInfo, FrameResult, Snapshot, TabInfo, build_snapshot, call_page_api, page_api_handle
+
+
+class PageReader:
+    """Snapshot state for one session: the latest snapshot, where each index lives, cached iframe handles."""
+
+    def __init__(self) -> None:
+        self.last_snapshot: Snapshot | None = None
+        self.last_time: float | None = None
+        self.refs: dict[int, tuple[Frame, int]] = {}
+        self.refs_page: Page | None = None
+        self._frame_handles: dict[Frame, ElementHandle] = {}
+        self._seq = 0
+
+    def forget(self) -> None:
+        """Indices of a tab that went away must not resolve against its replacement."""
+        self.refs = {}
+        self.refs_page = None
+
+    def reset(self) -> None:
+        """The browser went away: forget everything that pointed into it."""
+        self._frame_handles.clear()
+        self.refs = {}
+        self.refs_page = None
+
+    def on_frame_detached(self, frame: Frame) -> None:
+        self._frame_handles.pop(frame, None)
+
+    async def _frame_element(self, frame: Frame) -> ElementHandle | None:
+        cached = self._frame_handles.get(frame)
+        if cached is not None:
+            return cached
+        try:
+            handle = await asyncio.wait_for(frame.frame_element(), 3)
+        except (TimeoutError, PlaywrightError):
+            return None
+        self._frame_handles[frame] = handle
+        return handle
+
+    async def _read_frames(
+        self, page: Page, op: dict[str, Any], *, max_frames: int = 60, resend: bool = False
+    ) -> tuple[dict[Frame, FrameResult], Frame]:
+        main = page.main_frame
+        frames = [f for f in page.frames if not f.is_detached()][:max_frames]
+        if main not in frames:
+            frames.insert(0, main)
+        children: dict[Frame, list[Frame]] = {}
+        others = [f for f in frames if f is not main]
+        handles = await asyncio.gather(*(self._frame_element(f) for f in others))
+        handle_of = {f: h for f, h in zip(others, handles, strict=True) if h is not None}
+        for f in others:
+            parent = f.parent_frame
+            if parent is not None and f in handle_of:
+                children.setdefault(parent, []).append(f)
+
+        async def run(frame: Frame) -> FrameResult | None:
+            kids = children.get(frame, [])
+            arg = {**op, "frames": [handle_of[c] for c in kids]}
+            timeout = 15.0 if frame is main else 5.0
+            try:
+                raw = await asyncio.wait_for(call_page_api(frame, arg, resend=resend), timeout)
+            except (TimeoutError, PlaywrightError) as exc:
+                if frame is main:
+                    raise
+                log.debug("frame %s not read: %s", frame.url, exc)
+                return None
+            return FrameResult(frame, json.loads(raw), kids, frame.url)
+
+        done = await asyncio.gather(*(run(f) for f in frames))
+        results = {r.frame: r for r in done if r is not None}
+        return results, main
+
+    async def snapshot(
+        self,
+        page: Page,
+        *,
+        tabs: Callable[[str], Awaitable[list[TabInfo]]],
+        notices: list[str],
+        full_page: bool = False,
+        max_elements: int | None = None,
+        max_chars: int | None = None,
+        load_timeout: float = 20.0,
+        resend_script: bool = False,
+    ) -> Snapshot:
+        """Read ``page``; ``tabs(title)`` lists the open tabs; ``notices`` go into the snapshot header."""
+        t0 = time.perf_counter()
+        self._seq += 1
+        seq = self._seq
+        op = {"op": "snapshot", "full": full_page, "id": seq}
+        try:
+            results, main = await self._read_frames(page, op, resend=resend_script)
+        except PlaywrightError:
+            # typically "execution context was destroyed" mid-navigation: let the new document load, retry once
+            # (cached iframe handles may belong to the old document)
+            self._frame_handles.clear()
+            with contextlib.suppress(PlaywrightError):
+                await page.wait_for_load_state("domcontentloaded", timeout=load_timeout * 1000)
+            results, main = await self._read_frames(page, op, resend=resend_script)
+        tab_list = await tabs(str(results[main].data.get("title", "")))
+        t1 = time.perf_counter()
+        snap, refs = build_snapshot(
+            results,
+            main,
+            full_page=full_page,
+            max_elements=max_elements,
+            max_chars=max_chars,
+            tabs=tab_list,
+            notices=notices,
+            snapshot_id=seq,
+        )
+        t2 = time.perf_counter()
+        snap.timings = {
+            "total_ms": round((t2 - t0) * 1000, 2),
+            "frames_ms": round((t1 - t0) * 1000, 2),
+            "script_ms": float(results[main].data.get("ms", 0.0)),
+            "build_ms": round((t2 - t1) * 1000, 2),
+        }
+        self.last_snapshot = snap
+        self.refs = refs
+        self.refs_page = page
+        self.last_time = time.monotonic()
+        return snap
+
+    async def resolve(self, index: int, current: Page | None) -> tuple[ElementHandle, ElementInfo, Frame, int]:
+        """Element ``[index]`` of the latest snapshot as a live handle, or :class:`ActionError` saying why not."""
+        snap = self.last_snapshot
+        info = snap.elements.get(index) if snap is not None else None
+        if snap is None or info is None or index not in self.refs:
+            raise ActionError(
+                f"no element [{index}] in the current page snapshot. Use an index from the latest browser state."
+            )
+        frame, local = self.refs[index]
+        if current is None or current is not self.refs_page or current.is_closed():
+            raise ActionError(
+                f"element [{index}] belongs to a tab that is no longer current. "
+                "Use an index from the latest browser state."
+            )
+        if frame.is_detached():
+            raise ActionError(
+                f"element [{index}] is no longer on the page (its frame was removed or reloaded). "
+                "Use an index from the latest browser state."
+            )
+        try:
+            handle = await page_api_handle(frame, {"op": "get", "i": local, "id": snap.snapshot_id})
+        except PlaywrightError as exc:
+            raise ActionError(
+                f"element [{index}] could not be found ({first_line(exc)}). Use an index from the latest browser state."
+            ) from None
+        element = handle.as_element()
+        if element is None:
+            code = await handle.json_value()
+            with contextlib.suppress(PlaywrightError):
+                await handle.dispose()
+            if code == "detached":
+                reason = "it was removed from the page since the last browser state"
+            else:
+                reason = "the page changed (navigated or reloaded) since the last browser state"
+            raise ActionError(
+                f"element [{index}] {info.describe(60)} is no longer on the page: {reason}. "
+                "Use an index from the latest browser state."
+            )
+        return element, info, frame, local
+
+    async def _live_boxes(self, page: Page) -> list[list[float]]:
+        """Current boxes of the latest snapshot's elements, in top-viewport coordinates."""
+        by_frame: dict[Frame, dict[int, int]] = {}
+        for index, (frame, local) in self.refs.items():
+            by_frame.setdefault(frame, {})[local] = index
+
+        offsets: dict[Frame, tuple[float, float] | None] = {page.main_frame: (0.0, 0.0)}
+
+        async def offset(frame: Frame) -> tuple[float, float] | None:
+            if frame in offsets:
+                return offsets[frame]
+            parent = frame.parent_frame
+            handle = await self._frame_element(frame)
+            if parent is None or handle is None:
+                offsets[frame] = None
+                return None
+            base = await offset(parent)
+            if base is None:
+                offsets[frame] = None
+                return None
+            try:
+                rel = await call_page_api(parent, {"op": "frameOffsets", "frames": [handle]})
+            except PlaywrightError:
+                rel = [None]
+            value = None if not rel or rel[0] is None else (base[0] + rel[0][0], base[1] + rel[0][1])
+            offsets[frame] = value
+            return value
+
+        boxes: list[list[float]] = []
+        for frame, mapping in by_frame.items():
+            if frame.is_detached():
+                continue
+            origin = await offset(frame)
+            if origin is None:
+                continue
+            try:
+                rects = await call_page_api(frame, {"op": "rects"})
+            except PlaywrightError:
+                continue
+            for local, x, y, w, h in rects:
+                if local in mapping:
+                    boxes.append([mapping[local], x + origin[0], y + origin[1], w, h])
+        return boxes
+
+    async def screenshot(
+        self,
+        page: Page,
+        *,
+        highlight: bool = False,
+        format: Literal["png", "jpeg"] = "png",
+        full_page: bool = False,
+        quality: int | None = None,
+    ) -> bytes:
+        """A screenshot of ``page``; ``highlight`` draws the latest snapshot's boxes and indices on it (the
+        caller takes a snapshot of this page first), then removes the overlay again."""
+        overlay = False
+        try:
+            if highlight:
+                boxes = await self._live_boxes(page)
+                size = page.viewport_size
+                if not full_page and size:  # draw only what the picture will show
+                    w, h = size["width"], size["height"]
+                    boxes = [b for b in boxes if b[1] + b[3] > 0 and b[1] < w and b[2] + b[4] > 0 and b[2] < h]
+                await call_page_api(page.main_frame, {"op": "overlay", "boxes": boxes})
+                overlay = True
+            kwargs: dict[str, Any] = {"type": format, "full_page": full_page}
+            if format == "jpeg":
+                kwargs["quality"] = quality if quality is not None else 80
+            return await page.screenshot(**kwargs)
+        finally:
+            if overlay:
+                with contextlib.suppress(PlaywrightError):
+                    await call_page_api(page.main_frame, {"op": "removeOverlay"})

@@ -1,0 +1,73 @@
+"""How the browser layer talks back to the model: model-facing errors, Playwright errors cut to their one
+informative line, and notices (dialogs, closed tabs, relaunches) that ride along with the next result.
+
+Everything a model reads from the browser layer is a sentence, never a stack trace or a call log; this module
+is where raw Playwright text is turned into such sentences.
+"""
+
+from __future__ import annotations
+
+import logging
+
+log = logging.getLogger("notebook_agent.browser")
+
+
+class ActionError(Exception):
+    """A model-facing failure; the message (without the "Error: " prefix) is what the model reads."""
+
+
+def short(text: str, limit: int = 80) -> str:
+    """Whitespace collapsed and cut to ``limit`` characters with an ellipsis."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+_REASONS = (
+    "intercepts pointer events",
+    "not visible",
+    "not stable",
+    "not enabled",
+    "outside of the viewport",
+    "not attached",
+    "not editable",
+    "detached",
+)
+
+
+def first_line(exc: BaseException) -> str:
+    """The informative line of a Playwright error: its first line, or for timeouts the line saying why the
+    element was not actionable (e.g. "<div id=overlay> intercepts pointer events")."""
+    msg = str(exc).strip().splitlines()
+    first = msg[0] if msg else type(exc).__name__
+    if "Timeout" in first:
+        for line in reversed(msg):
+            text = line.strip(" -")
+            if any(r in text for r in _REASONS) and not text.startswith(("waiting for", "retrying")):
+                first = text
+                break
+    for prefix in ("Error: ", "TimeoutError: "):
+        if first.startswith(prefix):
+            first = first[len(prefix) :]
+    return short(first, 200)
+
+
+class Notices:
+    """Things that happened in the browser outside any action's control (a dialog, a crashed or closed tab, a
+    relaunch, a tab the site opened). Pending notices are appended to the next action result or snapshot so
+    the model hears of each once; ``log`` keeps them all for UIs. Silent while the session is closing."""
+
+    def __init__(self) -> None:
+        self.pending: list[str] = []
+        self.log: list[str] = []
+        self.closing = False
+
+    def add(self, text: str) -> None:
+        if self.closing:
+            return
+        self.pending.append(text)
+        self.log.append(text)
+        log.info("browser: %s", text)
+
+    def take(self) -> list[str]:
+        out, self.pending = self.pending, []
+        return out

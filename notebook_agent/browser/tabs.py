@@ -1,0 +1,159 @@
+"""The tabs of one browser context: stable tab ids, the current tab, tabs the site opens, crashed tabs, and
+dialogs answered by a policy.
+
+A site that opens a tab makes it current (an action that caused it hears so through its watch, otherwise a
+notice says so); ``switch`` goes back. A dialog never blocks a page: the policy answers it at once and a
+notice tells the model what it said and how it was answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+from playwright.async_api import Dialog, Frame, Page
+from playwright.async_api import Error as PlaywrightError
+
+from .report import ActionError, Notices, first_line, log, short
+from .snapshot import TabInfo
+from .watch import ActionWatch
+
+
+@dataclass
+class DialogInfo:
+    """What a dialog policy callable receives."""
+
+    type: str  # "alert" | "confirm" | "prompt" | "beforeunload"
+    message: str
+    default_value: str
+    url: str
+
+
+DialogDecision: TypeAlias = bool | str | None
+DialogPolicy: TypeAlias = (
+    Literal["accept", "dismiss"] | Callable[[DialogInfo], DialogDecision | Awaitable[DialogDecision]]
+)
+
+
+class Tabs:
+    """Tab bookkeeping for one context. ``current`` is the tab actions and snapshots use."""
+
+    def __init__(
+        self, notices: Notices, dialog_policy: DialogPolicy, on_frame_detached: Callable[[Frame], None]
+    ) -> None:
+        self.notices = notices
+        self.dialog_policy: DialogPolicy = dialog_policy
+        self.current: Page | None = None
+        self.crashed: set[Page] = set()
+        self.watchers: list[ActionWatch] = []
+        self.creating_page = False
+        self._ids: dict[Page, int] = {}
+        self._next = 0
+        self._on_frame_detached = on_frame_detached
+
+    def clear(self) -> None:
+        """Forget every tab (the browser went away); ids keep counting up so old ids are never reused."""
+        self._ids.clear()
+        self.crashed.clear()
+        self.current = None
+
+    def tab_id(self, page: Page) -> int:
+        return self._ids.get(page, -1)
+
+    def tab_of(self, page: Page) -> tuple[int, bool]:
+        return self.tab_id(page), page is self.current
+
+    def open_pages(self) -> list[Page]:
+        return [p for p in self._ids if not p.is_closed()]
+
+    def register(self, page: Page) -> None:
+        if page in self._ids:
+            return
+        self._ids[page] = self._next
+        self._next += 1
+        page.on("dialog", self._on_dialog)
+        page.on("crash", self._on_crash)
+        page.on("close", self._on_close)
+        page.on("framedetached", self._on_frame_detached)
+
+    def _on_crash(self, page: Page) -> None:
+        self.crashed.add(page)
+
+    def _on_close(self, page: Page) -> None:
+        # The replacement (and its notice) happens lazily in the session's ensure_page(), which can tell a
+        # closed tab from a browser that went away as a whole.
+        self.crashed.discard(page)
+
+    def on_context_page(self, page: Page) -> None:
+        """A tab appeared in the context: ours (being created) or the site's, which becomes current."""
+        if page in self._ids:
+            return
+        self.register(page)
+        if self.creating_page:
+            return
+        self.current = page
+        if self.watchers:
+            for w in self.watchers:
+                w.on_new_page(page)
+        else:
+            self.notices.add(f"A new tab was opened (tab {self.tab_id(page)}); it is now the current tab.")
+
+    async def infos(self, current_title: str | None = None) -> list[TabInfo]:
+        """Open tabs in opening order; ``current_title`` spares a round trip when the caller knows it."""
+        pages = self.open_pages()
+
+        async def title(p: Page) -> str:
+            if p is self.current and current_title is not None:
+                return current_title
+            try:
+                return await asyncio.wait_for(p.title(), 2)
+            except (TimeoutError, PlaywrightError):
+                return ""
+
+        titles = await asyncio.gather(*(title(p) for p in pages))
+        return [TabInfo(self.tab_id(p), p.url, t, p is self.current) for p, t in zip(pages, titles, strict=True)]
+
+    async def switch(self, tab_id: int) -> Page:
+        """Make tab ``tab_id`` current; raises :class:`ActionError` naming the open tabs if there is none."""
+        for p in self.open_pages():
+            if self.tab_id(p) == tab_id:
+                self.current = p
+                with contextlib.suppress(PlaywrightError):
+                    await p.bring_to_front()
+                return p
+        tabs = ", ".join(f"{self.tab_id(p)} ({p.url})" for p in self.open_pages())
+        raise ActionError(f"there is no tab {tab_id}. Open tabs: {tabs}.")
+
+    async def _on_dialog(self, dialog: Dialog) -> None:
+        info = DialogInfo(dialog.type, dialog.message, dialog.default_value, dialog.page.url if dialog.page else "")
+        decision: DialogDecision = True
+        policy = self.dialog_policy
+        try:
+            if policy == "dismiss":
+                decision = False
+            elif callable(policy):
+                result = policy(info)
+                if inspect.isawaitable(result):
+                    result = await result
+                decision = True if result is None else result
+        except Exception as exc:  # a broken policy must not leave the page blocked
+            log.warning("dialog policy failed: %s", exc)
+            decision = False
+        try:
+            if isinstance(decision, str) and not isinstance(decision, bool):
+                await dialog.accept(decision)
+                outcome = f"it was answered with '{short(decision)}'"
+            elif decision:
+                await dialog.accept()
+                outcome = "it was accepted"
+            else:
+                await dialog.dismiss()
+                outcome = "it was dismissed"
+        except PlaywrightError as exc:
+            outcome = f"it could not be answered ({first_line(exc)})"
+        article = "An" if info.type[:1] in "aeiou" else "A"
+        self.notices.add(f"{article} {info.type} dialog said '{short(info.message, 200)}'; {outcome}.")

@@ -1,0 +1,146 @@
+"""The state message and the observations, as pure functions: no browser, no model. Each observation the design
+note specifies is asserted on the text the model reads."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from notebook_agent.agent.results import PageStep
+from notebook_agent.agent.state import HISTORY_RESULT_CHARS, Observer, state_message
+
+NOW = datetime(2026, 12, 1, 9, 30)
+
+
+class Run:
+    """Drives an Observer and the history the way a page-agent run does, one step at a time."""
+
+    def __init__(self, max_steps: int = 20, task: str = "Buy milk") -> None:
+        self.max_steps = max_steps
+        self.task = task
+        self.observer = Observer()
+        self.steps: list[PageStep] = []
+        self.history: list[PageStep | str] = []
+
+    def state(self, page_text: str = "[0]<button>Go</button>", url: str = "http://shop.test/") -> str:
+        step = PageStep(index=len(self.steps) + 1, url=url)
+        self.steps.append(step)
+        step.observations = self.observer.observe(step, self.steps, page_text, self.max_steps)
+        self.history.extend(step.observations)
+        return state_message(self.task, step, self.max_steps, self.history, page_text, now=NOW)
+
+    def act(self, action: str, args: dict[str, object], result: str = "ok", is_error: bool = False) -> None:
+        step = self.steps[-1]
+        step.action, step.args, step.result, step.is_error = action, args, result, is_error
+        step.evaluation_previous_goal, step.memory, step.next_goal = "Success", "remember", f"do {action}"
+        self.history.append(step)
+        self.observer.action_finished(action, args, is_error)
+
+    def notes(self, page_text: str = "[0]<button>Go</button>", url: str = "http://shop.test/") -> list[str]:
+        """Take the next step's state; return that step's own notes, checking each is in the text as <sys>."""
+        state = self.state(page_text, url)
+        notes = self.steps[-1].observations
+        for note in notes:
+            assert f"<sys>{note}</sys>" in state.split("</agent_history>")[0]
+        return notes
+
+
+def test_first_step_layout() -> None:
+    state = Run(max_steps=20).state("[0]<a>Home</a>")
+    assert state == "\n".join(
+        [
+            "<agent_state>",
+            "<user_request>",
+            "Buy milk",
+            "</user_request>",
+            "<step_info>",
+            "Step 1 of 20. Current time: 2026-12-01 09:30",
+            "</step_info>",
+            "</agent_state>",
+            "",
+            "<agent_history>",
+            "<sys>Page navigated to → http://shop.test/</sys>",
+            "</agent_history>",
+            "",
+            "<browser_state>",
+            "[0]<a>Home</a>",
+            "</browser_state>",
+        ]
+    )
+
+
+def test_history_shows_each_step_and_clips_older_results() -> None:
+    run = Run()
+    run.state()
+    run.act("click_element_by_index", {"index": 0}, result="x" * 1000)
+    run.state("[0]<button>Go</button> page 2")
+    run.act("input_text", {"index": 1, "text": "milk"}, result="y" * 1000)
+    state = run.state("page 3")
+    assert (
+        "<step_1>\nEvaluation of Previous Step: Success\nMemory: remember\nNext Goal: do click_element_by_index"
+        in state
+    )
+    assert 'Action: input_text {"index": 1, "text": "milk"}' in state
+    assert "Action Results: " + "x" * (HISTORY_RESULT_CHARS - 1) + "…" in state  # older result clipped
+    assert "Action Results: " + "y" * 1000 + "\n" in state  # the last result whole
+
+
+def test_accumulated_wait() -> None:
+    run = Run()
+    run.state()
+    run.act("wait", {"seconds": 1})
+    assert not any("waited" in n for n in run.notes("a"))
+    run.act("wait", {"seconds": 2})
+    assert "You have waited 3 seconds accumulatively. DO NOT wait any longer unless you have a good reason." in (
+        run.notes("b")
+    )
+    run.act("scroll", {"down": True})  # any other action resets the count
+    assert not any("waited" in n for n in run.notes("c"))
+
+
+def test_steps_left_warnings() -> None:
+    run = Run(max_steps=8)
+    notes_by_step = {}
+    for i in range(1, 9):
+        notes_by_step[i] = [n for n in run.notes(f"page {i}") if "step" in n.lower()]
+        run.act("scroll", {"down": True, "num_pages": i})
+    assert notes_by_step[3] == ["⚠️ Only 5 steps left after this one. Consider wrapping up."]
+    assert notes_by_step[6] == ["⚠️ Only 2 steps left after this one. Finish the task or call done."]
+    assert notes_by_step[8] == [
+        "This is the last step: call done now with what you have (success=false if unfinished)."
+    ]
+    assert all(notes_by_step[i] == [] for i in (1, 2, 4, 5, 7))
+
+
+def test_unchanged_page() -> None:
+    run = Run()
+    run.state("same page")
+    run.act("click_element_by_index", {"index": 0})
+    assert not any("not changed" in n for n in run.notes("same page"))
+    run.act("click_element_by_index", {"index": 1})
+    notes = run.notes("same page")
+    assert "The page has not changed for the last 2 actions. Try a different approach." in notes
+    run.act("click_element_by_index", {"index": 2})
+    assert "The page has not changed for the last 3 actions. Try a different approach." in run.notes("same page")
+    run.act("click_element_by_index", {"index": 3})
+    assert not any("not changed" in n for n in run.notes("a new page"))
+
+
+def test_repeated_action() -> None:
+    run = Run()
+    for i in range(3):
+        notes = run.notes(f"page {i}")
+        assert not any("repeated" in n for n in notes)
+        run.act("input_text", {"index": 4, "text": "milk"})
+    notes = run.notes("page 3")
+    assert "You repeated input_text with the same arguments 3 times. Do something else." in notes
+    run.act("input_text", {"index": 4, "text": "bread"})  # different arguments: no note
+    assert not any("repeated" in n for n in run.notes("page 4"))
+
+
+def test_navigation_note_only_when_the_url_changes() -> None:
+    run = Run()
+    assert run.notes("a", url="http://a.test/") == ["Page navigated to → http://a.test/"]
+    run.act("scroll", {})
+    assert run.notes("a scrolled", url="http://a.test/") == []  # same URL: no new note
+    run.act("click_element_by_index", {"index": 0})
+    assert run.notes("b", url="http://a.test/b") == ["Page navigated to → http://a.test/b"]
