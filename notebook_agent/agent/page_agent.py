@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 from ..browser.actions import builtin_tools
@@ -24,6 +24,7 @@ from .approval import Approver, PolicyFunction, PolicyName, check_policy
 from .prompt import default_system_prompt
 from .results import AnyEvent, PageAgentResult, RunFinished
 from .run import PageRun
+from .secrets import SecretInputText, SecretVault, parse_domains
 
 AskUser: TypeAlias = Callable[[str, AbortSignal], Awaitable[str]]
 
@@ -54,6 +55,10 @@ class PageAgent:
     ``custom_tools``: ``{name: tool}`` adds or overrides an action, ``{name: None}`` removes one.
     ``approval``: ``auto`` (default), ``ask-risky``, ``ask-all``, ``deny-risky`` or a function of an
     :class:`ApprovalRequest`; ``approver`` answers the ``ask`` cases (no approver: asks are denied).
+    ``secrets``: ``{name: value}`` (used on ``allowed_domains``) or ``{"https://site": {name: value}}``; the
+    model types ``<secret>name</secret>`` and never sees the value (see :mod:`.secrets`).
+    ``allowed_domains`` / ``blocked_domains``: where navigation may go (``github.com``, ``*.github.com``,
+    ``http://127.0.0.1:8000``); a navigation elsewhere is refused and the page stays where it was.
     """
 
     def __init__(
@@ -77,9 +82,26 @@ class PageAgent:
         full_page: bool = False,
         after_tool_call: AfterHook | None = None,
         stream_options: StreamOptions | None = None,
+        secrets: Mapping[str, Any] | None = None,
+        allowed_domains: Sequence[str] | str | None = None,
+        blocked_domains: Sequence[str] | str | None = None,
+        allow_javascript_with_secrets: bool = False,
     ) -> None:
         if max_steps < 1:
             raise ValueError("max_steps must be at least 1")
+        self.allowed_domains = parse_domains(allowed_domains)
+        self.blocked_domains = parse_domains(blocked_domains)
+        self.secrets = SecretVault(secrets or {}, default_domains=self.allowed_domains)
+        if self.secrets.unscoped and not self.allowed_domains:
+            raise ValueError(
+                f"Secrets {', '.join(self.secrets.unscoped)} would be usable on any site: give allowed_domains=[...] "
+                'or scope them, e.g. secrets={"https://github.com": {"github_password": ...}}.'
+            )
+        if self.secrets and enable_javascript and not allow_javascript_with_secrets:
+            raise ValueError(
+                "execute_javascript could read secrets out of the page, so it is off while secrets are set; "
+                "pass allow_javascript_with_secrets=True if you really want both."
+            )
         self.model = _resolve_model(model)
         self.browser = browser
         self.max_steps = max_steps
@@ -104,9 +126,15 @@ class PageAgent:
     # -- public -------------------------------------------------------------------------------------------
     @property
     def full_system_prompt(self) -> str:
+        text = self.system_prompt
         if self.instructions:
-            return f"{self.system_prompt.rstrip()}\n\nAdditional instructions:\n{self.instructions.strip()}\n"
-        return self.system_prompt
+            text = f"{text.rstrip()}\n\nAdditional instructions:\n{self.instructions.strip()}\n"
+        if self.secrets:
+            text = (
+                f"{text.rstrip()}\n\nSecrets: to type one, put its placeholder in input_text exactly as written; "
+                f"the value is filled in for you and you never see it.\n{self.secrets.describe()}\n"
+            )
+        return text
 
     @property
     def is_running(self) -> bool:
@@ -152,6 +180,8 @@ class PageAgent:
             ordered[name] = t
         if not self.enable_javascript:
             ordered.pop("execute_javascript", None)
+        if self.secrets and "input_text" in ordered:
+            ordered["input_text"] = SecretInputText(ordered["input_text"], self.secrets, browser)
         if self.on_ask_user is None:
             ordered.pop("ask_user", None)
         return ordered
@@ -195,6 +225,9 @@ class PageAgent:
             "ask_user": self.on_ask_user is not None,
             "custom_tools": sorted(self.custom_tools),
             "start_url": self.start_url,
+            "allowed_domains": [d.text for d in self.allowed_domains],
+            "blocked_domains": [d.text for d in self.blocked_domains],
+            "secrets": sorted(self.secrets.names) if self.secrets else [],
         }
 
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import copy
+import dataclasses
+import json
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -48,6 +50,7 @@ from .results import (
     StepRequest,
     StepStarted,
 )
+from .secrets import PLACEHOLDER, SecretVault
 from .state import Observer, state_message
 
 
@@ -68,6 +71,7 @@ class RunSpec(Protocol):
     after_tool_call: AfterHook | None
     stream_options: StreamOptions
     last_result: PageAgentResult | None
+    secrets: SecretVault
 
     @property
     def full_system_prompt(self) -> str: ...
@@ -90,6 +94,8 @@ class PageRun:
         self.steps: list[PageStep] = []
         self.history: list[PageStep | str] = []
         self.observer = Observer()
+        self.hidden: set[str] = set()
+        """Text typed into sensitive fields: replaced in everything kept or shown (see :meth:`scrub`)."""
         self.failures = 0
         self.last_output_error: str | None = None
         self.done: tuple[bool, str] | None = None
@@ -204,11 +210,12 @@ class PageRun:
             self._turn_started = time.perf_counter()
         elif isinstance(event, ToolExecutionStart) and step is not None:
             self._action_started = time.perf_counter()
-            self.put(event)
-            self.put(ActionStarted(step, event.tool_name, dict(event.args)))
+            args = self.public_args(event.tool_name, event.args)
+            self.put(dataclasses.replace(event, args=args))
+            self.put(ActionStarted(step, event.tool_name, args))
             return
         elif isinstance(event, ToolExecutionUpdate) and step is not None:
-            self.put(event)
+            self.put(dataclasses.replace(event, args=self.public_args(event.tool_name, event.args)))
             self.put(ActionProgress(step, event.tool_name, event.partial_result))
             return
         elif isinstance(event, ToolExecutionEnd) and step is not None:
@@ -224,7 +231,7 @@ class PageRun:
 
     def _record_action_end(self, step: PageStep, event: ToolExecutionEnd) -> None:
         step.action_ms = (time.perf_counter() - self._action_started) * 1000
-        step.result = event.result.text_content
+        step.result = self.scrub_text(event.result.text_content)
         step.is_error = event.is_error
         if event.error_kind == "argument-validation":
             self.failures += 1
@@ -268,12 +275,13 @@ class PageRun:
         self.put(StepStarted(index, self.agent.max_steps))
         t0 = time.perf_counter()
         snapshot = await self.browser.snapshot(full_page=self.agent.full_page)
+        page_text = self.scrub_text(snapshot.text)
         step.url, step.title = snapshot.url, snapshot.title
         step.observations = self.observer.observe(
-            step, self.steps, snapshot.text, self.agent.max_steps, self.last_output_error
+            step, self.steps, page_text, self.agent.max_steps, self.last_output_error
         )
         self.history.extend(step.observations)
-        state = state_message(self.task, step, self.agent.max_steps, self.history, snapshot.text)
+        state = state_message(self.task, step, self.agent.max_steps, self.history, page_text)
         images: list[ImageContent] = []
         if self.agent.vision:
             shot = await self.browser.screenshot(format="jpeg")
@@ -312,16 +320,18 @@ class PageRun:
             self.put(ModelOutputParsed(step))
             return []
         self.last_output_error = None
-        step.action, step.args = parsed.call.name, dict(parsed.call.arguments)
+        step.action, step.args = parsed.call.name, self.public_args(parsed.call.name, parsed.call.arguments)
+        step.output = self.scrub_message(message)
         self.put(ModelOutputParsed(step))
         return [parsed.call]
 
     async def before_tool_call(self, ctx: BeforeToolCall, signal: AbortSignal) -> BlockToolCall | None:
         step = self.step
         assert step is not None and self.browser is not None
-        args = ctx.args.model_dump() if hasattr(ctx.args, "model_dump") else dict(ctx.args)
-        step.args = args
-        request = ApprovalRequest(ctx.tool_call.name, args, step.url, self._target(args), step=step.index)
+        raw = ctx.args.model_dump() if hasattr(ctx.args, "model_dump") else dict(ctx.args)
+        args = step.args = self.public_args(ctx.tool_call.name, raw)
+        step.output = self.scrub_message(step.output)
+        request = ApprovalRequest(ctx.tool_call.name, args, step.url, self._target(raw), step=step.index)
         answer: ApprovalAnswer | None = await gate(
             self.agent.approval,
             request,
@@ -354,7 +364,41 @@ class PageRun:
             "attributes": dict(info.attributes),
             "box": info.box,
             "line": info.line,
+            "sensitive": info.sensitive,
         }
+
+    # -- secrets and sensitive input ----------------------------------------------------------------------------
+    def public_args(self, action: str, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Arguments as they may be kept and shown: secret values become their placeholders, and text typed
+        into a sensitive field becomes ``[redacted: N characters]`` (remembered, so it is hidden everywhere)."""
+        out = dict(args)
+        text = out.get("text")
+        if action == "input_text" and isinstance(text, str) and not PLACEHOLDER.search(text):
+            target = self._target(out)
+            sensitive = target is not None and target.get("sensitive")
+            if sensitive and text.strip() and text not in self.agent.secrets.values():
+                self.hidden.add(text)
+            if text in self.hidden:
+                out["text"] = f"[redacted: {len(text)} characters]"
+        return {k: self.scrub_text(v) if isinstance(v, str) else v for k, v in out.items()}
+
+    def scrub_text(self, text: str) -> str:
+        """``text`` with secret values replaced by placeholders and hidden typed text by ``[redacted]``."""
+        text = self.agent.secrets.redact(text) if self.agent.secrets else text
+        for literal in sorted(self.hidden, key=len, reverse=True):
+            text = text.replace(literal, "[redacted]")
+        return text
+
+    def scrub_message(self, message: AssistantMessage | None) -> AssistantMessage | None:
+        """The model's raw output as kept for the inspector, run files and replay, with hidden text removed."""
+        if message is None or not (self.hidden or self.agent.secrets):
+            return message
+        raw = message.model_dump_json()
+        clean = raw
+        for literal in [*self.agent.secrets.values(), *self.hidden]:
+            escaped = json.dumps(literal, ensure_ascii=False)[1:-1]
+            clean = clean.replace(escaped, "[redacted]")
+        return message if clean == raw else AssistantMessage.model_validate_json(clean)
 
     async def follow_up(self) -> list[Message]:
         """Keep going after an unusable output (the next state message carries the error)."""

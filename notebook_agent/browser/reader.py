@@ -15,7 +15,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
-from playwright.async_api import ElementHandle, Frame, Page
+from playwright.async_api import ElementHandle, Frame, Locator, Page
 from playwright.async_api import Error as PlaywrightError
 
 from .report import ActionError, first_line, log
@@ -234,9 +234,11 @@ class PageReader:
         format: Literal["png", "jpeg"] = "png",
         full_page: bool = False,
         quality: int | None = None,
+        mask: list[Locator] | None = None,
     ) -> bytes:
         """A screenshot of ``page``; ``highlight`` draws the latest snapshot's boxes and indices on it (the
-        caller takes a snapshot of this page first), then removes the overlay again."""
+        caller takes a snapshot of this page first), then removes the overlay again. ``mask`` paints over
+        the elements those locators match (sensitive fields)."""
         overlay = False
         try:
             if highlight:
@@ -248,6 +250,8 @@ class PageReader:
                 await call_page_api(page.main_frame, {"op": "overlay", "boxes": boxes})
                 overlay = True
             kwargs: dict[str, Any] = {"type": format, "full_page": full_page}
+            if mask:
+                kwargs["mask"] = mask
             if format == "jpeg":
                 kwargs["quality"] = quality if quality is not None else 80
             return await page.screenshot(**kwargs)

@@ -36,6 +36,19 @@ from .snapshot import LISTENER_TRACKER, MISSING, ElementInfo, Snapshot, TabInfo
 from .tabs import DialogInfo, DialogPolicy, Tabs
 from .watch import ActionWatch
 
+_NAMES = ("token", "secret", "password", "passwd", "apikey", "api_key", "api-key", "otp", "cvv", "cvc", "ssn")
+#: Fields painted over in screenshots: the snapshot's sensitive fields, as one CSS selector.
+SENSITIVE_FIELDS = ", ".join(
+    [
+        "input[type=password]",
+        "input[autocomplete~='one-time-code']",
+        "input[autocomplete~='current-password']",
+        "input[autocomplete~='new-password']",
+        "input[autocomplete^='cc-']",
+        *(f"{tag}[{attr}*='{name}' i]" for tag in ("input", "textarea") for attr in ("name", "id") for name in _NAMES),
+    ]
+)
+
 
 class BrowserSession:
     """A Chromium browser for an agent, usable as ``async with BrowserSession() as browser:``.
@@ -413,14 +426,18 @@ class BrowserSession:
         format: Literal["png", "jpeg"] = "png",
         full_page: bool = False,
         quality: int | None = None,
+        mask_sensitive: bool = True,
     ) -> bytes:
         """A screenshot of the current tab. ``highlight`` draws each indexed element's box and index (taking a
-        snapshot first if there is none for this tab), then removes the overlay again."""
+        snapshot first if there is none for this tab), then removes the overlay again. Fields that look
+        sensitive (passwords, one-time codes, card numbers, tokens, keys, secrets) are painted over unless
+        ``mask_sensitive=False``, so a typed secret never lands in a picture."""
         page = await self.ensure_page()
         if highlight and (self._reader.last_snapshot is None or self._reader.refs_page is not page):
             await self.snapshot()
+        mask = [page.locator(SENSITIVE_FIELDS)] if mask_sensitive else None
         return await self._reader.screenshot(
-            page, highlight=highlight, format=format, full_page=full_page, quality=quality
+            page, highlight=highlight, format=format, full_page=full_page, quality=quality, mask=mask
         )
 
     # -- acting ---------------------------------------------------------------------------------------------

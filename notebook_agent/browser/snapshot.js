@@ -46,7 +46,7 @@
     const FORM_TAGS = new Set(["button", "input", "select", "textarea", "option", "optgroup", "fieldset"]);
     const SENSITIVE_AUTOCOMPLETE = /\b(cc-number|cc-csc|cc-exp|cc-exp-month|cc-exp-year|one-time-code|current-password|new-password)\b/i;
     // whole-word short names ("pin", not "spinner"; "pass", not "passenger") or unambiguous long ones
-    const SENSITIVE_NAME = /(^|[^a-z])(pass|pwd|pin|otp|ssn|cvv|cvc|csc)([^a-z]|$)|password|passwd|passcode|card.?num|ccnum|cc-?number|secret/i;
+    const SENSITIVE_NAME = /(^|[^a-z])(pass|pwd|pin|otp|ssn|cvv|cvc|csc|key|mfa|totp|2fa)([^a-z]|$)|password|passwd|passcode|card.?num|ccnum|cc-?number|secret|token|api.?key|private.?key|access.?key|one.?time/i;
     const NO_VALUE_TYPES = new Set(["checkbox", "radio", "submit", "button", "reset", "image", "file"]);
     const ATTR_MAX = 40;
     const VALUE_MAX = 80;

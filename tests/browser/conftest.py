@@ -25,6 +25,11 @@ from notebook_agent.browser import BrowserSession
 PAGES = Path(__file__).parent / "pages"
 
 
+#: What ``POST /login`` (pages/login.html) accepts; tests set it. Every form it received is kept in ``LOGINS``.
+LOGIN: dict[str, str] = {"username": "ada", "password": "", "apitoken": ""}
+LOGINS: list[dict[str, str]] = []
+
+
 @dataclass
 class Servers:
     main: str  # http://127.0.0.1:PORT
@@ -60,6 +65,17 @@ def _handler(self_origin: str, other_origin: str) -> type[SimpleHTTPRequestHandl
                 body = body.replace("__OTHER__", other_origin).replace("__SELF__", self_origin)
                 return self._send(200, body.encode())
             super().do_GET()
+
+        def do_POST(self) -> None:
+            if urlparse(self.path).path != "/login":
+                return self._send(404, b"<!doctype html><title>Not found</title>")
+            length = int(self.headers.get("Content-Length") or 0)
+            form = {k: v[0] for k, v in parse_qs(self.rfile.read(length).decode("utf-8")).items()}
+            LOGINS.append(form)
+            if all(form.get(k) == v for k, v in LOGIN.items()):
+                welcome = f"<!doctype html><title>Welcome</title><h1>Welcome {form['username']}</h1>"
+                return self._send(200, welcome.encode())
+            return self._send(401, b"<!doctype html><title>Sign-in failed</title><h1>Wrong password or token</h1>")
 
         def _send(self, code: int, body: bytes) -> None:
             self.send_response(code)

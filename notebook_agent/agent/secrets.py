@@ -1,0 +1,218 @@
+"""Secrets the model can type without ever seeing them, and redaction of what was typed into sensitive fields.
+
+``PageAgent(secrets={"github_password": "..."})`` (or scoped: ``{"https://github.com": {"github_password": ...}}``)
+lets the model write ``<secret>github_password</secret>`` in ``input_text``; the real value is substituted only
+when the action runs, only on a page whose URL matches the secret's domains, and it is replaced by its
+placeholder in everything that is kept or shown afterwards (results, history, run files, the view). An unknown
+or out-of-scope placeholder is an error the model reads, never typed literally.
+
+Separately, text typed into a field the snapshot marks sensitive (password, one-time code, card number, token,
+API key, secret, ...) is redacted after the fact, secrets or not.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..browser.actions import ActionHost
+from ..core.abort import AbortSignal
+from ..core.messages import TextContent
+from ..core.tools import OnUpdate, Tool, ToolResult
+
+PLACEHOLDER = re.compile(r"<secret>\s*([^<>\s]+)\s*</secret>")
+REDACTED = "[redacted]"
+
+
+def placeholder(name: str) -> str:
+    return f"<secret>{name}</secret>"
+
+
+@dataclass(frozen=True)
+class DomainPattern:
+    """``github.com``, ``*.github.com``, ``https://github.com``, ``http://127.0.0.1:8999``: host (with an
+    optional ``*.`` prefix), optional scheme, optional port. A pattern without a port matches the scheme's
+    default port only when it names a scheme; otherwise any port of that host."""
+
+    scheme: str | None
+    host: str
+    port: int | None
+    text: str
+
+    @classmethod
+    def parse(cls, text: str) -> DomainPattern:
+        raw = text.strip()
+        if not raw:
+            raise ValueError("an empty domain pattern")
+        parts = urlsplit(raw if "://" in raw else "//" + raw)
+        host = (parts.hostname or "").lower()
+        if not host:
+            raise ValueError(f"{text!r} is not a domain (write e.g. 'github.com' or 'http://127.0.0.1:8000')")
+        if host.startswith("*.") is False and "*" in host:
+            raise ValueError(f"{text!r}: a wildcard is only allowed as a leading '*.'")
+        try:
+            port = parts.port
+        except ValueError:
+            raise ValueError(f"{text!r} has an invalid port") from None
+        scheme = parts.scheme.lower() or None
+        if port is None and scheme in ("http", "https"):
+            port = 80 if scheme == "http" else 443
+        return cls(scheme, host, port, raw)
+
+    def matches(self, url: str) -> bool:
+        parts = urlsplit(url)
+        scheme = parts.scheme.lower()
+        if scheme not in ("http", "https"):
+            return False
+        host = (parts.hostname or "").lower()
+        try:
+            port = parts.port or (80 if scheme == "http" else 443)
+        except ValueError:
+            return False
+        if self.scheme is not None and scheme != self.scheme:
+            return False
+        if self.port is not None and port != self.port:
+            return False
+        if self.host.startswith("*."):
+            base = self.host[2:]
+            return host == base or host.endswith("." + base)
+        return host == self.host
+
+
+def parse_domains(patterns: Sequence[str] | str | None) -> tuple[DomainPattern, ...]:
+    if patterns is None:
+        return ()
+    if isinstance(patterns, str):
+        patterns = [p for p in re.split(r"[,\s]+", patterns) if p]
+    return tuple(DomainPattern.parse(p) for p in patterns)
+
+
+def matches_any(url: str, patterns: Sequence[DomainPattern]) -> bool:
+    return any(p.matches(url) for p in patterns)
+
+
+class SecretError(ValueError):
+    """A placeholder that cannot be filled; the message is for the model."""
+
+
+@dataclass(frozen=True)
+class Secret:
+    name: str
+    value: str
+    domains: tuple[DomainPattern, ...]  # empty: wherever the agent may go (its allowed domains)
+
+
+class SecretVault:
+    """The secrets of one agent. ``fill`` substitutes placeholders for a page URL; ``redact`` hides values."""
+
+    def __init__(self, secrets: Mapping[str, Any], default_domains: Sequence[DomainPattern] = ()) -> None:
+        self._secrets: dict[str, Secret] = {}
+        for key, value in secrets.items():
+            if isinstance(value, Mapping):  # {"https://github.com": {"name": "value"}}
+                scope = parse_domains([key])
+                for name, inner in value.items():
+                    self._add(name, inner, scope)
+            else:
+                self._add(key, value, tuple(default_domains))
+
+    def _add(self, name: object, value: object, domains: tuple[DomainPattern, ...]) -> None:
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+            raise ValueError(f"secret name {name!r}: use letters, digits, '_', '.' or '-'")
+        if not isinstance(value, str) or not value:
+            raise ValueError(f"secret {name!r}: the value must be a non-empty string")
+        if name in self._secrets:
+            raise ValueError(f"secret {name!r} is given twice")
+        self._secrets[name] = Secret(name, value, domains)
+
+    def __bool__(self) -> bool:
+        return bool(self._secrets)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._secrets)
+
+    @property
+    def unscoped(self) -> list[str]:
+        return [s.name for s in self._secrets.values() if not s.domains]
+
+    def describe(self) -> str:
+        """One line per secret for the system prompt: names and where they may be used, never values."""
+        lines = []
+        for s in self._secrets.values():
+            where = ", ".join(d.text for d in s.domains) if s.domains else "the allowed domains"
+            lines.append(f"- {placeholder(s.name)} (only on {where})")
+        return "\n".join(lines)
+
+    def fill(self, text: str, url: str) -> str:
+        """``text`` with every placeholder replaced by its value, if each is known and allowed on ``url``."""
+
+        def one(match: re.Match[str]) -> str:
+            name = match.group(1)
+            secret = self._secrets.get(name)
+            if secret is None:
+                known = ", ".join(self._secrets) or "none"
+                raise SecretError(f"there is no secret named '{name}' (known secrets: {known}).")
+            if secret.domains and not matches_any(url, secret.domains):
+                raise SecretError(
+                    f"secret '{name}' may only be typed on {', '.join(d.text for d in secret.domains)}, "
+                    f"not on this page ({_origin(url)})."
+                )
+            return secret.value
+
+        return PLACEHOLDER.sub(one, text)
+
+    def redact(self, text: str) -> str:
+        """``text`` with every secret value replaced by its placeholder (longest values first)."""
+        for secret in sorted(self._secrets.values(), key=lambda s: -len(s.value)):
+            if secret.value in text:
+                text = text.replace(secret.value, placeholder(secret.name))
+        return text
+
+    def values(self) -> list[str]:
+        return [s.value for s in self._secrets.values()]
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}" if parts.netloc else url[:60]
+
+
+class SecretInputText(Tool):
+    """``input_text`` that fills ``<secret>NAME</secret>`` placeholders at execution time, for the current
+    page only, and hides the values again in its result."""
+
+    def __init__(self, inner: Tool, vault: SecretVault, browser: ActionHost) -> None:
+        self.inner = inner
+        self.vault = vault
+        self.browser = browser
+        self.name = inner.name
+        self.description = inner.description
+        self.parameters = inner.parameters
+        self.execution_mode = inner.execution_mode
+
+    def prepare_arguments(self, raw: dict[str, Any]) -> dict[str, Any]:
+        return self.inner.prepare_arguments(raw)
+
+    async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> ToolResult | str:
+        text = getattr(args, "text", None)
+        if isinstance(text, str) and PLACEHOLDER.search(text):
+            page = await self.browser.ensure_page()
+            try:
+                filled = self.vault.fill(text, page.url)
+            except SecretError as exc:
+                return ToolResult.text(f"Error: {exc}", is_error=True)
+            args = args.model_copy(update={"text": filled})
+        result = await self.inner.execute(tool_call_id, args, signal, on_update)
+        if isinstance(result, str):
+            return self.vault.redact(result)
+        return redact_result(result, self.vault)
+
+
+def redact_result(result: ToolResult, vault: SecretVault) -> ToolResult:
+    content = [
+        TextContent(text=vault.redact(part.text)) if isinstance(part, TextContent) else part for part in result.content
+    ]
+    return ToolResult(content=content, details=result.details, is_error=result.is_error, terminate=result.terminate)
