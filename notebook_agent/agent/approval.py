@@ -13,8 +13,8 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
-from urllib.parse import urlparse
 
+from ..browser.urls import normalise_url, scheme, site
 from ..core.abort import AbortSignal
 
 Decision: TypeAlias = Literal["allow", "ask", "deny"]
@@ -39,6 +39,15 @@ class ApprovalRequest:
     reason: str = ""
     """Why the policy flagged it (shown to the person)."""
     step: int = 0
+    target_url: str | None = None
+    """Where the call would navigate (normalised): a typed URL, or the href of a link it clicks."""
+    target_allowed: bool = False
+    """``target_url`` is on one of the user's allowed domains."""
+    keys_target: dict[str, Any] | None = None
+    """For ``send_keys``: what the keys act on (the focused element, its form's submit buttons)."""
+    custom_risk: str | None = None
+    """For a custom tool: why it is risky as it declared (``risk=``), or None when it declared itself safe."""
+    custom: bool = False
 
 
 @dataclass
@@ -68,18 +77,63 @@ def _element_text(element: dict[str, Any] | None) -> str:
     return " ".join(parts)
 
 
+def navigation_risk(current: str, target: str, allowed: bool = False) -> str | None:
+    """Why navigating from ``current`` to ``target`` (both normalised) needs a person, or None."""
+    kind = scheme(target)
+    if kind == "file":
+        return "opens a local file (file:)"
+    if kind not in ("http", "https", "about"):
+        return f"opens a {kind}: URL"
+    if allowed or kind == "about":
+        return None
+    there, here = site(target), site(current)
+    if there is None:
+        return None
+    host = there[0] if there[1] in (80, 443) else f"{there[0]}:{there[1]}"
+    if here is None:
+        return f"opens a site ({host}) from a page that has none ({scheme(current) or 'blank'}:)"
+    if there != here:
+        return f"navigates to another site ({host})"
+    return None
+
+
+def _keys_risk(request: ApprovalRequest) -> str | None:
+    """``send_keys`` acts on whatever has focus: judge Enter/Space by the element (and the form Enter submits),
+    and refuse to guess where Tab moves focus to before a key that activates."""
+    keys = [k.lower() for k in str(request.args.get("keys", "")).split()]
+    activates = [i for i, k in enumerate(keys) if k.split("+")[-1] in ("enter", "space", " ")]
+    if not activates:
+        return None
+    if any(k.split("+")[-1] == "tab" for k in keys[: activates[-1]]):
+        return "moves focus with Tab and then presses Enter/Space: what that activates is not known in advance"
+    target = request.keys_target or request.element
+    text = _element_text(target)
+    if request.keys_target and request.keys_target.get("enter_submits") and any(k.endswith("enter") for k in keys):
+        text += " " + " ".join(request.keys_target.get("submits") or [])
+    match = DESTRUCTIVE.search(text)
+    if match:
+        label = " ".join(text.split())[:60]
+        return f'presses keys on "{label}", which looks destructive or final ({match.group(0).lower()})'
+    return None
+
+
 def risk_reason(request: ApprovalRequest) -> str | None:
     """Why this call is risky, or None. Deliberately simple and visible: people can read and replace it."""
     name, args = request.action, request.args
+    if request.custom:
+        return request.custom_risk
     if name == "execute_javascript":
         return "runs arbitrary JavaScript in the page"
     if name == "go_to_url":
-        target = urlparse(str(args.get("url", "")))
-        current = urlparse(request.url)
-        if target.hostname and current.hostname and target.hostname != current.hostname:
-            return f"navigates to another site ({target.hostname})"
-        return None
-    if name in ("click_element_by_index", "send_keys", "select_dropdown_option"):
+        target = request.target_url or normalise_url(str(args.get("url", "")))
+        return navigation_risk(request.url, target, request.target_allowed)
+    if name == "click_element_by_index" and request.target_url:
+        reason = navigation_risk(request.url, request.target_url, request.target_allowed)
+        if reason:
+            return reason
+    if name == "send_keys":
+        return _keys_risk(request)
+    if name in ("click_element_by_index", "select_dropdown_option"):
         text = _element_text(request.element)
         if name == "select_dropdown_option":
             text += " " + str(args.get("text", ""))
@@ -95,7 +149,7 @@ def decide(policy: PolicyName | PolicyFunction, request: ApprovalRequest) -> Dec
     """Apply a named policy or a callable; fills ``request.reason`` when the call is flagged."""
     if callable(policy):
         return policy(request)
-    if request.action in HARMLESS and policy != "ask-all":
+    if request.action in HARMLESS and not request.custom and policy != "ask-all":
         return "allow"
     if policy == "auto":
         return "allow"

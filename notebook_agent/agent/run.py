@@ -16,7 +16,6 @@ import asyncio
 import base64
 import copy
 import dataclasses
-import json
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -24,6 +23,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from ..browser.session import BrowserSession
+from ..browser.urls import normalise_url
 from ..core.abort import AbortController, AbortSignal
 from ..core.events import AgentEvent, ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate, TurnEnd, TurnStart
 from ..core.loop import AfterHook, AgentContext, BeforeToolCall, BlockToolCall, LoopConfig, run_agent_loop
@@ -32,6 +32,7 @@ from ..core.model import Model, StreamOptions, ToolSpec
 from ..core.planner import ToolPlan
 from ..core.tools import Tool
 from .approval import ApprovalAnswer, ApprovalRequest, Approver, PolicyFunction, PolicyName, denial_text, gate
+from .effects import describe_effects, navigation_refusal
 from .macro import MACRO_NAME, ParsedOutput, macro_spec, parse_output
 from .prompt import prompt_hash
 from .results import (
@@ -50,7 +51,7 @@ from .results import (
     StepRequest,
     StepStarted,
 )
-from .secrets import PLACEHOLDER, SecretVault
+from .secrets import DomainPattern, Redactor, SecretVault
 from .state import Observer, state_message
 
 
@@ -72,6 +73,9 @@ class RunSpec(Protocol):
     stream_options: StreamOptions
     last_result: PageAgentResult | None
     secrets: SecretVault
+    custom_tools: dict[str, Tool | None]
+    allowed_domains: tuple[DomainPattern, ...]
+    blocked_domains: tuple[DomainPattern, ...]
 
     @property
     def full_system_prompt(self) -> str: ...
@@ -94,8 +98,7 @@ class PageRun:
         self.steps: list[PageStep] = []
         self.history: list[PageStep | str] = []
         self.observer = Observer()
-        self.hidden: set[str] = set()
-        """Text typed into sensitive fields: replaced in everything kept or shown (see :meth:`scrub`)."""
+        self.redactor = Redactor(agent.secrets, self._target)
         self.failures = 0
         self.last_output_error: str | None = None
         self.done: tuple[bool, str] | None = None
@@ -122,7 +125,13 @@ class PageRun:
             else:
                 self.browser = self.agent.browser
             assert self.browser is not None
+            guarded = bool(self.agent.allowed_domains or self.agent.blocked_domains)
+            if guarded:
+                await self.browser.set_navigation_guard(self.navigation_refusal)
             if self.agent.start_url:
+                refusal = self.navigation_refusal(normalise_url(self.agent.start_url))
+                if refusal:
+                    raise ValueError(f"The start URL is not allowed: {refusal}")
                 await self.browser.page.goto(self.agent.start_url)
             self.tools = self.agent.tools(self.browser)
             context = AgentContext(
@@ -153,6 +162,11 @@ class PageRun:
         except Exception as exc:
             self.status, self.error = "error", f"{type(exc).__name__}: {exc}"
         finally:
+            if self.browser is not None and (self.agent.allowed_domains or self.agent.blocked_domains):
+                try:
+                    await self.browser.set_navigation_guard(None)
+                except Exception:
+                    pass
             if own_browser and self.browser is not None:
                 try:
                     await self.browser.close()
@@ -210,12 +224,12 @@ class PageRun:
             self._turn_started = time.perf_counter()
         elif isinstance(event, ToolExecutionStart) and step is not None:
             self._action_started = time.perf_counter()
-            args = self.public_args(event.tool_name, event.args)
+            args = self.redactor.public_args(event.tool_name, event.args)
             self.put(dataclasses.replace(event, args=args))
             self.put(ActionStarted(step, event.tool_name, args))
             return
         elif isinstance(event, ToolExecutionUpdate) and step is not None:
-            self.put(dataclasses.replace(event, args=self.public_args(event.tool_name, event.args)))
+            self.put(dataclasses.replace(event, args=self.redactor.public_args(event.tool_name, event.args)))
             self.put(ActionProgress(step, event.tool_name, event.partial_result))
             return
         elif isinstance(event, ToolExecutionEnd) and step is not None:
@@ -231,7 +245,7 @@ class PageRun:
 
     def _record_action_end(self, step: PageStep, event: ToolExecutionEnd) -> None:
         step.action_ms = (time.perf_counter() - self._action_started) * 1000
-        step.result = self.scrub_text(event.result.text_content)
+        step.result = self.redactor.scrub_text(event.result.text_content)
         step.is_error = event.is_error
         if event.error_kind == "argument-validation":
             self.failures += 1
@@ -275,7 +289,7 @@ class PageRun:
         self.put(StepStarted(index, self.agent.max_steps))
         t0 = time.perf_counter()
         snapshot = await self.browser.snapshot(full_page=self.agent.full_page)
-        page_text = self.scrub_text(snapshot.text)
+        page_text = self.redactor.scrub_text(snapshot.text)
         step.url, step.title = snapshot.url, snapshot.title
         step.observations = self.observer.observe(
             step, self.steps, page_text, self.agent.max_steps, self.last_output_error
@@ -320,8 +334,8 @@ class PageRun:
             self.put(ModelOutputParsed(step))
             return []
         self.last_output_error = None
-        step.action, step.args = parsed.call.name, self.public_args(parsed.call.name, parsed.call.arguments)
-        step.output = self.scrub_message(message)
+        step.action, step.args = parsed.call.name, self.redactor.public_args(parsed.call.name, parsed.call.arguments)
+        step.output = self.redactor.scrub_message(message)
         self.put(ModelOutputParsed(step))
         return [parsed.call]
 
@@ -329,9 +343,18 @@ class PageRun:
         step = self.step
         assert step is not None and self.browser is not None
         raw = ctx.args.model_dump() if hasattr(ctx.args, "model_dump") else dict(ctx.args)
-        args = step.args = self.public_args(ctx.tool_call.name, raw)
-        step.output = self.scrub_message(step.output)
+        args = step.args = self.redactor.public_args(ctx.tool_call.name, raw)
+        step.output = self.redactor.scrub_message(step.output)
         request = ApprovalRequest(ctx.tool_call.name, args, step.url, self._target(raw), step=step.index)
+        await describe_effects(
+            request,
+            raw,
+            ctx.args,
+            browser=self.browser,
+            tools=self.tools,
+            agent_domains=self.agent.allowed_domains,
+            custom=self.agent.custom_tools.get(request.action) is not None,
+        )
         answer: ApprovalAnswer | None = await gate(
             self.agent.approval,
             request,
@@ -367,38 +390,8 @@ class PageRun:
             "sensitive": info.sensitive,
         }
 
-    # -- secrets and sensitive input ----------------------------------------------------------------------------
-    def public_args(self, action: str, args: Mapping[str, Any]) -> dict[str, Any]:
-        """Arguments as they may be kept and shown: secret values become their placeholders, and text typed
-        into a sensitive field becomes ``[redacted: N characters]`` (remembered, so it is hidden everywhere)."""
-        out = dict(args)
-        text = out.get("text")
-        if action == "input_text" and isinstance(text, str) and not PLACEHOLDER.search(text):
-            target = self._target(out)
-            sensitive = target is not None and target.get("sensitive")
-            if sensitive and text.strip() and text not in self.agent.secrets.values():
-                self.hidden.add(text)
-            if text in self.hidden:
-                out["text"] = f"[redacted: {len(text)} characters]"
-        return {k: self.scrub_text(v) if isinstance(v, str) else v for k, v in out.items()}
-
-    def scrub_text(self, text: str) -> str:
-        """``text`` with secret values replaced by placeholders and hidden typed text by ``[redacted]``."""
-        text = self.agent.secrets.redact(text) if self.agent.secrets else text
-        for literal in sorted(self.hidden, key=len, reverse=True):
-            text = text.replace(literal, "[redacted]")
-        return text
-
-    def scrub_message(self, message: AssistantMessage | None) -> AssistantMessage | None:
-        """The model's raw output as kept for the inspector, run files and replay, with hidden text removed."""
-        if message is None or not (self.hidden or self.agent.secrets):
-            return message
-        raw = message.model_dump_json()
-        clean = raw
-        for literal in [*self.agent.secrets.values(), *self.hidden]:
-            escaped = json.dumps(literal, ensure_ascii=False)[1:-1]
-            clean = clean.replace(escaped, "[redacted]")
-        return message if clean == raw else AssistantMessage.model_validate_json(clean)
+    def navigation_refusal(self, url: str) -> str | None:
+        return navigation_refusal(url, self.agent.allowed_domains, self.agent.blocked_domains)
 
     async def follow_up(self) -> list[Message]:
         """Keep going after an unusable output (the next state message carries the error)."""

@@ -12,15 +12,16 @@ API key, secret, ...) is redacted after the fact, secrets or not.
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 from ..browser.actions import ActionHost
 from ..core.abort import AbortSignal
-from ..core.messages import TextContent
+from ..core.messages import AssistantMessage, TextContent
 from ..core.tools import OnUpdate, Tool, ToolResult
 
 PLACEHOLDER = re.compile(r"<secret>\s*([^<>\s]+)\s*</secret>")
@@ -216,3 +217,46 @@ def redact_result(result: ToolResult, vault: SecretVault) -> ToolResult:
         TextContent(text=vault.redact(part.text)) if isinstance(part, TextContent) else part for part in result.content
     ]
     return ToolResult(content=content, details=result.details, is_error=result.is_error, terminate=result.terminate)
+
+
+class Redactor:
+    """Keeps one run's secrets and sensitive typed text out of everything kept or shown: step arguments and
+    results, page text, the model's raw output. ``target(args)`` describes the element an action names."""
+
+    def __init__(self, vault: SecretVault, target: Callable[[Mapping[str, Any]], dict[str, Any] | None]) -> None:
+        self.vault = vault
+        self.target = target
+        self.hidden: set[str] = set()
+        """Text typed into sensitive fields, replaced wherever it appears."""
+
+    def public_args(self, action: str, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Arguments as they may be kept and shown: secret values become their placeholders, and text typed
+        into a sensitive field becomes ``[redacted: N characters]`` (remembered, so it is hidden everywhere)."""
+        out = dict(args)
+        text = out.get("text")
+        if action == "input_text" and isinstance(text, str) and not PLACEHOLDER.search(text):
+            target = self.target(out)
+            sensitive = target is not None and target.get("sensitive")
+            if sensitive and text.strip() and text not in self.vault.values():
+                self.hidden.add(text)
+            if text in self.hidden:
+                out["text"] = f"[redacted: {len(text)} characters]"
+        return {k: self.scrub_text(v) if isinstance(v, str) else v for k, v in out.items()}
+
+    def scrub_text(self, text: str) -> str:
+        """``text`` with secret values replaced by placeholders and hidden typed text by ``[redacted]``."""
+        text = self.vault.redact(text) if self.vault else text
+        for literal in sorted(self.hidden, key=len, reverse=True):
+            text = text.replace(literal, "[redacted]")
+        return text
+
+    def scrub_message(self, message: AssistantMessage | None) -> AssistantMessage | None:
+        """The model's raw output as kept for the inspector, run files and replay, with hidden text removed."""
+        if message is None or not (self.hidden or self.vault):
+            return message
+        raw = message.model_dump_json()
+        clean = raw
+        for literal in [*self.vault.values(), *self.hidden]:
+            escaped = json.dumps(literal, ensure_ascii=False)[1:-1]
+            clean = clean.replace(escaped, "[redacted]")
+        return message if clean == raw else AssistantMessage.model_validate_json(clean)

@@ -11,15 +11,31 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from ..core.text import clean_text
 from .results import PageStep
 
 #: Results of steps before the last one are clipped to this many characters in the history.
 HISTORY_RESULT_CHARS = 600
+
+_OWN_TAGS = re.compile(
+    r"<\s*(/?)\s*(browser_state|user_request|agent_state|agent_history|step_info|sys|step_\d+|secret)\s*>",
+    re.IGNORECASE,
+)
+
+
+def neutralise(text: str) -> str:
+    """Page- and model-written text with look-alikes of the state message's own tags defused
+    (``</browser_state>`` → ``‹/browser_state›``), so a page cannot close the browser state and forge a
+    ``<user_request>`` or a ``<sys>`` note. Secret placeholders the model typed are kept as written."""
+    return _OWN_TAGS.sub(
+        lambda m: m.group(0) if m.group(2).lower() == "secret" else f"‹{m.group(1)}{m.group(2)}›", text
+    )
 
 
 def format_args(args: Mapping[str, Any]) -> str:
@@ -69,7 +85,7 @@ class Observer:
                 f"You have waited {self.total_wait:g} seconds accumulatively. "
                 "DO NOT wait any longer unless you have a good reason."
             )
-        fingerprint = hashlib.sha1(page_text.encode("utf-8")).hexdigest()
+        fingerprint = hashlib.sha1(clean_text(page_text).encode("utf-8")).hexdigest()
         previous = [s for s in steps[:-1] if s.action]
         if self.fingerprint == fingerprint and previous and previous[-1].action not in ("wait", "done"):
             self.unchanged_steps += 1
@@ -114,19 +130,19 @@ def state_message(
     done_steps = [h for h in history if not isinstance(h, PageStep) or h.index < step.index]
     for i, item in enumerate(done_steps):
         if isinstance(item, str):
-            lines.append(f"<sys>{item}</sys>")
+            lines.append(f"<sys>{neutralise(item)}</sys>")
             continue
         last = i == len(done_steps) - 1
         lines.append(f"<step_{item.index}>")
         if item.action is None:
-            lines.append(f"Invalid output: {item.output_error}")
+            lines.append(f"Invalid output: {neutralise(item.output_error or '')}")
         else:
-            lines.append(f"Evaluation of Previous Step: {item.evaluation_previous_goal}")
-            lines.append(f"Memory: {item.memory}")
-            lines.append(f"Next Goal: {item.next_goal}")
-            lines.append(f"Action: {item.action} {format_args(item.args)}")
+            lines.append(f"Evaluation of Previous Step: {neutralise(item.evaluation_previous_goal)}")
+            lines.append(f"Memory: {neutralise(item.memory)}")
+            lines.append(f"Next Goal: {neutralise(item.next_goal)}")
+            lines.append(f"Action: {item.action} {neutralise(format_args(item.args))}")
             result = item.result if last else clip(item.result, HISTORY_RESULT_CHARS)
-            lines.append(f"Action Results: {result}")
+            lines.append(f"Action Results: {neutralise(result)}")
         lines.append(f"</step_{item.index}>")
-    lines += ["</agent_history>", "", "<browser_state>", page_text.rstrip(), "</browser_state>"]
-    return "\n".join(lines)
+    lines += ["</agent_history>", "", "<browser_state>", neutralise(page_text.rstrip()), "</browser_state>"]
+    return clean_text("\n".join(lines))

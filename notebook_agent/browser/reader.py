@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
@@ -18,8 +19,22 @@ from typing import Any, Literal
 from playwright.async_api import ElementHandle, Frame, Locator, Page
 from playwright.async_api import Error as PlaywrightError
 
+from ..core.text import clean_text
 from .report import ActionError, first_line, log
 from .snapshot import ElementInfo, FrameResult, Snapshot, TabInfo, build_snapshot, call_page_api, page_api_handle
+
+# A lone surrogate in page text (JavaScript slices strings by UTF-16 unit) arrives as a \\udXXX escape;
+# Python would decode it into a str that cannot be encoded. Scanning left to right, a high+low pair is kept
+# as one match and any other surrogate escape is lone: it becomes U+FFFD before decoding.
+_SURROGATE_ESCAPES = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|\\u[dD][89a-fA-F][0-9a-fA-F]{2}"
+)
+
+
+def _clean_json(raw: str) -> str:
+    if "\\u" not in raw:
+        return raw
+    return _SURROGATE_ESCAPES.sub(lambda m: m.group(0) if len(m.group(0)) == 12 else "\\ufffd", raw)
 
 
 class PageReader:
@@ -85,7 +100,7 @@ class PageReader:
                     raise
                 log.debug("frame %s not read: %s", frame.url, exc)
                 return None
-            return FrameResult(frame, json.loads(raw), kids, frame.url)
+            return FrameResult(frame, json.loads(_clean_json(raw)), kids, clean_text(frame.url))
 
         done = await asyncio.gather(*(run(f) for f in frames))
         results = {r.frame: r for r in done if r is not None}

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import logging
 
+from ..core.text import clean_text
+
 log = logging.getLogger("notebook_agent.browser")
 
 
@@ -54,20 +56,34 @@ def first_line(exc: BaseException) -> str:
 class Notices:
     """Things that happened in the browser outside any action's control (a dialog, a crashed or closed tab, a
     relaunch, a tab the site opened). Pending notices are appended to the next action result or snapshot so
-    the model hears of each once; ``log`` keeps them all for UIs. Silent while the session is closing."""
+    the model hears of each once (at most ``PENDING_MAX``, the rest counted); ``log`` keeps the latest
+    ``LOG_MAX`` for UIs. Silent while the session is closing."""
+
+    #: At most this many notices ride along with one result; the rest are counted.
+    PENDING_MAX = 10
+    LOG_MAX = 500
 
     def __init__(self) -> None:
         self.pending: list[str] = []
         self.log: list[str] = []
         self.closing = False
+        self.dropped = 0
 
     def add(self, text: str) -> None:
         if self.closing:
             return
-        self.pending.append(text)
+        text = clean_text(text)
         self.log.append(text)
+        del self.log[: -self.LOG_MAX]
         log.info("browser: %s", text)
+        if len(self.pending) < self.PENDING_MAX:
+            self.pending.append(text)
+        else:  # a page looping on alert() must not flood the next result
+            self.dropped += 1
 
     def take(self) -> list[str]:
         out, self.pending = self.pending, []
+        if self.dropped:
+            out.append(f"({self.dropped} more such notices were left out.)")
+            self.dropped = 0
         return out

@@ -20,13 +20,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, Literal
+from urllib.parse import urljoin
 
-from playwright.async_api import Browser, BrowserContext, ElementHandle, Frame, Page, Playwright, ViewportSize
+from playwright.async_api import (
+    Browser,
+    BrowserContext,
+    ElementHandle,
+    Frame,
+    Page,
+    Playwright,
+    Route,
+    ViewportSize,
+)
 from playwright.async_api import Error as PlaywrightError
 
 from ..core.abort import AbortSignal
+from ..core.text import clean_text
 from ..core.tools import Tool, ToolResult
 from .actions import AskUser, builtin_tools, run_action
 from .launch import open_browser, start_playwright
@@ -48,6 +59,10 @@ SENSITIVE_FIELDS = ", ".join(
         *(f"{tag}[{attr}*='{name}' i]" for tag in ("input", "textarea") for attr in ("name", "id") for name in _NAMES),
     ]
 )
+
+
+NavigationGuard = Callable[[str], "str | None"]
+"""``guard(url)`` returns why a top-level navigation to ``url`` is refused, or None to let it through."""
 
 
 class BrowserSession:
@@ -110,6 +125,9 @@ class BrowserSession:
         #: Which browser binary was launched ("" when connected to a running browser).
         self.browser_path = ""
         self._fork_of: BrowserSession | None = None
+        self._guard: NavigationGuard | None = None
+        self._suspect = False
+        self._guarded_context: BrowserContext | None = None
 
     # -- lifecycle ------------------------------------------------------------------------------------------
     async def __aenter__(self) -> BrowserSession:
@@ -155,6 +173,9 @@ class BrowserSession:
     async def _adopt_context(self, context: BrowserContext) -> None:
         if self.track_listeners:
             await context.add_init_script(LISTENER_TRACKER)
+        if self._guard is not None:  # a relaunched browser keeps its guard
+            await context.route("**/*", self._route)
+            self._guarded_context = context
         context.on("page", self._tabs.on_context_page)
         existing = [p for p in context.pages if not p.is_closed()]
         for p in existing:
@@ -267,6 +288,12 @@ class BrowserSession:
                 assert tabs.current is not None
                 return tabs.current
             page = tabs.current
+            if page is not None and self._suspect and not page.is_closed():
+                self._suspect = False
+                if not await self.is_responsive(page):
+                    await self._replace(page, f"The page at {page.url} stopped responding")
+                    assert tabs.current is not None
+                    return tabs.current
             if page is not None and page in tabs.crashed:
                 tabs.crashed.discard(page)
                 self._reader.forget()
@@ -295,6 +322,47 @@ class BrowserSession:
                     notice("The browser tab was closed; a new tab was opened at about:blank.")
                 return new
             return page
+
+    # -- hung pages ----------------------------------------------------------------------------------------
+    async def is_responsive(self, page: Page | None = None, timeout: float = 2.0) -> bool:
+        """Whether the page's main thread still runs scripts (a page stuck in ``while(true){}`` does not)."""
+        page = page or self._tabs.current
+        if page is None or page.is_closed():
+            return True
+        try:
+            await asyncio.wait_for(page.evaluate("0"), timeout)
+            return True
+        except TimeoutError:
+            return False
+        except PlaywrightError:
+            return True  # navigating or closed: not hung
+
+    def mark_suspect(self) -> None:
+        """An action was cut off mid-flight: check the page answers before it is used again."""
+        self._suspect = True
+
+    async def replace_hung_page(self) -> str:
+        """Close the current tab (without running its unload handlers, which could hang too) and open a new
+        one at about:blank; returns the URL the hung tab was at."""
+        page = self._tabs.current
+        if page is None:
+            return "about:blank"
+        url = page.url
+        await self._replace(page, None)
+        return url
+
+    async def _replace(self, page: Page, notice: str | None) -> None:
+        tab = self._tabs.tab_id(page)
+        self._reader.forget()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(page.close(run_before_unload=False), 5)
+        self._tabs.current = None
+        new = await self._safe_new_page()
+        if notice:
+            self._notices.add(
+                f"{notice} (a script on it never finished); tab {tab} was closed and tab {self._tabs.tab_id(new)} "
+                "opened at about:blank."
+            )
 
     # -- accessors ------------------------------------------------------------------------------------------
     @property
@@ -440,6 +508,50 @@ class BrowserSession:
             page, highlight=highlight, format=format, full_page=full_page, quality=quality, mask=mask
         )
 
+    # -- where navigation may go ------------------------------------------------------------------------------
+    def navigation_refusal(self, url: str) -> str | None:
+        """Why the guard refuses a navigation to ``url`` (a sentence), or None."""
+        return self._guard(url) if self._guard is not None else None
+
+    async def set_navigation_guard(self, guard: NavigationGuard | None) -> None:
+        """Check every top-level navigation of every tab (typed URLs, link clicks, redirects, popups) with
+        ``guard(url) -> reason or None``. A refused one is aborted before it loads, so the page stays where it
+        was, and a notice says so. None removes the guard. Subframes are not checked (embedded widgets)."""
+        self._guard = guard
+        context = self._context
+        if context is None or self._guarded_context is context:
+            return
+        await context.route("**/*", self._route)
+        self._guarded_context = context
+
+    async def _route(self, route: Route) -> None:
+        request = route.request
+        try:
+            top = request.is_navigation_request() and request.frame.parent_frame is None
+        except PlaywrightError:
+            top = False
+        guard = self._guard
+        try:
+            if not top or guard is None:
+                await route.fallback()
+                return
+            url, reason = request.url, guard(request.url)
+            if reason is None:
+                # Redirects are followed by the browser without asking the route again: fetch this hop
+                # ourselves and judge where it redirects before the browser goes there.
+                response = await route.fetch(max_redirects=0)
+                location = response.headers.get("location")
+                if 300 <= response.status < 400 and location:
+                    url = urljoin(request.url, location)
+                    reason = guard(url)
+                if reason is None:
+                    await route.fulfill(response=response)
+                    return
+            self._notices.add(f"A navigation to {url} was blocked: {reason}")
+            await route.abort("aborted")  # "aborted" cancels: no error page, the tab stays where it was
+        except PlaywrightError:
+            pass  # the page or request went away meanwhile
+
     # -- acting ---------------------------------------------------------------------------------------------
     @contextlib.asynccontextmanager
     async def watch(self) -> AsyncIterator[ActionWatch]:
@@ -459,7 +571,7 @@ class BrowserSession:
         notes = self._notices.take()
         if notes:
             text = text.rstrip() + " " + " ".join(notes)
-        return ToolResult.text(text, is_error=is_error, details=details)
+        return ToolResult.text(clean_text(text), is_error=is_error, details=details)
 
     async def act(
         self,

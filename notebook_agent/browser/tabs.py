@@ -18,6 +18,7 @@ from typing import Literal, TypeAlias
 from playwright.async_api import Dialog, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
+from ..core.text import clean_text
 from .report import ActionError, Notices, first_line, log, short
 from .snapshot import TabInfo
 from .watch import ActionWatch
@@ -110,7 +111,7 @@ class Tabs:
             if p is self.current and current_title is not None:
                 return current_title
             try:
-                return await asyncio.wait_for(p.title(), 2)
+                return clean_text(await asyncio.wait_for(p.title(), 2))
             except (TimeoutError, PlaywrightError):
                 return ""
 

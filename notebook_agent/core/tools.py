@@ -46,6 +46,9 @@ class ToolArgumentError(ValueError):
     """Arguments failed validation; the message is written for the model."""
 
 
+Risk: TypeAlias = Literal["safe", "ask"] | Callable[[Any], "str | None"] | None
+
+
 class Tool:
     """Base class for tools. Subclasses set the class attributes and implement :meth:`execute`.
 
@@ -59,6 +62,9 @@ class Tool:
     execution_mode: ExecutionMode = "parallel"
     sort_key: str | None = None
     label: str | None = None
+    risk: Risk = None
+    """For approval policies: "safe" never asks, "ask" always asks, a function of the validated arguments
+    returns why a call is risky (or None). Undeclared (None): a policy that asks about risky calls asks."""
 
     _schema_cache: ClassVar[dict[int, dict[str, Any]]] = {}
 
@@ -190,8 +196,10 @@ class FunctionTool(Tool):
         parameters: type[BaseModel] | dict[str, Any],
         execution_mode: ExecutionMode = "parallel",
         sort_key: str | None = None,
+        risk: Risk = None,
     ) -> None:
         self._fn = fn
+        self.risk = risk
         self.name = name
         self.description = description
         self.parameters = parameters
@@ -217,6 +225,7 @@ def tool(
     description: str | None = None,
     parameters: type[BaseModel] | dict[str, Any],
     execution_mode: ExecutionMode = "parallel",
+    risk: Risk = None,
 ) -> Callable[[Callable[[Any, ToolCallContext], Awaitable[ToolResult | str]]], FunctionTool]:
     """Decorator: ``@tool(parameters=Args) async def lookup(args, ctx): ...``. The docstring is the
     description unless one is given."""
@@ -228,6 +237,7 @@ def tool(
             description=description or (fn.__doc__ or "").strip(),
             parameters=parameters,
             execution_mode=execution_mode,
+            risk=risk,
         )
 
     return wrap

@@ -4,7 +4,7 @@ Chromium.
 Pages live in ``pages/``. ``__OTHER__`` in a page is replaced by the other server's origin
 (``http://localhost:<port>`` vs ``http://127.0.0.1:<port>``: different sites, so Chromium puts the frame in
 its own process) and ``__SELF__`` by the page's own origin. ``/slow?ms=N`` answers after N ms and
-``/status?code=N`` with that status.
+``/status?code=N`` with that status, ``/redirect?to=URL`` with a 302 to URL.
 """
 
 from __future__ import annotations
@@ -56,6 +56,12 @@ def _handler(self_origin: str, other_origin: str) -> type[SimpleHTTPRequestHandl
             if parsed.path == "/slow":
                 time.sleep(int(query.get("ms", ["200"])[0]) / 1000)
                 return self._send(200, b"<!doctype html><title>Slow</title><p>slow page</p>")
+            if parsed.path == "/redirect":
+                self.send_response(302)
+                self.send_header("Location", query.get("to", ["/"])[0])
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return None
             if parsed.path == "/status":
                 code = int(query.get("code", ["404"])[0])
                 return self._send(code, f"<!doctype html><title>Status {code}</title><p>status {code}</p>".encode())

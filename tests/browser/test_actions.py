@@ -267,7 +267,9 @@ async def test_select_native(load: Any) -> None:
     text = await snap_text(b)
     assert "<select name=country value=Ukraine options=" in text
     btn = idx(text, "Sign up />")
-    assert "has no options to choose from" in err(await b.act({"select_dropdown_option": {"index": btn, "text": "x"}}))
+    msg = err(await b.act({"select_dropdown_option": {"index": btn, "text": "x"}}))
+    assert "is not a dropdown" in msg and "so nothing was clicked" in msg
+    assert b.page.url.endswith("form.html")  # the submit button was not pressed
 
 
 async def test_select_aria_listbox_and_custom_dropdown(load: Any) -> None:

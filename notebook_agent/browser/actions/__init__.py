@@ -22,7 +22,7 @@ from typing import Any
 from ...core.abort import AbortSignal
 from ...core.tools import Tool, ToolArgumentError, ToolResult
 from .base import ActionHost, AskUser, BrowserTool, match_option
-from .forms import InputTextTool, SelectDropdownOptionTool, SendKeysTool
+from .forms import InputTextTool, SelectDropdownOptionTool, SendKeysTool, key_target
 from .page import (
     AskUserTool,
     DoneTool,
@@ -138,6 +138,7 @@ __all__ = [
     "SwitchTabTool",
     "WaitTool",
     "builtin_tools",
+    "key_target",
     "match_option",
     "run_action",
 ]

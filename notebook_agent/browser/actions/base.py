@@ -42,6 +42,14 @@ class ActionHost(Protocol):
 
     async def switch_tab(self, tab_id: int) -> Page: ...
 
+    def navigation_refusal(self, url: str) -> str | None: ...
+
+    async def is_responsive(self) -> bool: ...
+
+    async def replace_hung_page(self) -> str: ...
+
+    def mark_suspect(self) -> None: ...
+
     @property
     def last_snapshot(self) -> Snapshot | None: ...
 
@@ -103,7 +111,9 @@ class BrowserTool(Tool):
         try:
             if self.needs_page:
                 await signal.race(self.browser.ensure_page())
-            out = await self.run(args, signal)
+                out = await self._watched(self.run(args, signal))
+            else:
+                out = await self.run(args, signal)
         except ActionError as exc:
             return self.browser.finish(f"Error: {exc}", is_error=True)
         except PlaywrightError as exc:
@@ -111,6 +121,31 @@ class BrowserTool(Tool):
         if isinstance(out, ToolResult):
             return out
         return self.browser.finish(out)
+
+    async def _watched(self, work: Awaitable[str | ToolResult]) -> str | ToolResult:
+        """Run ``work`` while watching the page: once it has taken longer than an action should, check that
+        the page still answers; a page whose script never yields (``while(true){}`` in a click handler) is
+        replaced and the action fails with a sentence saying so, instead of hanging the run."""
+        task = asyncio.ensure_future(work)
+        patience = self.browser.action_timeout + 1.0
+        try:
+            while True:
+                done, _ = await asyncio.wait({task}, timeout=patience)
+                if done:
+                    return task.result()
+                if not await self.browser.is_responsive():
+                    task.cancel()
+                    url = await self.browser.replace_hung_page()
+                    raise ActionError(
+                        f"the page at {url} stopped responding while the action ran (a script on it never "
+                        "finished), so its tab was closed and a new tab opened at about:blank."
+                    )
+                patience = 2.0
+        except BaseException:
+            if not task.done():
+                task.cancel()
+                self.browser.mark_suspect()  # stopped mid-action: check the page before it is used again
+            raise
 
     @property
     def timeout_ms(self) -> float:

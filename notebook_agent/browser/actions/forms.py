@@ -5,16 +5,18 @@ ARIA listboxes; exact, case-insensitive, then substring match) and press keys.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
 
 from ...core.abort import AbortSignal
 from ..report import ActionError, first_line
-from .base import BrowserTool, is_connected, match_option, quote
+from .base import ActionHost, BrowserTool, is_connected, match_option, quote
 from .params import InputTextParams, SelectParams, SendKeysParams
 from .scripts import (
     ACTIVE_JS,
     EDIT_INFO_JS,
+    KEY_TARGET_JS,
     OPTION_HANDLE_JS,
     OPTIONS_INFO_JS,
     SELECT_FALLBACK_JS,
@@ -111,6 +113,13 @@ class SelectDropdownOptionTool(BrowserTool):
         el, info, _, _ = await signal.race(self.browser.resolve(args.index))
         data = await signal.race(el.evaluate(OPTIONS_INFO_JS, False))
         opened = False
+        if data["kind"] == "custom" and not data["options"] and not data.get("popup"):
+            # Never act when the action does not apply: clicking a plain button to "open" it could submit.
+            raise ActionError(
+                f"{info.describe()} is not a dropdown (not a <select>, an input with suggestions, or an element "
+                "marked as a listbox/combobox), so nothing was clicked. If it opens a menu, click it, then click the "
+                "option."
+            )
         if data["kind"] == "custom" and not data["options"]:
             # Open it like a person would, then look for options (they may render elsewhere on the page).
             try:
@@ -222,3 +231,17 @@ class SendKeysTool(BrowserTool):
             await watch.settle(signal)
             effects = watch.describe()
         return f"Pressed {keys}{target}." + (" " + effects if effects else "")
+
+
+async def key_target(browser: ActionHost, index: int | None) -> dict[str, Any] | None:
+    """What keys pressed now would act on: element ``[index]`` or the focused element, with whether Enter
+    submits its form and that form's submit buttons (``{tag, text, attributes, enter_submits, submits}``), so
+    an approval policy can judge "Enter" by the button it presses. None when nothing is focused."""
+    try:
+        if index is not None:
+            el, _, _, _ = await browser.resolve(index)
+            return await el.evaluate(KEY_TARGET_JS)
+        page = await browser.ensure_page()
+        return await page.evaluate(KEY_TARGET_JS, None)
+    except (ActionError, PlaywrightError):
+        return None

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import re
 from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
@@ -14,6 +13,7 @@ from ...core.abort import AbortSignal
 from ...core.tools import OnUpdate, Tool, ToolResult
 from ..report import ActionError, first_line
 from ..snapshot import ElementInfo, call_page_api
+from ..urls import OPENABLE, normalise_url, scheme
 from .base import ActionHost, AskUser, BrowserTool, ms, quote, title_note
 from .params import (
     AskUserParams,
@@ -205,9 +205,6 @@ class ExecuteJavascriptTool(BrowserTool):
         return f"Executed JavaScript. Result: {result}" + (" " + effects if effects else "")
 
 
-_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
-
-
 class GoToUrlTool(BrowserTool):
     name = "go_to_url"
     description = "Open a URL in the current tab."
@@ -216,14 +213,12 @@ class GoToUrlTool(BrowserTool):
 
     async def run(self, args: GoToUrlParams, signal: AbortSignal) -> str:
         page = await self.browser.ensure_page()
-        url = args.url.strip()
-        if re.match(r"^(localhost|\[::1\]|\d{1,3}(\.\d{1,3}){3})(:\d+)?(/|$)", url):
-            url = "http://" + url
-        elif not _SCHEME.match(url):
-            url = "https://" + url
-        scheme = url.split(":", 1)[0].lower()
-        if scheme not in ("http", "https", "about", "file", "data"):
+        url = normalise_url(args.url)
+        if scheme(url) not in OPENABLE:
             raise ActionError(f"cannot open {quote(url)}: only http(s), file, data and about URLs are supported.")
+        refusal = self.browser.navigation_refusal(url)
+        if refusal:
+            raise ActionError(f"{refusal} The page stayed at {page.url}.")
         try:
             response = await signal.race(
                 page.goto(url, wait_until="domcontentloaded", timeout=ms(self.browser.navigation_timeout))

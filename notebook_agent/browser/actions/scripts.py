@@ -122,8 +122,9 @@ OPTIONS_INFO_JS = (
     return { kind: 'datalist', options: Array.from(el.list.options).map((o) => ({ text: clean(o.label || o.value),
              value: o.value, disabled: o.disabled, selected: false })) };
   const opts = customOptions(el, anywhere);
+  // Only something that says it is a dropdown gets clicked open: a plain button is never "opened".
   const popup = el.getAttribute('aria-haspopup') || el.getAttribute('aria-controls') || el.getAttribute('aria-owns')
-    || ['combobox', 'listbox', 'button'].includes(el.getAttribute('role')) || tag === 'button';
+    || el.getAttribute('aria-expanded') !== null || ['combobox', 'listbox'].includes(el.getAttribute('role'));
   return { kind: 'custom', popup: !!popup, expanded: el.getAttribute('aria-expanded'),
            options: opts.map((o) => ({ text: textOf(o), value: '', disabled: o.getAttribute('aria-disabled') === 'true',
                                         selected: o.getAttribute('aria-selected') === 'true' })) };
@@ -157,4 +158,27 @@ JS_SERIALIZE = """(v) => {
       return x;
     }) };
   } catch (e) { return { j: JSON.stringify(String(v)) }; }
+}"""
+
+# What pressing keys would act on: the element (or the focused one, through shadow roots and same-origin
+# frames), whether Enter would submit its form, and that form's submit buttons.
+KEY_TARGET_JS = """(el) => {
+  let a = el || document.activeElement;
+  while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
+  while (a && (a.localName === 'iframe' || a.localName === 'frame')) {
+    try { a = a.contentDocument.activeElement; } catch (e) { break; }
+  }
+  if (!a || a === document.body || a === document.documentElement) return null;
+  const clean = (s) => (s || '').replace(/\\s+/g, ' ').trim().slice(0, 120);
+  const attrs = {};
+  for (const k of ['type', 'name', 'id', 'aria-label', 'title', 'value', 'href'])
+    if (a.getAttribute && a.getAttribute(k)) attrs[k] = clean(a.getAttribute(k));
+  const form = a.form || (a.closest && a.closest('form'));
+  const SUBMITS = 'button:not([type]), button[type=submit], input[type=submit], input[type=image]';
+  const label = (b) => clean(b.innerText || b.value || b.getAttribute('aria-label') || b.title);
+  const submits = form ? Array.from(form.querySelectorAll(SUBMITS)).map(label).filter(Boolean) : [];
+  const NOT_TEXT = ['checkbox', 'radio', 'submit', 'button', 'reset', 'image', 'file'];
+  const textual = a.localName === 'input' && !NOT_TEXT.includes(a.type);
+  return { tag: a.localName, text: clean(a.innerText || a.value || ''), attributes: attrs,
+           enter_submits: !!form && (textual || a.localName === 'button' || a.type === 'submit'), submits };
 }"""
