@@ -243,7 +243,9 @@ def _json_type(value: Any) -> str:
         return "a boolean"
     if isinstance(value, int | float):
         return "a number"
-    return {str: "a string", list: "an array"}.get(type(value), type(value).__name__)
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else type(value).__name__
 
 
 def parse_tool_arguments(name: str, text: str) -> dict[str, Any]:
