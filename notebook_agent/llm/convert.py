@@ -383,9 +383,9 @@ class StreamingAdapter:
         sdk_stream: Any = None
         closed = False
         ctx = self._error_context()
-        clock = CallClock(self.deadlines.updated(options.deadlines))
         if not self._requests_watched:
             self._requests_watched = watch_requests(getattr(self, "_client", None))
+        clock = CallClock(self.deadlines.updated(options.deadlines), watched=self._requests_watched)
 
         async def close() -> None:
             nonlocal closed
@@ -415,7 +415,6 @@ class StreamingAdapter:
                 if self.on_payload is not None:
                     request = self.on_payload(request) or request
                 sdk_stream = await clock.run(self._open_stream(request, options), signal)
-                clock.headers_received = True
                 for event in builder.start():
                     yield event
                 while True:

@@ -9,7 +9,9 @@ and :class:`DeadlineExceeded` raised; the stream driver closes the HTTP response
 
 The same tasks carry a context variable naming the call, so an httpx event hook installed on the SDK's HTTP
 client (:func:`watch_requests`) counts the requests each call really made, retries included; error messages
-say "after N retries" from that count instead of from the configured maximum.
+say "after N retries" from that count instead of from the configured maximum. The hook also starts the
+first-token clock when the request really goes out (building it, or the SDK's first import, is not the
+server's time); ``total`` counts from the start of the call.
 """
 
 from __future__ import annotations
@@ -63,15 +65,24 @@ class DeadlineExceeded(Exception):
 class CallClock:
     """The deadlines and the request count of one model call. Not reusable across calls."""
 
-    def __init__(self, deadlines: Deadlines, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, deadlines: Deadlines, *, watched: bool = False, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.deadlines = deadlines
+        self.watched = watched
+        """Whether the SDK's requests are seen (:func:`watch_requests`); if not, first_token counts from the
+        start of the call and retries are unknown."""
         self._now = clock
         self.started = clock()
+        self.sent_at: float | None = None
+        """When the first HTTP request went out (None until then, or when requests cannot be watched)."""
         self.first_content_at: float | None = None
         self.waited_since_content = 0.0
         self.requests = 0
         """HTTP requests sent for this call (0 when the SDK's HTTP client could not be watched)."""
         self.headers_received = False
+        """Whether a response's headers arrived (seen only when the requests are watched)."""
+        self._request_sent = asyncio.Event()
         self._context = contextvars.copy_context()
         self._context.run(_CURRENT_CALL.set, self)
 
@@ -98,8 +109,9 @@ class CallClock:
         if d.total is not None:
             options.append((d.total - elapsed, "total", d.total))
         if self.first_content_at is None:
-            if d.first_token is not None:
-                options.append((d.first_token - elapsed, "first_token", d.first_token))
+            if d.first_token is not None and (self.sent_at is not None or not self.watched):
+                since_sent = self._now() - self.sent_at if self.sent_at is not None else elapsed
+                options.append((d.first_token - since_sent, "first_token", d.first_token))
         elif d.idle is not None:
             options.append((d.idle - self.waited_since_content, "idle", d.idle))
         return min(options, key=lambda o: o[0]) if options else None
@@ -119,22 +131,42 @@ class CallClock:
             return await awaitable
 
         task = asyncio.create_task(inner(), context=self._context.copy())
-        stop = asyncio.ensure_future(signal.wait()) if signal is not None else None
-        waiting = {task} if stop is None else {task, stop}
-        began = self._now()
+        helpers: list[asyncio.Future[Any]] = []
+        if signal is not None:
+            helpers.append(asyncio.ensure_future(signal.wait()))
+        sent: asyncio.Future[Any] | None = None
+        if self.sent_at is None and self.watched:
+            # The first-token clock starts when the request goes out: wake up then to start it.
+            sent = asyncio.ensure_future(self._request_sent.wait())
+            helpers.append(sent)
+        done: set[asyncio.Future[Any]] = set()
         try:
-            done, _ = await asyncio.wait(
-                waiting, timeout=None if budget is None else budget[0], return_when=asyncio.FIRST_COMPLETED
-            )
+            while True:
+                began = self._now()
+                try:
+                    done, _ = await asyncio.wait(
+                        {task, *helpers},
+                        timeout=None if budget is None else budget[0],
+                        return_when=asyncio.FIRST_COMPLETED,
+                    )
+                finally:
+                    self.waited_since_content += self._now() - began
+                if sent is not None and sent in done:
+                    helpers.remove(sent)
+                    done.discard(sent)
+                    sent = None
+                if done:
+                    break
+                budget = self._budget()
+                if budget is not None and budget[0] <= 0:
+                    break
         except BaseException:
             task.cancel()
-            if stop is not None:
-                stop.cancel()
+            for helper in helpers:
+                helper.cancel()
             raise
-        finally:
-            self.waited_since_content += self._now() - began
-        if stop is not None:
-            stop.cancel()
+        for helper in helpers:
+            helper.cancel()
         if task in done:
             return task.result()
         task.cancel()
@@ -158,37 +190,44 @@ async def _count_request(request: Any) -> None:
     call = _CURRENT_CALL.get()
     if call is not None:
         call.requests += 1
+        if call.sent_at is None:
+            call.sent_at = call._now()
+            call._request_sent.set()
 
 
-def _http_clients(sdk_client: Any) -> list[Any]:
-    """The httpx clients an SDK client sends through: openai/anthropic keep one in ``_client``,
-    google-genai in ``_api_client._async_httpx_client``. Unknown shapes give an empty list."""
-    found = []
-    for path in (("_client",), ("_api_client", "_async_httpx_client")):
-        obj = sdk_client
-        for attr in path:
-            obj = getattr(obj, attr, None)
-        if obj is not None and isinstance(getattr(obj, "event_hooks", None), dict):
-            found.append(obj)
-    return found
+async def _see_response(response: Any) -> None:
+    call = _CURRENT_CALL.get()
+    if call is not None:
+        call.headers_received = True
 
 
 def request_event_hooks() -> dict[str, list[Any]]:
-    """``event_hooks`` for an httpx client built for an SDK (google-genai copies its construction arguments
-    into one inner client per event loop, so a hook added later never runs)."""
-    return {"request": [_count_request]}
+    """``event_hooks`` for an httpx client built for an SDK: google-genai copies its construction arguments
+    into one inner client per event loop, so there a hook added later would never run."""
+    return {"request": [_count_request], "response": [_see_response]}
 
 
 def watch_requests(sdk_client: Any) -> bool:
-    """Install the request counter on the SDK client's HTTP client (once). False if there is none to watch."""
-    watched = False
-    for http in _http_clients(sdk_client):
-        hooks = http.event_hooks.get("request")
-        if isinstance(hooks, list):
-            if _count_request not in hooks:
-                hooks.append(_count_request)
-            watched = True
-    return watched
+    """Install the request counter on the SDK client's HTTP client (once); False if it cannot be watched.
+
+    openai/anthropic keep an httpx client in ``_client``; google-genai keeps one in
+    ``_api_client._async_httpx_client``, watched only if it was built with :func:`request_event_hooks`.
+    """
+    for path in (("_client",), ("_api_client", "_async_httpx_client")):
+        http = sdk_client
+        for attr in path:
+            http = getattr(http, attr, None)
+        hooks = getattr(http, "event_hooks", None)
+        if not isinstance(hooks, dict) or not all(isinstance(hooks.get(k), list) for k in ("request", "response")):
+            continue
+        if _count_request in hooks["request"]:
+            return True
+        if hasattr(http, "_inner_client_cls"):
+            return False  # a per-event-loop wrapper: hooks added now do not reach its inner clients
+        hooks["request"].append(_count_request)
+        hooks["response"].append(_see_response)
+        return True
+    return False
 
 
 # -- the message ------------------------------------------------------------------------------------------
@@ -211,7 +250,9 @@ def deadline_message(exc: DeadlineExceeded, ctx: ErrorContext, clock: CallClock,
     )
     kept = f"; the partial response ({partial}) was kept" if partial else ""
     if exc.name == "first_token":
-        if clock.headers_received:
+        if not clock.watched:
+            what = f"{who} sent no content within {_seconds(exc.seconds)}"
+        elif clock.headers_received:
             what = f"{who} accepted the request but sent no content within {_seconds(exc.seconds)}{after}"
         else:
             what = f"{who} did not answer within {_seconds(exc.seconds)}{after}"
