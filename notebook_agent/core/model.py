@@ -221,7 +221,7 @@ def parse_partial_json(text: str) -> dict[str, Any]:
         return {}
     try:
         value = from_json(text, allow_partial="trailing-strings")
-    except (ValueError, RecursionError):
+    except Exception:  # a preview is best-effort: whatever the parser dislikes shows as no arguments yet
         return {}
     if not isinstance(value, dict):
         return {}
