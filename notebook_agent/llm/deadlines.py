@@ -244,7 +244,7 @@ def deadline_message(exc: DeadlineExceeded, ctx: ErrorContext, clock: CallClock,
     """
     who = f"{ctx.label}{ctx.where}"
     retries = clock.retries
-    after = f" (after {retries} retr{'y' if retries == 1 else 'ies'})" if retries else ""
+    after = f", after {retries} retr{'y' if retries == 1 else 'ies'}" if retries else ""
     raise_it = (
         f"raise it with get_model(..., deadlines={{{exc.name!r}: {exc.seconds * 2:g}}}) or StreamOptions(deadlines=...)"
     )
@@ -253,11 +253,11 @@ def deadline_message(exc: DeadlineExceeded, ctx: ErrorContext, clock: CallClock,
         if not clock.watched:
             what = f"{who} sent no content within {_seconds(exc.seconds)}"
         elif clock.headers_received:
-            what = f"{who} accepted the request but sent no content within {_seconds(exc.seconds)}{after}"
+            what = f"{who} accepted the request but sent no content within {_seconds(exc.seconds)}"
         else:
-            what = f"{who} did not answer within {_seconds(exc.seconds)}{after}"
+            what = f"{who} did not answer within {_seconds(exc.seconds)}"
         return (
-            f"{what} (first_token deadline), so the request was cancelled. Check that the server is working "
+            f"{what} (first_token deadline{after}), so the request was cancelled. Check that the server is working "
             f"and not overloaded, or for a slow or local model {raise_it}."
         )
     if exc.name == "idle":

@@ -123,6 +123,19 @@ async def test_protocol_keepalives_are_not_content(server: ScriptedServer, fragm
     await assert_closed(server)
 
 
+async def test_an_opened_reasoning_item_is_not_the_first_token(server: ScriptedServer) -> None:
+    # A Responses reasoning model opens its reasoning item at once and may think for minutes before any
+    # text: that wait belongs to first_token, not to idle.
+    wire = ResponsesWire()
+    reasoning = {"id": "rs_1", "type": "reasoning", "summary": []}
+    opened = wire.ev("response.output_item.added", output_index=0, item=reasoning)
+    server.enqueue(sse_reply([*wire.start(), opened, Hang(30)]))
+    deadlines = Deadlines(first_token=0.6, idle=0.2, total=5.0)
+    msg, elapsed = await timed(slow_sdk_model(wire, server, deadlines))
+    assert 0.6 <= elapsed < BOUND
+    assert "0.6 s (first_token deadline)" in (msg.error_message or "")
+
+
 # -- idle -----------------------------------------------------------------------------------------------
 
 
@@ -233,7 +246,7 @@ async def test_deadline_after_a_retry_says_so(server: ScriptedServer, name: str)
     msg, elapsed = await timed(slow_sdk_model(wire, server, deadlines, max_retries=2))
     assert elapsed < BOUND
     assert len(server.requests) == 2
-    assert "(after 1 retry) (first_token deadline)" in (msg.error_message or "")
+    assert "(first_token deadline, after 1 retry)" in (msg.error_message or "")
 
 
 async def test_single_server_error_claims_no_retries(server: ScriptedServer, fragment_wire: Wire) -> None:
