@@ -300,3 +300,24 @@ def test_invalid_deadline_is_refused(bad: Any) -> None:
 def test_unknown_deadline_name_is_refused() -> None:
     with pytest.raises(ValueError, match="first_token, idle, total"):
         get_model("openai:gpt-4o-mini", api_key="k", deadlines={"first_byte": 3})
+
+
+async def test_unwatched_client_falls_back_to_the_retry_header(
+    server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A client whose HTTP layer cannot be hooked: retries come from the SDK's x-stainless-retry-count header,
+    # and the first-token clock runs from the start of the call.
+    import notebook_agent.llm.convert as convert
+
+    monkeypatch.setattr(convert, "watch_requests", lambda client: False)
+    wire = WIRES["anthropic"]()
+    for _ in range(2):
+        server.enqueue(wire.error(500, "api_error", "boom"))
+        server.replies[-1].headers["retry-after-ms"] = "10"
+    msg = final(await collect(wire.model(server.url, max_retries=1), context()))
+    assert len(server.requests) == 2
+    assert "(after 1 automatic retry)" in (msg.error_message or "")
+    server.enqueue(sse_reply([Hang(30)]))
+    msg, elapsed = await timed(slow_sdk_model(wire, server, Deadlines(first_token=1.0, idle=1.0, total=5.0)))
+    assert elapsed < BOUND
+    assert "sent no content within 1 s (first_token deadline)" in (msg.error_message or "")
