@@ -127,8 +127,9 @@ class StreamOptions:
     """Reasoning effort (``minimal``/``low``/``medium``/``high``) where the model supports it."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Provider-specific request fields, merged into the body as-is."""
-    deadlines: Deadlines | None = None
-    """Deadlines for this call only; ``None`` keeps the model's (``model.deadlines``)."""
+    deadlines: Deadlines | Mapping[str, float | None] | None = None
+    """Deadlines for this call only: a Deadlines replaces the model's (``model.deadlines``), a mapping such
+    as ``{"idle": 120}`` overrides them by name, ``None`` keeps them."""
 
 
 StreamEventType: TypeAlias = Literal[

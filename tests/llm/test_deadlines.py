@@ -232,6 +232,10 @@ async def test_per_call_deadlines_override_the_model(server: ScriptedServer) -> 
     msg, elapsed = await timed(model, StreamOptions(deadlines=FAST))
     assert elapsed < BOUND
     assert msg.error_kind == "timeout" and "0.25 s (first_token deadline)" in (msg.error_message or "")
+    server.enqueue(sse_reply([*wire.text_items(["so far"], terminal=False), Hang(30)]))
+    msg, elapsed = await timed(model, StreamOptions(deadlines={"idle": 0.25}))  # by name, the rest kept
+    assert elapsed < BOUND
+    assert msg.text == "so far" and "went silent for 0.25 s (idle deadline)" in (msg.error_message or "")
 
 
 # -- honest retry counts --------------------------------------------------------------------------------
