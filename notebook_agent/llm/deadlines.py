@@ -171,6 +171,8 @@ class CallClock:
             return task.result()
         task.cancel()
         await asyncio.wait({task}, timeout=2.0)  # let the SDK unwind its request before the stream is closed
+        if task.done() and not task.cancelled():
+            task.exception()  # it failed as it was cancelled: mark the error seen, the deadline is the news
         if signal is not None and signal.aborted:
             raise AbortedError(signal.reason or "Operation aborted")
         assert budget is not None
