@@ -3,17 +3,20 @@
 A model has a single method, ``stream(context, options)``, an async iterator of :class:`StreamEvent`. The
 contract (kept by :class:`AssistantStreamBuilder`): it never raises once iterated; it ends with exactly one
 ``done`` or ``error`` event carrying the final :class:`AssistantMessage`. Every adapter feeds its provider's
-chunks into the builder, so fragment assembly, partial-JSON previews, the strict final parse and the event
-shapes are written once.
+chunks into the builder, so fragment assembly, partial-JSON previews, the strict final parse, the event
+shapes and the cleaning of model text (lone UTF-16 surrogates become U+FFFD, so nothing downstream can fail
+to encode it) are written once. :class:`Deadlines` says how long a call may take; the llm layer enforces it.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
 import uuid
-from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, ClassVar, Literal, Protocol, TypeAlias, runtime_checkable
 
 from pydantic_core import from_json
 
@@ -47,6 +50,66 @@ class Context:
     tools: list[ToolSpec] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Deadlines:
+    """How long one model call may take, in seconds; ``None`` switches a deadline off.
+
+    - ``first_token``: from sending the request to the first content (text, thinking or tool-call data).
+      Keepalives and empty events do not count. Covers a server that never answers or stalls after the
+      headers, and the SDK's own retries of the request.
+    - ``idle``: the longest silence between two pieces of content once content has started.
+    - ``total``: the whole call, so a server that drips output forever still ends.
+
+    The defaults fit hosted APIs: 120 s lets a reasoning model think before its first visible token, 60 s
+    of silence mid-answer means a stuck server (healthy ones stream every few seconds), and 600 s is the
+    SDKs' own read timeout, now applied to the whole call. Local endpoints get :meth:`for_local_server`.
+    """
+
+    first_token: float | None = 120.0
+    idle: float | None = 60.0
+    total: float | None = 600.0
+
+    NAMES: ClassVar[tuple[str, ...]] = ("first_token", "idle", "total")
+
+    def __post_init__(self) -> None:
+        for name in self.NAMES:
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+                raise ValueError(f"Deadlines.{name} must be a positive number of seconds or None (off), not {value!r}.")
+
+    @classmethod
+    def for_local_server(cls) -> Deadlines:
+        """Defaults for a model on this machine or the local network: 300 s to the first token (loading the
+        model and reading a long page prompt on a CPU takes minutes), 60 s idle, 900 s in all."""
+        return cls(first_token=300.0, idle=60.0, total=900.0)
+
+    def updated(self, changes: Deadlines | Mapping[str, float | None] | None) -> Deadlines:
+        """These deadlines with ``changes`` applied: a Deadlines replaces them, a mapping overrides by name."""
+        if changes is None:
+            return self
+        if isinstance(changes, Deadlines):
+            return changes
+        unknown = set(changes) - set(self.NAMES)
+        if unknown:
+            raise ValueError(
+                f"Unknown deadline {sorted(unknown)[0]!r}: the deadlines are {', '.join(self.NAMES)} (seconds)."
+            )
+        return replace(self, **dict(changes))
+
+    def as_dict(self) -> dict[str, float | None]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def describe(self) -> str:
+        """One line for settings views: ``first token 120 s, idle 60 s, total 600 s``."""
+
+        def show(value: float | None) -> str:
+            return "off" if value is None else f"{value:g} s"
+
+        return f"first token {show(self.first_token)}, idle {show(self.idle)}, total {show(self.total)}"
+
+
 ToolChoice: TypeAlias = Literal["auto", "none", "required"] | str
 """``auto``/``none``/``required``, or the name of one tool the model must call."""
 
@@ -64,6 +127,9 @@ class StreamOptions:
     """Reasoning effort (``minimal``/``low``/``medium``/``high``) where the model supports it."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Provider-specific request fields, merged into the body as-is."""
+    deadlines: Deadlines | Mapping[str, float | None] | None = None
+    """Deadlines for this call only: a Deadlines replaces the model's (``model.deadlines``), a mapping such
+    as ``{"idle": 120}`` overrides them by name, ``None`` keeps them."""
 
 
 StreamEventType: TypeAlias = Literal[
@@ -107,33 +173,114 @@ class MalformedToolCallError(ValueError):
     """A tool call's arguments did not form a JSON object when the stream ended."""
 
 
+MAX_ARGUMENT_DEPTH = 100
+"""Deeper tool arguments are refused as malformed: no tool schema nests this far, and a 100k-deep array from
+a misbehaving model would otherwise break the parser and everything that walks the arguments later."""
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean_text(text: str) -> str:
+    """``text`` safe to encode anywhere: a surrogate pair held as two code points becomes the character it
+    stands for, and a lone surrogate becomes U+FFFD (JSON encoders, hashes and widgets reject them)."""
+    if not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+class _TooDeep(Exception):
+    pass
+
+
+def _clean_value(value: Any, depth: int = 0) -> Any:
+    """A parsed JSON value with every string (keys included) cleaned; raises _TooDeep past the limit."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, dict):
+        if depth >= MAX_ARGUMENT_DEPTH:
+            raise _TooDeep
+        return {clean_text(str(k)): _clean_value(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        if depth >= MAX_ARGUMENT_DEPTH:
+            raise _TooDeep
+        return [_clean_value(v, depth + 1) for v in value]
+    return value
+
+
+def clean_arguments(arguments: dict[str, Any]) -> dict[str, Any] | None:
+    """Tool arguments with their strings cleaned, or None when they nest deeper than MAX_ARGUMENT_DEPTH."""
+    try:
+        cleaned: dict[str, Any] = _clean_value(arguments)
+    except (_TooDeep, RecursionError):
+        return None
+    return cleaned
+
+
 def parse_partial_json(text: str) -> dict[str, Any]:
     """Best-effort parse of an incomplete JSON object, for live previews only (never for execution)."""
     if not text.strip():
         return {}
     try:
         value = from_json(text, allow_partial="trailing-strings")
-    except ValueError:
+    except Exception:  # a preview is best-effort: whatever the parser dislikes shows as no arguments yet
         return {}
-    return value if isinstance(value, dict) else {}
+    if not isinstance(value, dict):
+        return {}
+    return clean_arguments(value) or {}
+
+
+def _loads(text: str) -> Any:
+    """``json.loads`` that reports nesting too deep for the parser as :class:`_TooDeep`."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise _TooDeep from None
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else type(value).__name__
 
 
 def parse_tool_arguments(name: str, text: str) -> dict[str, Any]:
-    """Strict parse of a finished tool call's arguments; an empty string means no arguments."""
+    """Strict parse of a finished tool call's arguments; an empty string means no arguments.
+
+    Arguments sent as a JSON string holding the whole object (double-encoded, a common model slip) are
+    decoded once more. Anything else that is not an object, or nests deeper than MAX_ARGUMENT_DEPTH, raises
+    :class:`MalformedToolCallError`; no other exception leaves this function.
+    """
     if not text.strip():
         return {}
+    head = f"Provider returned a malformed tool call: arguments of {clean_text(name)!r}"
+    too_deep = f"{head} nest deeper than {MAX_ARGUMENT_DEPTH} levels"
     try:
-        value = json.loads(text)
+        value = _loads(text)
     except json.JSONDecodeError as exc:
         raise MalformedToolCallError(
-            f"Provider returned a malformed tool call: arguments of {name!r} are not valid JSON "
-            f"({exc.msg} at position {exc.pos}): {text[:200]!r}"
-        ) from exc
+            f"{head} are not valid JSON ({exc.msg} at position {exc.pos}): {clean_text(text[:200])!r}"
+        ) from None
+    except _TooDeep:
+        raise MalformedToolCallError(too_deep) from None
+    if isinstance(value, str):
+        try:
+            inner = _loads(value)
+        except (json.JSONDecodeError, _TooDeep):
+            inner = None
+        if isinstance(inner, dict):
+            value = inner
     if not isinstance(value, dict):
-        raise MalformedToolCallError(
-            f"Provider returned a malformed tool call: arguments of {name!r} are {type(value).__name__}, not an object"
-        )
-    return value
+        raise MalformedToolCallError(f"{head} are {_json_type(value)}, not an object")
+    cleaned = clean_arguments(value)
+    if cleaned is None:
+        raise MalformedToolCallError(too_deep)
+    return cleaned
 
 
 def new_tool_call_id() -> str:
@@ -147,6 +294,24 @@ class _OpenBlock:
     kind: Literal["text", "thinking", "toolCall"]
     raw_args: str = ""
     args_object: dict[str, Any] | None = None
+    args_too_deep: bool = False
+    carry: str = ""
+    """A high surrogate that ended the last fragment: its low half may start the next one."""
+
+    def take(self, fragment: str) -> str:
+        """The fragment, cleaned, with a trailing high surrogate held back to pair with the next one."""
+        fragment = self.carry + fragment
+        self.carry = ""
+        if fragment and "\ud800" <= fragment[-1] <= "\udbff":
+            self.carry, fragment = fragment[-1], fragment[:-1]
+        return clean_text(fragment)
+
+    def flush(self) -> str:
+        """What is left held back at the end of the block: a lone surrogate, so U+FFFD."""
+        if not self.carry:
+            return ""
+        self.carry = ""
+        return "\ufffd"
 
 
 class AssistantStreamBuilder:
@@ -154,7 +319,9 @@ class AssistantStreamBuilder:
 
     Blocks are addressed by a caller-chosen ``key`` (the Chat Completions ``index``, the Anthropic content
     index, a Responses item id), so parallel tool calls that share no id are never merged. Each method
-    returns the events to yield, in order.
+    returns the events to yield, in order. Every string taken in (text, thinking, tool names, ids,
+    arguments, signatures, error messages) is cleaned with :func:`clean_text`, a surrogate pair split
+    across two fragments included, so the message can always be encoded, saved and hashed.
     """
 
     def __init__(self, *, api: str, provider: str, model: str) -> None:
@@ -193,13 +360,9 @@ class AssistantStreamBuilder:
             block = _OpenBlock(index=index, kind=kind)
             self._open[key] = block
             out.append(StreamEvent(f"{kind}_start", self.message, content_index=index))  # type: ignore[arg-type]
+        text = block.take(text)
         if text:
-            target = self.message.content[block.index]
-            if isinstance(target, TextContent):
-                target.text += text
-            elif isinstance(target, ThinkingContent):
-                target.thinking += text
-            out.append(StreamEvent(f"{kind}_delta", self.message, content_index=block.index, delta=text))  # type: ignore[arg-type]
+            out.extend(self._append(block, text))
         return out
 
     def thinking_delta(self, key: object, text: str) -> list[StreamEvent]:
@@ -211,6 +374,7 @@ class AssistantStreamBuilder:
         if block is None:
             return
         part = self.message.content[block.index]
+        signature = clean_text(signature)
         if isinstance(part, ThinkingContent):
             part.signature = signature
             part.redacted = part.redacted or redacted
@@ -222,7 +386,13 @@ class AssistantStreamBuilder:
         out: list[StreamEvent] = []
         self._ensure_started(out)
         index = len(self.message.content)
-        self.message.content.append(ThinkingContent(thinking=thinking, signature=signature, redacted=redacted))
+        self.message.content.append(
+            ThinkingContent(
+                thinking=clean_text(thinking),
+                signature=None if signature is None else clean_text(signature),
+                redacted=redacted,
+            )
+        )
         out.append(StreamEvent("thinking_start", self.message, content_index=index))
         out.append(StreamEvent("thinking_end", self.message, content_index=index))
         return out
@@ -242,6 +412,8 @@ class AssistantStreamBuilder:
         ``arguments_object`` is for providers that send parsed arguments whole (Google, Mistral)."""
         out: list[StreamEvent] = []
         self._ensure_started(out)
+        id = clean_text(id) if id else id
+        name = clean_text(name) if name else name
         block = self._open.get(key)
         if block is None:
             self._close_other_kinds(key, out)
@@ -260,9 +432,13 @@ class AssistantStreamBuilder:
         if thought_signature:
             call.thought_signature = thought_signature
         if arguments_object is not None:
-            block.args_object = arguments_object
-            call.arguments = dict(arguments_object)
+            cleaned = clean_arguments(arguments_object)
+            block.args_too_deep = cleaned is None
+            block.args_object = cleaned or {}
+            call.arguments = dict(block.args_object)
             out.append(StreamEvent("toolcall_delta", self.message, content_index=block.index, delta=""))
+        if arguments:
+            arguments = block.take(arguments)
         if arguments:
             block.raw_args += arguments
             call.arguments = parse_partial_json(block.raw_args)
@@ -278,14 +454,33 @@ class AssistantStreamBuilder:
         part = self.message.content[block.index]
         if block.kind == "toolCall":
             assert isinstance(part, ToolCall)
+            block.raw_args += block.flush()
             if block.args_object is not None and not block.raw_args:
+                if block.args_too_deep:
+                    raise MalformedToolCallError(
+                        f"Provider returned a malformed tool call: arguments of {part.name!r} nest deeper "
+                        f"than {MAX_ARGUMENT_DEPTH} levels"
+                    )
                 part.arguments = dict(block.args_object)
             else:
                 part.arguments = parse_tool_arguments(part.name, block.raw_args)
             del self._open[key]
             return [StreamEvent("toolcall_end", self.message, content_index=block.index, tool_call=part)]
+        out: list[StreamEvent] = []
+        rest = block.flush()
+        if rest:
+            out.extend(self._append(block, rest))
         del self._open[key]
-        return [StreamEvent(f"{block.kind}_end", self.message, content_index=block.index)]  # type: ignore[arg-type]
+        out.append(StreamEvent(f"{block.kind}_end", self.message, content_index=block.index))  # type: ignore[arg-type]
+        return out
+
+    def _append(self, block: _OpenBlock, text: str) -> list[StreamEvent]:
+        target = self.message.content[block.index]
+        if isinstance(target, TextContent):
+            target.text += text
+        elif isinstance(target, ThinkingContent):
+            target.thinking += text
+        return [StreamEvent(f"{block.kind}_delta", self.message, content_index=block.index, delta=text)]  # type: ignore[arg-type]
 
     @property
     def has_open_tool_call(self) -> bool:
@@ -320,11 +515,17 @@ class AssistantStreamBuilder:
         out: list[StreamEvent] = []
         self._ensure_started(out)
         open_calls = {b.index for b in self._open.values() if b.kind == "toolCall"}
+        for block in self._open.values():
+            rest = block.flush()
+            if rest and block.kind != "toolCall":
+                self._append(block, rest)
         self._open.clear()
         if open_calls:
             self.message.content = [p for i, p in enumerate(self.message.content) if i not in open_calls]
         self.message.stop_reason = "aborted" if aborted else "error"
-        self.message.error_message = error if isinstance(error, str) else (str(error) or type(error).__name__)
+        self.message.error_message = clean_text(
+            error if isinstance(error, str) else (str(error) or type(error).__name__)
+        )
         self.message.error_kind = "aborted" if aborted else kind
         out.append(StreamEvent("error", self.message))
         return out

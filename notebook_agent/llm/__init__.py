@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from ..core.model import Deadlines
 from .anthropic import AnthropicModel
 from .errors import (
     ERROR_KINDS,
@@ -41,6 +42,7 @@ __all__ = [
     "BadRequestError",
     "ChatCompat",
     "ContextLengthError",
+    "Deadlines",
     "ErrorContext",
     "GoogleModel",
     "LLMError",

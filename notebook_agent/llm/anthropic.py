@@ -93,6 +93,7 @@ class AnthropicModel(StreamingAdapter):
         default_max_tokens: int = DEFAULT_MAX_TOKENS,
         default_headers: dict[str, str] | None = None,
         on_payload: Any = None,
+        deadlines: Any = None,
     ) -> None:
         super().__init__(
             model_id,
@@ -101,6 +102,7 @@ class AnthropicModel(StreamingAdapter):
             max_retries=max_retries,
             prices=prices,
             on_payload=on_payload,
+            deadlines=deadlines,
         )
         self.cache = cache
         self.default_max_tokens = default_max_tokens

@@ -6,8 +6,9 @@ mean nothing elsewhere), foreign tool-call ids are normalised to what the target
 left without a result gets a synthetic error result, because every provider rejects an unanswered call.
 
 :class:`StreamingAdapter` owns the part of ``Model.stream`` that is the same everywhere: racing every SDK
-read against the abort signal, closing the HTTP stream, and turning any failure into the builder's single
-``error`` event, so an adapter only writes request building and chunk translation.
+read against the abort signal and the call's deadlines (see ``deadlines.py``), closing the HTTP stream, and
+turning any failure into the builder's single ``error`` event, so an adapter only writes request building
+and chunk translation.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ import asyncio
 import copy
 import hashlib
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, ClassVar
 
-from ..core.abort import AbortedError, AbortSignal
+from ..core.abort import AbortedError
 from ..core.messages import (
     AssistantMessage,
     ImageContent,
@@ -34,11 +35,21 @@ from ..core.messages import (
 from ..core.model import (
     AssistantStreamBuilder,
     Context,
+    Deadlines,
     MalformedToolCallError,
     StreamEvent,
     StreamOptions,
     ToolSpec,
     compute_cost,
+)
+from .deadlines import (
+    CallClock,
+    DeadlineExceeded,
+    describe_partial,
+    is_progress,
+    resolve_deadlines,
+    timeout_error,
+    watch_requests,
 )
 from .errors import BadRequestError, ErrorContext, classify_error
 from .pricing import Prices, prices_for
@@ -288,15 +299,6 @@ async def _next_chunk(iterator: Any) -> Any:
         return _END
 
 
-async def _raced(signal: AbortSignal | None, awaitable: Any) -> Any:
-    """Await ``awaitable`` unless the signal fires first (then it is cancelled and AbortedError raised)."""
-    if signal is None:
-        return await awaitable
-    if signal.aborted and asyncio.iscoroutine(awaitable):
-        awaitable.close()  # never started: close it rather than leave an un-awaited coroutine
-    return await signal.race(awaitable)
-
-
 def has_open_tool_call(builder: AssistantStreamBuilder) -> bool:
     """Whether the builder is inside a tool call (to word a cut stream precisely)."""
     return builder.has_open_tool_call
@@ -321,6 +323,7 @@ class StreamingAdapter:
         max_retries: int | None = None,
         prices: Prices | None = None,
         on_payload: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None,
+        deadlines: Deadlines | Mapping[str, float | None] | None = None,
     ) -> None:
         self.provider = provider
         self.id = model_id
@@ -328,6 +331,9 @@ class StreamingAdapter:
         self.max_retries = DEFAULT_MAX_RETRIES if max_retries is None else max_retries
         self.prices = prices if prices is not None else prices_for(model_id)
         self.on_payload = on_payload
+        self.deadlines = resolve_deadlines(deadlines, base_url)
+        """First-token, idle and total deadlines of every call (per call: ``StreamOptions.deadlines``)."""
+        self._requests_watched = False
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.provider}:{self.id})"
@@ -377,6 +383,9 @@ class StreamingAdapter:
         sdk_stream: Any = None
         closed = False
         ctx = self._error_context()
+        if not self._requests_watched:
+            self._requests_watched = watch_requests(getattr(self, "_client", None))
+        clock = CallClock(self.deadlines.updated(options.deadlines), watched=self._requests_watched)
 
         async def close() -> None:
             nonlocal closed
@@ -405,22 +414,33 @@ class StreamingAdapter:
                 request = self._build_request(context, options)
                 if self.on_payload is not None:
                     request = self.on_payload(request) or request
-                sdk_stream = await _raced(signal, self._open_stream(request, options))
+                sdk_stream = await clock.run(self._open_stream(request, options), signal)
                 for event in builder.start():
                     yield event
                 while True:
-                    chunk = await _raced(signal, _next_chunk(sdk_stream))
+                    chunk = await clock.run(_next_chunk(sdk_stream), signal)
                     if chunk is _END:
                         break
                     ctx.in_stream = True
-                    for event in self._handle_chunk(state, builder, chunk):
+                    events = self._handle_chunk(state, builder, chunk)
+                    if any(is_progress(e) for e in events):
+                        clock.progress()
+                    for event in events:
                         yield event
                 final = self._finish(state, builder)
+            except DeadlineExceeded as exc:
+                keep_usage()
+                ctx.in_tool_call = has_open_tool_call(builder)
+                msg = builder.message
+                thinking = sum(len(p.thinking) for p in msg.content if isinstance(p, ThinkingContent))
+                partial = describe_partial(len(msg.text), thinking)
+                final = builder.fail(timeout_error(exc, ctx, clock, partial=partial), kind="timeout")
             except AbortedError as exc:
                 keep_usage()
                 final = builder.fail(f"Request was aborted: {exc.reason}", aborted=True)
             except MalformedToolCallError as exc:
                 keep_usage()
+                ctx.retries = clock.retries
                 kind, message = classify_error(exc, ctx)
                 final = builder.fail(message, kind=kind)
                 # The call whose arguments failed to parse was already closed; none of them may run.
@@ -431,6 +451,7 @@ class StreamingAdapter:
                 if signal is not None and signal.aborted:
                     final = builder.fail(f"Request was aborted: {signal.reason}", aborted=True)
                 else:
+                    ctx.retries = clock.retries
                     kind, message = classify_error(exc, ctx)
                     final = builder.fail(message, kind=kind)
             await close()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 ERROR_KINDS: Final = (
@@ -116,6 +116,9 @@ class ErrorContext:
     """True once the HTTP response started: a transport failure after this point is a cut stream."""
     in_tool_call: bool = False
     max_retries: int | None = None
+    retries: int | None = None
+    """Retries the SDK really made in this call (requests counted, or its retry-count header); None if unknown.
+    Messages mention retries only when this is above zero, never from ``max_retries`` alone."""
 
     @property
     def label(self) -> str:
@@ -220,9 +223,23 @@ def _looks_like_context_length(text: str) -> bool:
     return any(marker in lowered for marker in _CONTEXT_MARKERS)
 
 
+def retries_of(exc: BaseException) -> int | None:
+    """Retries the openai/anthropic SDKs made before ``exc``, from the ``x-stainless-retry-count`` header of
+    the last request they sent (None when the exception carries no request)."""
+    request = getattr(exc, "request", None)
+    if request is None:
+        request = getattr(getattr(exc, "response", None), "request", None)
+    headers = getattr(request, "headers", None)
+    try:
+        value = headers.get("x-stainless-retry-count") if headers is not None else None
+        return int(value) if value is not None else None
+    except (TypeError, ValueError, RuntimeError):
+        return None
+
+
 def _retry_note(ctx: ErrorContext) -> str:
-    if ctx.max_retries:
-        return f" (after {ctx.max_retries} automatic retr{'y' if ctx.max_retries == 1 else 'ies'})"
+    if ctx.retries:
+        return f" (after {ctx.retries} automatic retr{'y' if ctx.retries == 1 else 'ies'})"
     return ""
 
 
@@ -244,10 +261,12 @@ def _message_for(kind: str, ctx: ErrorContext, detail: str, status: int | None) 
             f"run again, lower the request rate, or check the plan's quota."
         )
     if kind == "server":
-        return (
-            f"{who} had a server error{http}{_retry_note(ctx)}{detail_text}. The service may be overloaded "
-            f"or down; try again later."
-        )
+        if ctx.retries:
+            return (
+                f"{who} had a server error{http}{_retry_note(ctx)}{detail_text}. The service may be "
+                f"overloaded or down; try again later."
+            )
+        return f"{who} had a server error{http}{detail_text}. Run the step again; if it keeps failing, try later."
     if kind == "timeout":
         return (
             f"The request to {who}{ctx.where} timed out{_retry_note(ctx)}{detail_text}. Try again, or raise "
@@ -289,6 +308,8 @@ def classify_error(exc: BaseException, ctx: ErrorContext) -> tuple[str, str]:
     """
     if isinstance(exc, ProviderError):
         return exc.kind, exc.message
+    if ctx.retries is None:
+        ctx = replace(ctx, retries=retries_of(exc))
     if type(exc).__name__ == "MalformedToolCallError":
         return "malformed", _message_for("malformed", ctx, str(exc), None)
 

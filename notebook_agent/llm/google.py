@@ -28,6 +28,7 @@ from .convert import (
     transform_messages,
     user_parts,
 )
+from .deadlines import request_event_hooks
 from .errors import BadRequestError, MalformedResponseError, ModelConfigError, ServerError, StreamCutError
 from .pricing import Prices
 
@@ -155,6 +156,7 @@ class GoogleModel(StreamingAdapter):
         send_call_ids: bool | None = None,
         retry_options: dict[str, Any] | None = None,
         on_payload: Any = None,
+        deadlines: Any = None,
     ) -> None:
         super().__init__(
             model_id,
@@ -163,6 +165,7 @@ class GoogleModel(StreamingAdapter):
             max_retries=max_retries,
             prices=prices,
             on_payload=on_payload,
+            deadlines=deadlines,
         )
         self.legacy_parameters = legacy_parameters
         # Gemini matches responses to calls by name and order; ids are for other models behind this API.
@@ -178,6 +181,7 @@ class GoogleModel(StreamingAdapter):
                 http["base_url"] = base_url
             if timeout is not None:
                 http["timeout"] = int(timeout * 1000)
+            http["async_client_args"] = {"event_hooks": request_event_hooks()}
             if self.max_retries > 0:
                 # google-genai retries only when asked; attempts count the first try.
                 retry = {"attempts": self.max_retries + 1, **(retry_options or {})}

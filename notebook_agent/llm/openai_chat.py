@@ -179,6 +179,7 @@ class OpenAIChatModel(StreamingAdapter):
         compat: ChatCompat | None = None,
         default_headers: dict[str, str] | None = None,
         on_payload: Any = None,
+        deadlines: Any = None,
     ) -> None:
         base_url = base_url or self.default_base_url
         super().__init__(
@@ -188,6 +189,7 @@ class OpenAIChatModel(StreamingAdapter):
             max_retries=max_retries,
             prices=prices,
             on_payload=on_payload,
+            deadlines=deadlines,
         )
         self.compat = compat or detect_compat(provider, base_url)
         self.strict_tools = strict_tools

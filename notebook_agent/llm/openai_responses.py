@@ -78,6 +78,7 @@ class OpenAIResponsesModel(StreamingAdapter):
         strict_tools: bool = False,
         default_headers: dict[str, str] | None = None,
         on_payload: Any = None,
+        deadlines: Any = None,
     ) -> None:
         super().__init__(
             model_id,
@@ -86,6 +87,7 @@ class OpenAIResponsesModel(StreamingAdapter):
             max_retries=max_retries,
             prices=prices,
             on_payload=on_payload,
+            deadlines=deadlines,
         )
         self.strict_tools = strict_tools
         if client is None:

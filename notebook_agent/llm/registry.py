@@ -156,7 +156,10 @@ def get_model(
     """Build the model named ``provider:model`` (default: ``$NOTEBOOK_AGENT_MODEL``).
 
     ``max_retries`` (default 2) is handed to the SDK's own retry logic (429, 5xx, connection errors);
-    ``timeout`` is in seconds. Other keyword arguments go to the adapter class (``prices=``,
+    ``timeout`` is the SDK's read timeout in seconds. ``deadlines=`` bounds every call (a
+    :class:`~notebook_agent.core.model.Deadlines`, or a mapping such as ``{"first_token": 300}`` that
+    overrides the defaults: 120/60/600 s for hosted APIs, 300/60/900 s for a local base_url); the model
+    exposes the result as ``model.deadlines``. Other keyword arguments go to the adapter class (``prices=``,
     ``strict_tools=``, ``compat=``, ``legacy_parameters=``, ``client=`` ...).
     """
     name = name or os.environ.get(MODEL_ENV)

@@ -2,13 +2,15 @@
 
 Each request pops the next scripted :class:`Reply` and is recorded (path, headers, JSON body), so a test can
 assert both what the adapter produced and what it sent. Streaming replies are written chunk by chunk with
-chunked transfer encoding, which lets a script pause, hang (for abort tests) or cut the connection in the
-middle of a body exactly as a dropped network would.
+chunked transfer encoding, which lets a script pause, hang (for abort and deadline tests), drip bytes
+forever, or cut the connection in the middle of a body exactly as a dropped network would. While hanging or
+dripping the server watches the socket, and counts in ``client_closed`` the connections the client closed.
 """
 
 from __future__ import annotations
 
 import json
+import select
 import socket
 import threading
 import time
@@ -33,11 +35,20 @@ class Hang:
 
 
 @dataclass
+class Drip:
+    """Send ``data`` every ``every`` seconds until the client closes the connection (or ``seconds`` pass)."""
+
+    data: str
+    every: float = 0.05
+    seconds: float = 30.0
+
+
+@dataclass
 class Cut:
     """Close the socket abruptly, without the terminating chunk: the client sees a truncated body."""
 
 
-StreamItem = str | bytes | Pause | Hang | Cut
+StreamItem = str | bytes | Pause | Hang | Drip | Cut
 
 
 @dataclass
@@ -48,6 +59,8 @@ class Reply:
     """JSON body for a plain reply."""
     stream: list[StreamItem] | None = None
     """SSE chunks for a streaming reply."""
+    hold_headers: float = 0.0
+    """Wait this long (or until the client closes) before even the status line: a server that never answers."""
 
 
 def json_reply(status: int, body: Any, headers: dict[str, str] | None = None) -> Reply:
@@ -73,6 +86,8 @@ class ScriptedServer:
         self.release = threading.Event()
         self.got_request = threading.Event()
         self.finished_streams = 0
+        self.client_closed = 0
+        self.closed_event = threading.Event()
         server_ref = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -101,12 +116,40 @@ class ScriptedServer:
                     else json_reply(500, {"error": {"message": "no scripted reply left", "type": "server_error"}})
                 )
                 try:
+                    if reply.hold_headers and self._hold(reply.hold_headers):
+                        return
                     if reply.stream is None:
                         self._send_json(reply)
                     else:
                         self._send_stream(reply)
                 except (BrokenPipeError, ConnectionResetError, OSError):
                     self.close_connection = True
+                    self._closed_by_client()
+
+            def _closed_by_client(self) -> None:
+                server_ref.client_closed += 1
+                server_ref.closed_event.set()
+
+            def _hold(self, seconds: float) -> bool:
+                """Wait until released or ``seconds`` pass; True (and counted) if the client closed meanwhile."""
+                end = time.monotonic() + seconds
+                while time.monotonic() < end and not server_ref.release.is_set():
+                    readable, _, _ = select.select([self.connection], [], [], 0.02)
+                    if readable:
+                        try:
+                            closed = self.connection.recv(1, socket.MSG_PEEK) == b""
+                        except OSError:
+                            closed = True
+                        if closed:
+                            self.close_connection = True
+                            self._closed_by_client()
+                            return True
+                self.close_connection = True
+                return False
+
+            def _write_chunk(self, data: bytes) -> None:
+                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                self.wfile.flush()
 
             def _send_json(self, reply: Reply) -> None:
                 data = json.dumps(reply.body).encode()
@@ -131,7 +174,13 @@ class ScriptedServer:
                     if isinstance(item, Pause):
                         time.sleep(item.seconds)
                     elif isinstance(item, Hang):
-                        server_ref.release.wait(item.seconds)
+                        self._hold(item.seconds)
+                        return
+                    elif isinstance(item, Drip):
+                        end = time.monotonic() + item.seconds
+                        while time.monotonic() < end and not server_ref.release.is_set():
+                            self._write_chunk(item.data.encode())  # raises once the client has gone
+                            time.sleep(item.every)
                         self.close_connection = True
                         return
                     elif isinstance(item, Cut):
@@ -140,9 +189,7 @@ class ScriptedServer:
                         self.close_connection = True
                         return
                     else:
-                        data = item.encode() if isinstance(item, str) else item
-                        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-                        self.wfile.flush()
+                        self._write_chunk(item.encode() if isinstance(item, str) else item)
                 self.wfile.write(b"0\r\n\r\n")
                 self.wfile.flush()
                 server_ref.finished_streams += 1
