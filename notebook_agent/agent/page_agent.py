@@ -59,6 +59,7 @@ class PageAgent:
     model types ``<secret>name</secret>`` and never sees the value (see :mod:`.secrets`).
     ``allowed_domains`` / ``blocked_domains``: where navigation may go (``github.com``, ``*.github.com``,
     ``http://127.0.0.1:8000``); a navigation elsewhere is refused and the page stays where it was.
+    ``runs_dir``: write each run there as it happens (see :class:`~.runs.RunWriter`).
     """
 
     def __init__(
@@ -86,6 +87,7 @@ class PageAgent:
         allowed_domains: Sequence[str] | str | None = None,
         blocked_domains: Sequence[str] | str | None = None,
         allow_javascript_with_secrets: bool = False,
+        runs_dir: str | None = None,
     ) -> None:
         if max_steps < 1:
             raise ValueError("max_steps must be at least 1")
@@ -120,6 +122,7 @@ class PageAgent:
         self.full_page = full_page
         self.after_tool_call = after_tool_call
         self.stream_options = stream_options or StreamOptions()
+        self.runs_dir = runs_dir
         self._controller: AbortController | None = None
         self.last_result: PageAgentResult | None = None
 

@@ -51,8 +51,9 @@ from .results import (
     StepRequest,
     StepStarted,
 )
+from .runs import RunWriter, run_closing, run_head
 from .secrets import DomainPattern, Redactor, SecretVault
-from .state import Observer, state_message
+from .state import MEMORY_MAX, REFLECTION_MAX, Observer, cap, state_message
 
 
 class RunSpec(Protocol):
@@ -76,6 +77,7 @@ class RunSpec(Protocol):
     custom_tools: dict[str, Tool | None]
     allowed_domains: tuple[DomainPattern, ...]
     blocked_domains: tuple[DomainPattern, ...]
+    runs_dir: str | None
 
     @property
     def full_system_prompt(self) -> str: ...
@@ -109,6 +111,8 @@ class PageRun:
         self._turn_started = 0.0
         self._action_started = 0.0
         self.run_id = datetime.now().strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+        self.writer = RunWriter(agent.runs_dir, self.run_id) if agent.runs_dir else None
+        self.save_error: str | None = None
 
     @property
     def step(self) -> PageStep | None:
@@ -134,6 +138,7 @@ class PageRun:
                     raise ValueError(f"The start URL is not allowed: {refusal}")
                 await self.browser.page.goto(self.agent.start_url)
             self.tools = self.agent.tools(self.browser)
+            self._record(lambda w: w.start(run_head(self._result(0.0)), self.agent.full_system_prompt))
             context = AgentContext(
                 system_prompt=self.agent.full_system_prompt, messages=[], tools=list(self.tools.values())
             )
@@ -151,6 +156,7 @@ class PageRun:
                 extract_tool_calls=self.extract_tool_calls,
                 get_follow_up_messages=self.follow_up,
                 should_stop_after_turn=self.stop_after_turn,
+                continue_on_error=lambda m: m.error_kind == "malformed",
             )
             messages = await run_agent_loop(
                 [UserMessage(content=self.task)], context, config, self.controller.signal, self.emit
@@ -173,9 +179,23 @@ class PageRun:
                 except Exception:
                     pass
             result = self._result(time.perf_counter() - started)
+            for step in self.steps[self.writer.written if self.writer else 0 :]:
+                self._record(lambda w, s=step: w.step(s))  # type: ignore[misc]
+            self._record(lambda w: w.end(run_closing(result)))
+            if self.save_error:
+                result.error = f"{result.error + ' ' if result.error else ''}{self.save_error}"
             self.agent.last_result = result
             self.put(RunFinished(result))
             self.put(None)
+
+    def _record(self, write: Callable[[RunWriter], None]) -> None:
+        """Write to the run file; a disk problem is reported once on the result, never ends the run."""
+        if self.writer is None or self.save_error is not None:
+            return
+        try:
+            write(self.writer)
+        except OSError as exc:
+            self.save_error = f"The run could not be saved to {self.writer.folder}: {exc}"
 
     def _settle_status(self, messages: list[Message]) -> None:
         last = next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)
@@ -185,7 +205,7 @@ class PageRun:
             self.status, self.error = "stopped", self.controller.signal.reason
         elif self.done is not None:
             self.status = "completed" if self.done[0] else "failed"
-        elif last is not None and last.stop_reason == "error":
+        elif last is not None and last.stop_reason == "error" and last.error_kind != "malformed":
             self.status, self.error = "error", last.error_message
         elif len(self.steps) >= self.agent.max_steps:
             self.status = "max_steps"
@@ -240,6 +260,7 @@ class PageRun:
         elif isinstance(event, TurnEnd) and step is not None:
             self.put(event)
             await self._screenshot(step)
+            self._record(lambda w: w.step(step))
             return
         self.put(event)
 
@@ -319,25 +340,33 @@ class PageRun:
         step.model_ms = (time.perf_counter() - self._turn_started) * 1000
         step.usage = message.usage
         step.output = message
+        if message.stop_reason == "error" and message.error_kind == "malformed":
+            # The provider could not even parse the call: feed it back like any other unusable output.
+            return self._unusable(step, f"{message.error_message} Call AgentOutput again with valid JSON arguments.")
         if message.stop_reason in ("error", "aborted"):
             return []
         parsed: ParsedOutput = parse_output(message, self.tools)
-        step.evaluation_previous_goal = parsed.evaluation_previous_goal
-        step.memory = parsed.memory
-        step.next_goal = parsed.next_goal
+        step.evaluation_previous_goal = cap(parsed.evaluation_previous_goal, REFLECTION_MAX, "evaluation")
+        step.memory = cap(parsed.memory, MEMORY_MAX, "memory")
+        step.next_goal = cap(parsed.next_goal, REFLECTION_MAX, "next goal")
         step.repairs = parsed.repairs
-        self.history.append(step)
         if parsed.call is None:
-            step.output_error = parsed.error
-            self.failures += 1
-            self.last_output_error = parsed.error
-            self.put(ModelOutputParsed(step))
-            return []
+            return self._unusable(step, parsed.error or "The output had no usable action.")
+        self.history.append(step)
         self.last_output_error = None
         step.action, step.args = parsed.call.name, self.redactor.public_args(parsed.call.name, parsed.call.arguments)
         step.output = self.redactor.scrub_message(message)
         self.put(ModelOutputParsed(step))
         return [parsed.call]
+
+    def _unusable(self, step: PageStep, error: str) -> list[ToolCall]:
+        """Record an output that cannot run; the next state message tells the model why (max_failures)."""
+        self.history.append(step)
+        step.output_error = self.redactor.scrub_text(error)
+        self.failures += 1
+        self.last_output_error = step.output_error
+        self.put(ModelOutputParsed(step))
+        return []
 
     async def before_tool_call(self, ctx: BeforeToolCall, signal: AbortSignal) -> BlockToolCall | None:
         step = self.step

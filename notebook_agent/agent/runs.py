@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..core.messages import AssistantMessage, Usage
+from ..core.text import clean_text
 from .results import PageAgentResult, PageStep, StepRequest
 
 FORMAT_VERSION = 1
@@ -54,35 +56,86 @@ def result_to_dict(result: PageAgentResult) -> dict[str, Any]:
     return head
 
 
+class RunWriter:
+    """Writes one run file as the run happens: the header when it starts, each step as it finishes (flushed,
+    with its screenshot beside it), the closing line when it ends. A kernel killed mid-run loses at most the
+    step in progress; ``load_run`` reads a file without a closing line as a run cut short."""
+
+    def __init__(self, runs_dir: str | Path, run_id: str) -> None:
+        self.folder = Path(runs_dir)
+        self.run_id = re.sub(r"[^\w.-]", "_", run_id).lstrip(".") or "run"  # a file name, whatever it was given
+        self.path = self.folder / f"{self.run_id}.jsonl"
+        self.written = 0
+        self._started = False
+
+    def start(self, head: dict[str, Any], system_prompt: str = "") -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        prompts = self.folder / "prompts"
+        prompts.mkdir(exist_ok=True)
+        prompt_file = prompts / f"{head.get('prompt_version')}.md"
+        if system_prompt and not prompt_file.exists():
+            prompt_file.write_text(clean_text(system_prompt), encoding="utf-8")
+        with self.path.open("w", encoding="utf-8") as fh:
+            fh.write(_line({"kind": "run", "format": FORMAT_VERSION, **head}))
+        self._started = True
+
+    def step(self, step: PageStep) -> None:
+        if step.screenshot:
+            shots = self.folder / self.run_id
+            shots.mkdir(exist_ok=True)
+            name = f"step_{step.index}.{'png' if step.screenshot_mime.endswith('png') else 'jpg'}"
+            (shots / name).write_bytes(step.screenshot)
+            step.screenshot_ref = f"{self.run_id}/{name}"
+        with self.path.open("a", encoding="utf-8") as fh:
+            fh.write(_line({"kind": "step", **step_to_dict(step)}))
+            fh.flush()
+        self.written += 1
+
+    def end(self, closing: dict[str, Any]) -> None:
+        with self.path.open("a", encoding="utf-8") as fh:
+            fh.write(_line({"kind": "end", **closing}))
+
+
+def _line(record: dict[str, Any]) -> str:
+    """One JSON line. Text is cleaned of lone surrogates; a value that cannot be serialised (absurdly deep
+    model output) is replaced by a note rather than losing the whole line."""
+    try:
+        return clean_text(json.dumps(record, ensure_ascii=False, default=str)) + "\n"
+    except (ValueError, RecursionError):
+        safe = {}
+        for key, value in record.items():
+            try:
+                json.dumps(value, default=str)
+                safe[key] = value
+            except (ValueError, RecursionError):
+                safe[key] = {"unserialisable": f"{type(value).__name__} too deep or cyclic to save"}
+        return clean_text(json.dumps(safe, ensure_ascii=False, default=str)) + "\n"
+
+
+def run_head(result: PageAgentResult) -> dict[str, Any]:
+    """The header fields of a run file (everything known when the run starts)."""
+    data = result_to_dict(result)
+    for key in ("steps", "system_prompt", *CLOSING):
+        data.pop(key, None)
+    return data
+
+
+CLOSING = ("status", "success", "text", "error", "usage", "duration_s")
+
+
+def run_closing(result: PageAgentResult) -> dict[str, Any]:
+    data = result_to_dict(result)
+    return {k: data[k] for k in CLOSING}
+
+
 def save_run(result: PageAgentResult, runs_dir: str | Path) -> Path:
     """Write the run (and its screenshots and prompt) under ``runs_dir``; returns the .jsonl path."""
-    folder = Path(runs_dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    run_id = result.run_id
-    shots = folder / run_id
+    writer = RunWriter(runs_dir, result.run_id)
+    writer.start(run_head(result), result.system_prompt)
     for step in result.steps:
-        if step.screenshot:
-            shots.mkdir(exist_ok=True)
-            ext = "png" if step.screenshot_mime.endswith("png") else "jpg"
-            name = f"step_{step.index}.{ext}"
-            (shots / name).write_bytes(step.screenshot)
-            step.screenshot_ref = f"{run_id}/{name}"
-    prompts = folder / "prompts"
-    prompts.mkdir(exist_ok=True)
-    prompt_file = prompts / f"{result.prompt_version}.md"
-    if result.system_prompt and not prompt_file.exists():
-        prompt_file.write_text(result.system_prompt, encoding="utf-8")
-    data = result_to_dict(result)
-    steps = data.pop("steps")
-    closing = {k: data.pop(k) for k in ("status", "success", "text", "error", "usage", "duration_s")}
-    data.pop("system_prompt", None)
-    path = folder / f"{run_id}.jsonl"
-    with path.open("w", encoding="utf-8") as fh:
-        fh.write(json.dumps({"kind": "run", "format": FORMAT_VERSION, **data}, ensure_ascii=False) + "\n")
-        for s in steps:
-            fh.write(json.dumps({"kind": "step", **s}, ensure_ascii=False) + "\n")
-        fh.write(json.dumps({"kind": "end", **closing}, ensure_ascii=False) + "\n")
-    return path
+        writer.step(step)
+    writer.end(run_closing(result))
+    return writer.path
 
 
 def load_run(path: str | Path, *, with_screenshots: bool = True) -> PageAgentResult:
@@ -112,11 +165,16 @@ def load_run(path: str | Path, *, with_screenshots: bool = True) -> PageAgentRes
             end = record
     if not head:
         raise ValueError(f"{path} is not a notebook_agent run file (no header line)")
-    if with_screenshots:
-        for s in steps:
-            if s.screenshot_ref and (path.parent / s.screenshot_ref).exists():
-                s.screenshot = (path.parent / s.screenshot_ref).read_bytes()
-    prompt_file = path.parent / "prompts" / f"{head.get('prompt_version')}.md"
+    # A run file is input too: only files inside its own folder are read, whatever the file says.
+    for s in steps:
+        inside = _inside(path.parent, s.screenshot_ref)
+        s.screenshot_ref = s.screenshot_ref if inside else None
+        if with_screenshots and inside is not None and inside.is_file():
+            s.screenshot = inside.read_bytes()
+    version = str(head.get("prompt_version") or "")
+    prompt_file = path.parent / "prompts" / f"{version}.md"
+    if not re.fullmatch(r"[0-9a-f]{6,64}", version):
+        prompt_file = path.parent / "prompts" / "-"  # not a content hash: never a path
     known = {f.name for f in dataclasses.fields(PageAgentResult)}
     fields = {k: v for k, v in head.items() if k in known}
     return PageAgentResult(
@@ -132,12 +190,34 @@ def load_run(path: str | Path, *, with_screenshots: bool = True) -> PageAgentRes
     )
 
 
-def list_runs(runs_dir: str | Path) -> list[PageAgentResult]:
-    """Every run in a folder, oldest first (screenshots not loaded)."""
+def _inside(folder: Path, ref: str | None) -> Path | None:
+    """``folder / ref`` if that stays inside ``folder`` (no absolute paths, no ``..``), else None."""
+    if not ref or not isinstance(ref, str):
+        return None
+    candidate = (folder / ref).resolve()
+    root = folder.resolve()
+    return candidate if candidate.is_relative_to(root) and candidate != root else None
+
+
+def scan_runs(runs_dir: str | Path) -> tuple[list[PageAgentResult], list[tuple[Path, str]]]:
+    """Every readable run in a folder, oldest first (screenshots not loaded), and the files that could not be
+    read with why, so one bad file never hides the others."""
     folder = Path(runs_dir)
     if not folder.is_dir():
-        return []
-    return [load_run(p, with_screenshots=False) for p in sorted(folder.glob("*.jsonl"))]
+        return [], []
+    runs: list[PageAgentResult] = []
+    bad: list[tuple[Path, str]] = []
+    for p in sorted(folder.glob("*.jsonl")):
+        try:
+            runs.append(load_run(p, with_screenshots=False))
+        except (ValueError, OSError, TypeError, KeyError) as exc:
+            bad.append((p, str(exc) or type(exc).__name__))
+    return runs, bad
+
+
+def list_runs(runs_dir: str | Path) -> list[PageAgentResult]:
+    """Every readable run in a folder, oldest first (screenshots not loaded); see :func:`scan_runs`."""
+    return scan_runs(runs_dir)[0]
 
 
 def find_run(runs_dir: str | Path, ref: str) -> Path:

@@ -23,6 +23,19 @@ from .results import PageStep
 #: Results of steps before the last one are clipped to this many characters in the history.
 HISTORY_RESULT_CHARS = 600
 
+#: The memory the model carries forward is resent every step: cap it (and say so) so one huge answer cannot
+#: make every later request huge. The other reflection fields are shorter still.
+MEMORY_MAX = 2000
+REFLECTION_MAX = 600
+
+
+def cap(text: str, limit: int, what: str) -> str:
+    """``text`` cut to ``limit`` characters, saying what was cut so the model learns to keep it short."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"… [{what} cut: {len(text):,} characters is more than the {limit:,} kept]"
+
+
 _OWN_TAGS = re.compile(
     r"<\s*(/?)\s*(browser_state|user_request|agent_state|agent_history|step_info|sys|step_\d+|secret)\s*>",
     re.IGNORECASE,

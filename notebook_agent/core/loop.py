@@ -140,6 +140,9 @@ class LoopConfig:
     should_stop_after_turn: TurnHook | None = None
     abort_grace_seconds: float = 0.5
     """How long a tool may take to stop by itself after an abort before its task is cancelled."""
+    continue_on_error: Callable[[AssistantMessage], bool] | None = None
+    """For a model error the caller can recover from (e.g. malformed output it feeds back to the model): the
+    error ends only the turn, and the run goes on through ``extract_tool_calls`` and the after-turn hooks."""
 
 
 # -- the run ------------------------------------------------------------------------------------------------
@@ -219,7 +222,12 @@ class _Run:
                     await self._add_message(m)
                 pending = []
                 message = await self._stream_response()
-                if message.stop_reason in ("error", "aborted"):
+                recoverable = (
+                    message.stop_reason == "error"
+                    and self.config.continue_on_error is not None
+                    and self.config.continue_on_error(message)
+                )
+                if message.stop_reason in ("error", "aborted") and not recoverable:
                     await self.emit(TurnEnd(message, []))
                     await self.emit(AgentEnd(self.new_messages))
                     return self.new_messages

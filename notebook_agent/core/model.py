@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import uuid
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -30,6 +29,7 @@ from .messages import (
     ToolCall,
     Usage,
 )
+from .text import clean_text
 
 
 @dataclass(frozen=True)
@@ -176,16 +176,6 @@ class MalformedToolCallError(ValueError):
 MAX_ARGUMENT_DEPTH = 100
 """Deeper tool arguments are refused as malformed: no tool schema nests this far, and a 100k-deep array from
 a misbehaving model would otherwise break the parser and everything that walks the arguments later."""
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def clean_text(text: str) -> str:
-    """``text`` safe to encode anywhere: a surrogate pair held as two code points becomes the character it
-    stands for, and a lone surrogate becomes U+FFFD (JSON encoders, hashes and widgets reject them)."""
-    if not _SURROGATE.search(text):
-        return text
-    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 class _TooDeep(Exception):

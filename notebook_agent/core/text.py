@@ -13,8 +13,11 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def clean_text(text: str) -> str:
-    """``text`` with every lone surrogate replaced by U+FFFD (the replacement character)."""
-    return _SURROGATE.sub("\ufffd", text)
+    """``text`` safe to encode anywhere: a surrogate pair held as two code points becomes the character it
+    stands for, and a lone surrogate becomes U+FFFD (JSON encoders, hashes and widgets reject them)."""
+    if not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 def has_lone_surrogates(text: str) -> bool:

@@ -134,6 +134,7 @@ class AgentMagics(Magics):
             full_page=full_page,
             system_prompt=system_prompt,
             start_url=url,
+            runs_dir=cfg.runs_dir or None,
         )
         run = NotebookRun(agent, task, view)
         holder.append(run)
@@ -235,10 +236,12 @@ class AgentMagics(Magics):
     def _cmd_runs(self, rest: list[str]) -> None:
         from IPython.display import HTML
 
-        from ..agent.runs import list_runs
+        from ..agent.runs import scan_runs
         from .tuning import runs_table_html
 
-        saved = list_runs(STATE.config.runs_dir)
+        saved, unreadable = scan_runs(STATE.config.runs_dir)
+        for path, why in unreadable:
+            print(f"Skipped {path.name}: {why}")
         running = [r for r in STATE.runs if not r.done]
         if not saved and not running:
             print(f"No saved runs in {STATE.config.runs_dir!r} yet.")
@@ -263,7 +266,17 @@ class AgentMagics(Magics):
             print(f"%agent rerun: {exc}")
             return
         settings = saved.settings
-        saved_policy = settings.get("approval")
+        # A run file is input, perhaps from someone else: the policy and JavaScript stay this kernel's.
+        kept = (
+            [f"approval {settings.get('approval')!r}"] if settings.get("approval") not in (None, cfg_policy()) else []
+        )
+        if settings.get("enable_javascript"):
+            kept.append("JavaScript")
+        if kept and not opts.get("--approve"):
+            print(
+                f"The saved run used {' and '.join(kept)}; this rerun uses this kernel's approval policy "
+                f"({cfg_policy()}) without JavaScript. Pass --approve POLICY to choose another policy."
+            )
         prompt = opts.get("--prompt")
         if prompt is None and saved.system_prompt:
             prompt = f"run-{saved.prompt_version}"
@@ -273,10 +286,10 @@ class AgentMagics(Magics):
             model=opts.get("--model") or saved.model,
             url=settings.get("start_url"),
             max_steps=int(opts.get("--max-steps") or settings.get("max_steps") or STATE.config.max_steps),
-            approve=opts.get("--approve") or (saved_policy if saved_policy in POLICY_NAMES else None),
+            approve=opts.get("--approve"),
             prompt=prompt,
             vision=settings.get("vision"),
-            js=bool(settings.get("enable_javascript")),
+            js=False,
             full_page=bool(settings.get("full_page")),
             out=opts.get("--out") or "agent_run",
         )
@@ -351,6 +364,11 @@ class AgentMagics(Magics):
             )
 
         _schedule(show())
+
+
+def cfg_policy() -> str:
+    """This kernel's approval policy by name."""
+    return STATE.config.approve
 
 
 class _KernelBrowserAgent(PageAgent):

@@ -277,9 +277,6 @@ async def test_malformed_output(
         assert first.action == "wait" and not first.is_error, first
         assert result.status == "completed" and len(result.steps) == 2
         return
-    if case == "malformed json arguments":  # the provider stream itself fails: a clear error, not a crash
-        assert result.status == "error" and error in (result.error or "")
-        return
     problem = first.output_error or first.result
     assert error in problem, problem
     # the next request tells the model what was wrong, and the run recovers

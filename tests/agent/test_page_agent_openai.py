@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from notebook_agent.agent import PageAgent
+from notebook_agent.agent import PageAgent, load_run, save_run
 from notebook_agent.browser import BrowserSession
 from notebook_agent.llm import get_model
 from tests.browser.conftest import Servers
@@ -61,3 +62,29 @@ async def test_a_run_through_the_openai_sdk(browser: BrowserSession, servers: Se
         assert roles == ["system", "user"]
     second_state = server.requests[1].body["messages"][1]["content"]
     assert 'Action: input_text {"index": 0, "text": "Ada"}' in second_state
+
+
+async def test_malformed_arguments_are_fed_back_not_fatal(
+    browser: BrowserSession, servers: Servers, server: ScriptedServer, tmp_path: Path
+) -> None:
+    """Invalid JSON, a non-object, absurd nesting and a lone surrogate from a real SDK stream: each is one
+    unusable step the model hears about, within max_failures; the run then completes and saves."""
+    wire = ChatWire()
+    bad = ['{"evaluation_previous_goal": "ok", "action": {"wait"', "[1, 2, 3]", "[" * 5000 + "]" * 5000]
+    server.replies.extend(
+        sse_reply(wire.tool_calls([Call(f"bad_{i}", "AgentOutput", split(b, 50))])) for i, b in enumerate(bad)
+    )
+    half = json.dumps({"evaluation_previous_goal": "ok \ud83d", "memory": "", "next_goal": "finish"})[:-1]
+    done = half + ', "action": {"done": {"text": "done \\ud83d", "success": true}}}'
+    server.replies.append(sse_reply(wire.tool_calls([Call("call_done", "AgentOutput", split(done, 7))])))
+    model = get_model("openai:gpt-4o-mini", base_url=server.url + "/v1", api_key="test-key", max_retries=0)
+    agent = PageAgent(model=model, browser=browser, start_url=servers.url("agent_form.html"), max_failures=4)
+    result = await agent.run("Finish")
+    assert result.status == "completed", result.error
+    assert [s.action for s in result.steps] == [None, None, None, "done"]
+    assert all(s.output_error for s in result.steps[:3])
+    second_state = server.requests[1].body["messages"][1]["content"]
+    assert "Your previous output could not be used" in second_state
+    assert result.text == "done \ufffd"  # the lone surrogate was cleaned where the stream entered
+    path = save_run(result, tmp_path)  # and nothing breaks saving
+    assert load_run(path).text == "done \ufffd"

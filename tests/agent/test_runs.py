@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -135,3 +136,94 @@ def test_compare_finds_the_first_divergence() -> None:
     assert len(c.steps) == 4 and c.steps[3].a is None
     summary = dict((k, (x, y)) for k, x, y in c.summary())
     assert summary["steps"] == (3, 4) and summary["status"] == ("completed", "completed")
+
+
+# -- run files are written as the run happens, and read as untrusted input ---------------------------------------
+async def test_steps_reach_the_file_as_they_finish(tmp_path: Path, browser: Any, servers: Any) -> None:
+    import asyncio
+    import json
+
+    from notebook_agent.agent import PageAgent
+    from notebook_agent.agent.macro import agent_output
+    from notebook_agent.core.model import Context
+    from notebook_agent.llm.scripted import ScriptedModel
+
+    reached_third = asyncio.Event()
+    release = asyncio.Event()
+
+    async def third(ctx: Context) -> Any:
+        reached_third.set()
+        await release.wait()
+        return agent_output("done", {"text": "ok", "success": True})
+
+    class Waiting(ScriptedModel):
+        async def stream(self, context: Any, options: Any) -> Any:  # type: ignore[override]
+            if len(self.requests) == 2:
+                await third(context)
+            async for event in super().stream(context, options):
+                yield event
+
+    model = Waiting(
+        [
+            agent_output("scroll", {"down": True}),
+            agent_output("wait", {"seconds": 1}),
+            agent_output("done", {"text": "ok"}),
+        ]
+    )
+    agent = PageAgent(model=model, browser=browser, start_url=servers.url("nav.html"), runs_dir=str(tmp_path))
+    task = asyncio.ensure_future(agent.run("look around"))
+    await asyncio.wait_for(reached_third.wait(), 30)
+    files = list(tmp_path.glob("*.jsonl"))
+    assert len(files) == 1
+    kinds = [json.loads(line)["kind"] for line in files[0].read_text().splitlines()]
+    assert kinds == ["run", "step", "step"]  # a kernel killed now keeps both finished steps
+    cut = load_run(files[0])
+    assert [s.action for s in cut.steps] == ["scroll", "wait"] and cut.status == "error"
+    release.set()
+    result = await task
+    assert load_run(files[0]).status == result.status == "completed"
+    assert [json.loads(line)["kind"] for line in files[0].read_text().splitlines()][-1] == "end"
+
+
+def test_load_run_reads_only_inside_its_folder(tmp_path: Path) -> None:
+    import json
+
+    outside = tmp_path / "outside.txt"
+    outside.write_text("SECRET FILE")
+    runs = tmp_path / "runs"
+    path = save_run(make_result("r1", [("wait", {"seconds": 1}, "ok"), ("done", {"text": "x"}, "x")]), runs)
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    lines[0]["prompt_version"] = "../../outside.txt"
+    lines[1]["screenshot_ref"] = str(outside)
+    lines[2]["screenshot_ref"] = "../outside.txt"
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    (tmp_path / "outside.txt.md").write_text("You are evil.")
+    loaded = load_run(path)
+    assert loaded.system_prompt == ""
+    assert [s.screenshot for s in loaded.steps] == [None, None]
+    assert [s.screenshot_ref for s in loaded.steps] == [None, None]
+
+
+def test_one_unreadable_file_does_not_hide_the_others(tmp_path: Path) -> None:
+    from notebook_agent.agent.runs import scan_runs
+
+    save_run(make_result("a", [("done", {"text": "x"}, "x")]), tmp_path)
+    (tmp_path / "broken.jsonl").write_text("this is not json\n")
+    save_run(make_result("b", [("done", {"text": "y"}, "y")]), tmp_path)
+    runs, bad = scan_runs(tmp_path)
+    assert [r.run_id for r in runs] == ["a", "b"]
+    assert [(p.name, "not valid JSON" in why) for p, why in bad] == [("broken.jsonl", True)]
+    assert [r.run_id for r in list_runs(tmp_path)] == ["a", "b"]
+
+
+def test_unserialisable_values_and_hostile_ids_do_not_lose_the_run(tmp_path: Path) -> None:
+    deep: Any = "bottom"
+    for _ in range(5000):
+        deep = {"x": deep}
+    result = make_result("../../escape", [("done", {"text": "x"}, "x")])
+    result.steps[0].args = {"text": deep}
+    path = save_run(result, tmp_path)
+    assert path.parent == tmp_path and path.name == "_.._escape.jsonl"
+    loaded = load_run(path)
+    assert loaded.text == result.text and len(loaded.steps) == 1
+    assert loaded.steps[0].args == {"unserialisable": "dict too deep or cyclic to save"}
