@@ -22,9 +22,10 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Protocol
 
+from ..browser.report import ActionError
 from ..browser.session import BrowserSession
 from ..browser.urls import normalise_url
-from ..core.abort import AbortController, AbortSignal
+from ..core.abort import AbortController, AbortedError, AbortSignal
 from ..core.events import AgentEvent, ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate, TurnEnd, TurnStart
 from ..core.loop import AfterHook, AgentContext, BeforeToolCall, BlockToolCall, LoopConfig, run_agent_loop
 from ..core.messages import AssistantMessage, ImageContent, Message, TextContent, ToolCall, Usage, UserMessage
@@ -54,6 +55,10 @@ from .results import (
 from .runs import RunWriter, run_closing, run_head
 from .secrets import DomainPattern, Redactor, SecretVault
 from .state import MEMORY_MAX, REFLECTION_MAX, Observer, cap, state_message
+
+
+class StartUrlError(Exception):
+    """The start URL could not be opened (the message says why, for the user)."""
 
 
 class RunSpec(Protocol):
@@ -122,6 +127,7 @@ class PageRun:
     async def execute(self) -> None:
         started = time.perf_counter()
         own_browser = self.agent.browser is None
+        popups: frozenset[Any] = frozenset()
         try:
             if own_browser:
                 self.browser = BrowserSession()
@@ -129,14 +135,15 @@ class PageRun:
             else:
                 self.browser = self.agent.browser
             assert self.browser is not None
+            popups = self.browser.popup_mark
             guarded = bool(self.agent.allowed_domains or self.agent.blocked_domains)
             if guarded:
                 await self.browser.set_navigation_guard(self.navigation_refusal)
             if self.agent.start_url:
                 refusal = self.navigation_refusal(normalise_url(self.agent.start_url))
                 if refusal:
-                    raise ValueError(f"The start URL is not allowed: {refusal}")
-                await self.browser.page.goto(self.agent.start_url)
+                    raise StartUrlError(f"The start URL is not allowed: {refusal}")
+                await self._open_start_url(self.browser, self.agent.start_url)
             self.tools = self.agent.tools(self.browser)
             self._record(lambda w: w.start(run_head(self._result(0.0)), self.agent.full_system_prompt))
             context = AgentContext(
@@ -165,9 +172,18 @@ class PageRun:
         except asyncio.CancelledError:
             self.status, self.error = "stopped", "The run was cancelled"
             raise
+        except AbortedError as exc:
+            self.status, self.error = "stopped", exc.reason
+        except StartUrlError as exc:
+            self.status, self.error = "error", str(exc)
         except Exception as exc:
             self.status, self.error = "error", f"{type(exc).__name__}: {exc}"
         finally:
+            if self.browser is not None and not own_browser:
+                try:  # a run's popups do not outlive it (its own browser closes anyway)
+                    await asyncio.wait_for(self.browser.close_popups(popups), 10)
+                except Exception:
+                    pass
             if self.browser is not None and (self.agent.allowed_domains or self.agent.blocked_domains):
                 try:
                     await self.browser.set_navigation_guard(None)
@@ -187,6 +203,15 @@ class PageRun:
             self.agent.last_result = result
             self.put(RunFinished(result))
             self.put(None)
+
+    async def _open_start_url(self, browser: BrowserSession, url: str) -> None:
+        """Open the start URL like ``go_to_url`` does: through the tab-recovery path (a closed tab or browser
+        is replaced first), waiting for the document rather than every subresource (one hanging tracker
+        pixel must not cost 30 s), bounded by the navigation timeout, and stopped by Stop."""
+        try:
+            await self.controller.signal.race(browser.open(url))
+        except ActionError as exc:
+            raise StartUrlError(f"The start URL {url} could not be opened: {exc}") from None
 
     def _record(self, write: Callable[[RunWriter], None]) -> None:
         """Write to the run file; a disk problem is reported once on the result, never ends the run."""

@@ -20,7 +20,7 @@ from playwright.async_api import ElementHandle, Frame, Locator, Page
 from playwright.async_api import Error as PlaywrightError
 
 from ..core.text import clean_text
-from .report import ActionError, first_line, log
+from .report import ActionError, first_line, log, short
 from .snapshot import ElementInfo, FrameResult, Snapshot, TabInfo, build_snapshot, call_page_api, page_api_handle
 
 # A lone surrogate in page text (JavaScript slices strings by UTF-16 unit) arrives as a \\udXXX escape;
@@ -35,6 +35,32 @@ def _clean_json(raw: str) -> str:
     if "\\u" not in raw:
         return raw
     return _SURROGATE_ESCAPES.sub(lambda m: m.group(0) if len(m.group(0)) == 12 else "\\ufffd", raw)
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split()).rstrip("…").strip().casefold()
+
+
+async def _reads_otherwise(element: ElementHandle, info: ElementInfo) -> str | None:
+    """The element's live text when it is clearly not the text the snapshot (and the approval policy) saw,
+    else None. Read through Playwright's own isolated script world, so a page that rewrote what our page
+    script reports, or swapped elements behind an index, cannot fake it. Small changes pass (a counter)."""
+    expected = _norm(info.text)
+    if not expected or info.tag in ("input", "textarea", "select", "option"):
+        return None
+    try:
+        raw = await asyncio.wait_for(element.inner_text(), 2)
+    except (TimeoutError, PlaywrightError):
+        return None
+    live = _norm(raw)
+    if not live or expected in live or live in expected:
+        return None
+    common = 0
+    for a, b in zip(expected, live, strict=False):
+        if a != b:
+            break
+        common += 1
+    return None if common >= min(8, len(expected), len(live)) else " ".join(raw.split())
 
 
 class PageReader:
@@ -194,6 +220,12 @@ class PageReader:
             raise ActionError(
                 f"element [{index}] {info.describe(60)} is no longer on the page: {reason}. "
                 "Use an index from the latest browser state."
+            )
+        live = await _reads_otherwise(element, info)
+        if live is not None:
+            raise ActionError(
+                f"element [{index}] is not what the browser state showed: it was {info.describe(60)} but now "
+                f"reads '{short(live, 60)}', so nothing was done. Use an index from the latest browser state."
             )
         return element, info, frame, local
 

@@ -8,6 +8,7 @@ is where raw Playwright text is turned into such sentences.
 from __future__ import annotations
 
 import logging
+import re
 
 from ..core.text import clean_text
 
@@ -50,6 +51,7 @@ def first_line(exc: BaseException) -> str:
     for prefix in ("Error: ", "TimeoutError: "):
         if first.startswith(prefix):
             first = first[len(prefix) :]
+    first = re.sub(r"^[A-Z][A-Za-z]*\.[a-z][A-Za-z]*: ", "", first)  # "Page.goto: " names our call, not the cause
     return short(first, 200)
 
 

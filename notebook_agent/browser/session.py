@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
+from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urljoin
 
@@ -42,7 +43,7 @@ from ..core.tools import Tool, ToolResult
 from .actions import AskUser, builtin_tools, run_action
 from .launch import open_browser, start_playwright
 from .reader import PageReader
-from .report import ActionError, Notices, log
+from .report import ActionError, Notices, first_line, log
 from .snapshot import LISTENER_TRACKER, MISSING, ElementInfo, Snapshot, TabInfo
 from .tabs import DialogInfo, DialogPolicy, Tabs
 from .watch import ActionWatch
@@ -96,6 +97,7 @@ class BrowserSession:
         navigation_timeout: float = 20.0,
         context_options: Mapping[str, Any] | None = None,
         launch_options: Mapping[str, Any] | None = None,
+        downloads_dir: str = "agent_downloads",
     ) -> None:
         self.headless = headless
         self.viewport = viewport
@@ -121,7 +123,7 @@ class BrowserSession:
         self._tools: dict[str, Tool] | None = None
         self._notices = Notices()
         self._reader = PageReader()
-        self._tabs = Tabs(self._notices, dialog_policy, self._reader.on_frame_detached)
+        self._tabs = Tabs(self._notices, dialog_policy, self._reader.on_frame_detached, downloads_dir)
         #: Which browser binary was launched ("" when connected to a running browser).
         self.browser_path = ""
         self._fork_of: BrowserSession | None = None
@@ -445,6 +447,17 @@ class BrowserSession:
         """Open tabs in opening order; ``current_title`` spares a round trip when the caller knows it."""
         return await self._tabs.infos(current_title)
 
+    async def open(self, url: str) -> Page:
+        """Open ``url`` in the current tab (replacing a closed or crashed tab or browser first), waiting for
+        the document, not every subresource; a failure is an :class:`ActionError` with Playwright's one
+        informative line."""
+        page = await self.ensure_page()
+        try:
+            await page.goto(url, wait_until="domcontentloaded", timeout=self.navigation_timeout * 1000)
+        except PlaywrightError as exc:
+            raise ActionError(first_line(exc)) from None
+        return page
+
     async def new_tab(self, url: str | None = None) -> Page:
         """Open a tab (optionally at ``url``) and make it current; no "new tab" notice, since the caller knows."""
         await self.ensure_page()
@@ -452,6 +465,37 @@ class BrowserSession:
         if url:
             await page.goto(url, wait_until="domcontentloaded", timeout=self.navigation_timeout * 1000)
         return page
+
+    @property
+    def popup_mark(self) -> frozenset[Page]:
+        """A mark for :meth:`close_popups`: the tabs open now."""
+        return frozenset(p for p in self.context.pages if not p.is_closed()) if self._context else frozenset()
+
+    async def close_popups(self, mark: frozenset[Page]) -> int:
+        """Close every tab opened since ``mark`` (see :attr:`popup_mark`) except the current one: a run's
+        popups do not outlive it. Returns how many were closed."""
+        closed = 0
+        for page in list(self.context.pages) if self._context else []:
+            if page in mark or page is self._tabs.current or page.is_closed():
+                continue
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(page.close(run_before_unload=False), 5)
+                closed += 1
+        return closed
+
+    @property
+    def downloads_dir(self) -> Path:
+        """Where downloads are saved (``agent_downloads`` under the working folder unless set)."""
+        return self._tabs.downloads_dir
+
+    @downloads_dir.setter
+    def downloads_dir(self, folder: str | Path) -> None:
+        self._tabs.downloads_dir = Path(folder)
+
+    @property
+    def downloads(self) -> list[Path]:
+        """Files the pages downloaded, where they were saved."""
+        return list(self._tabs.downloads)
 
     async def switch_tab(self, tab_id: int) -> Page:
         """Make tab ``tab_id`` current; raises :class:`ActionError` naming the open tabs if there is none."""

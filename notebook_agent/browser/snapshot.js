@@ -12,15 +12,17 @@
 //   els:   {i, tag, role, text, line, attrs, box:[x,y,w,h], v:inView, n:isNew, dis:disabled}
 // Coordinates are CSS pixels relative to this frame's viewport.
 (arg) => {
-  const SYM = Symbol.for("notebook_agent.page");
-  const VERSION = 4;
+  // The key is random per Python process (filled in before the script is sent), so a page cannot plant its
+  // own object under it beforehand; once installed the property can be neither replaced nor changed.
+  const SYM = Symbol.for("__NOTEBOOK_AGENT_KEY__");
+  const VERSION = 5;
   let api = window[SYM];
   if (!api || api.version !== VERSION) {
-    api = makeApi();
+    api = Object.freeze(makeApi());
     try {
-      Object.defineProperty(window, SYM, { value: api, configurable: true, writable: true, enumerable: false });
+      Object.defineProperty(window, SYM, { value: api, configurable: false, writable: false, enumerable: false });
     } catch (e) {
-      window[SYM] = api;
+      /* cannot pin it here: this call still uses its own fresh instance */
     }
   }
   return api.call(arg);

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 from dataclasses import asdict, dataclass, field
 from functools import cache
 from importlib import resources
@@ -35,10 +36,15 @@ from playwright.async_api import Frame, JSHandle
 MISSING = "__notebook_agent_missing__"
 
 
+#: Where the page API lives in a document: random per process, so a page cannot plant an impostor there first.
+PAGE_KEY = f"notebook_agent.page.{secrets.token_hex(8)}"
+
+
 @cache
 def page_script() -> str:
-    """The injected script (package data), read once."""
-    return resources.files("notebook_agent.browser").joinpath("snapshot.js").read_text(encoding="utf-8")
+    """The injected script (package data), read once, with this process's key filled in."""
+    text = resources.files("notebook_agent.browser").joinpath("snapshot.js").read_text(encoding="utf-8")
+    return text.replace("__NOTEBOOK_AGENT_KEY__", PAGE_KEY)
 
 
 @cache
@@ -52,7 +58,7 @@ def _script_version() -> int:
 def stub_script() -> str:
     """Calls the API a previous call installed in this document, or reports that it is missing."""
     return (
-        "(arg) => { const a = window[Symbol.for('notebook_agent.page')]; "
+        f"(arg) => {{ const a = window[Symbol.for('{PAGE_KEY}')]; "
         f"return a && a.version === {_script_version()} ? a.call(arg) : {json.dumps(MISSING)}; }}"
     )
 

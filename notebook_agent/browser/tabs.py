@@ -13,9 +13,10 @@ import contextlib
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal, TypeAlias
 
-from playwright.async_api import Dialog, Frame, Page
+from playwright.async_api import Dialog, Download, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
 from ..core.text import clean_text
@@ -43,8 +44,15 @@ DialogPolicy: TypeAlias = (
 class Tabs:
     """Tab bookkeeping for one context. ``current`` is the tab actions and snapshots use."""
 
+    #: Tabs a site may open before further ones are closed at once (a popup storm).
+    POPUP_MAX = 10
+
     def __init__(
-        self, notices: Notices, dialog_policy: DialogPolicy, on_frame_detached: Callable[[Frame], None]
+        self,
+        notices: Notices,
+        dialog_policy: DialogPolicy,
+        on_frame_detached: Callable[[Frame], None],
+        downloads_dir: str | Path = "agent_downloads",
     ) -> None:
         self.notices = notices
         self.dialog_policy: DialogPolicy = dialog_policy
@@ -55,6 +63,11 @@ class Tabs:
         self._ids: dict[Page, int] = {}
         self._next = 0
         self._on_frame_detached = on_frame_detached
+        self.downloads_dir = Path(downloads_dir)
+        self.site_opened: list[Page] = []
+        """Tabs the site opened (popups, target=_blank), oldest first."""
+        self.downloads: list[Path] = []
+        self._closing: set[asyncio.Task[None]] = set()
 
     def clear(self) -> None:
         """Forget every tab (the browser went away); ids keep counting up so old ids are never reused."""
@@ -80,6 +93,7 @@ class Tabs:
         page.on("crash", self._on_crash)
         page.on("close", self._on_close)
         page.on("framedetached", self._on_frame_detached)
+        page.on("download", self._on_download)
 
     def _on_crash(self, page: Page) -> None:
         self.crashed.add(page)
@@ -95,6 +109,16 @@ class Tabs:
             return
         self.register(page)
         if self.creating_page:
+            return
+        self.site_opened.append(page)
+        if len([p for p in self.site_opened if not p.is_closed()]) > self.POPUP_MAX:
+            task = asyncio.ensure_future(page.close(run_before_unload=False))
+            self._closing.add(task)
+            task.add_done_callback(self._closing.discard)
+            self.notices.add(
+                f"The page opened another tab ({page.url or 'about:blank'}); it was closed at once, since more than "
+                f"{self.POPUP_MAX} tabs the site opened are still open."
+            )
             return
         self.current = page
         if self.watchers:
@@ -128,6 +152,23 @@ class Tabs:
                 return p
         tabs = ", ".join(f"{self.tab_id(p)} ({p.url})" for p in self.open_pages())
         raise ActionError(f"there is no tab {tab_id}. Open tabs: {tabs}.")
+
+    async def _on_download(self, download: Download) -> None:
+        """Keep every download where the user can find it, and tell the model (a page may download silently)."""
+        name = Path(download.suggested_filename or "download").name or "download"
+        try:
+            self.downloads_dir.mkdir(parents=True, exist_ok=True)
+            target = self.downloads_dir / name
+            stem, suffix, n = target.stem, target.suffix, 1
+            while target.exists():
+                n += 1
+                target = self.downloads_dir / f"{stem} ({n}){suffix}"
+            await download.save_as(target)
+            self.downloads.append(target)
+            size = target.stat().st_size
+            self.notices.add(f"A file was downloaded: {name} ({size:,} bytes), saved to {target}.")
+        except (PlaywrightError, OSError) as exc:
+            self.notices.add(f"A download of {name} started but could not be saved ({exc}).")
 
     async def _on_dialog(self, dialog: Dialog) -> None:
         info = DialogInfo(dialog.type, dialog.message, dialog.default_value, dialog.page.url if dialog.page else "")

@@ -1,0 +1,56 @@
+"""The start URL is opened like any navigation: without waiting for every subresource, through the tab-recovery
+path, and stopped by Stop."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+
+from notebook_agent.agent import PageAgent
+from notebook_agent.agent.macro import agent_output
+from notebook_agent.browser import BrowserSession
+from notebook_agent.llm.scripted import ScriptedModel
+from tests.browser.conftest import Servers
+
+
+def done() -> ScriptedModel:
+    return ScriptedModel([agent_output("done", {"text": "ok", "success": True})])
+
+
+async def test_a_hanging_subresource_does_not_hold_the_start(browser: BrowserSession, servers: Servers) -> None:
+    started = time.monotonic()
+    result = await PageAgent(model=done(), browser=browser, start_url=servers.url("tracker.html")).run("look")
+    assert result.status == "completed" and result.steps[0].title == "Tracked"
+    assert time.monotonic() - started < 30  # the 60 s pixel was not waited for
+
+
+async def test_stop_while_the_start_url_loads(browser: BrowserSession, servers: Servers) -> None:
+    agent = PageAgent(model=done(), browser=browser, start_url=servers.url("slow?ms=15000"))
+    task = asyncio.ensure_future(agent.run("look"))
+    while not agent.is_running:
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.3)
+    stopped_at = time.monotonic()
+    agent.stop("Stopped by the user")
+    result = await asyncio.wait_for(task, 10)
+    assert result.status == "stopped" and result.error == "Stopped by the user"
+    assert time.monotonic() - stopped_at < 5
+    await browser.page.goto("about:blank")
+
+
+async def test_a_closed_tab_is_replaced_before_the_start_url(browser: BrowserSession, servers: Servers) -> None:
+    for page in list(browser.context.pages):
+        await page.close()
+    result = await PageAgent(model=done(), browser=browser, start_url=servers.url("nav.html")).run("look")
+    assert result.status == "completed", result.error
+    assert browser.page.url == servers.url("nav.html")
+
+
+async def test_an_unreachable_start_url_says_so(browser: BrowserSession) -> None:
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{s.getsockname()[1]}/"
+    result = await PageAgent(model=done(), browser=browser, start_url=url).run("look")
+    assert result.status == "error"
+    assert (result.error or "").startswith(f"The start URL {url} could not be opened: net::ERR_CONNECTION_REFUSED")
