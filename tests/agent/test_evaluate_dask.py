@@ -1,0 +1,96 @@
+"""Suites on a real engine: a ``distributed.LocalCluster`` with two worker *processes*, through
+``client.get_executor()``; each worker starts its own browser, or connects to one Chromium started elsewhere."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from notebook_agent.browser.evaluate import Variant, evaluate
+from notebook_agent.demo import demo_url
+from notebook_agent.models import variant_model
+
+from .test_evaluate import SUITE_YAML, remote_chromium  # noqa: F401  (the remote browser fixture)
+
+distributed = pytest.importorskip("distributed", reason="the [dask] extra: pip install 'notebook-agent[dask]'")
+
+
+@pytest.fixture(scope="module")
+def dask_client() -> Iterator[Any]:
+    """Two worker processes with one thread each on loopback, no dashboard: what a user's laptop cluster is."""
+    cluster = distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=None,
+        # the workers unpickle notebook_agent's functions and these tests' model factory: they import them from
+        # where this process does (a worktree on PYTHONPATH, too)
+        env={"PYTHONPATH": os.pathsep.join(p for p in (os.getcwd(), os.environ.get("PYTHONPATH")) if p)},
+    )
+    client = distributed.Client(cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        cluster.close()
+
+
+async def test_a_suite_on_a_local_dask_cluster(dask_client: Any) -> None:
+    import yaml
+
+    variants = [
+        Variant("cautious", model="demo", approval="deny-risky"),
+        Variant("trusting", model="demo", approval="auto"),
+    ]
+    with distributed.get_task_stream(dask_client) as stream:
+        report = await evaluate(
+            yaml.safe_load(SUITE_YAML),
+            variants,
+            variables={"base": demo_url()},
+            executor=dask_client.get_executor(),
+            concurrency=4,
+            model_factory=variant_model,
+        )
+    by = {(r.variant, r.task, r.repeat): r for r in report.rows}
+    assert sorted(by) == sorted((v, t, 1) for v in ("cautious", "trusting") for t in ("cheapest", "delete", "unknown"))
+    assert by[("cautious", "cheapest", 1)].passed and by[("trusting", "cheapest", 1)].passed
+    assert not by[("cautious", "delete", 1)].passed and by[("trusting", "delete", 1)].passed
+    assert "text 'Your account has been deleted' not on the final page" in by[("cautious", "delete", 1)].failures
+    assert not by[("cautious", "unknown", 1)].passed and not by[("trusting", "unknown", 1)].passed
+    assert all(r.steps >= 1 and r.run_id and r.status in ("completed", "failed") for r in report.rows)
+    # the six runs were tasks of the cluster, spread over both worker processes
+    ran = [t for t in stream.data if "run_job" in str(t["key"])]
+    assert len(ran) == 6, stream.data
+    assert {t["worker"] for t in ran} == set(dask_client.scheduler_info()["workers"])
+    assert os.getpid() not in dask_client.run(os.getpid).values()
+
+
+async def test_dask_workers_driving_one_remote_browser(dask_client: Any, remote_chromium: str) -> None:  # noqa: F811
+    suite = {
+        "tasks": [
+            {"id": f"t{i}", "url": "{base}/", "task": "read the title", "check": {"result": "Northwind"}}
+            for i in range(4)
+        ]
+    }
+    report = await evaluate(
+        suite,
+        [Variant("remote")],
+        variables={"base": demo_url()},
+        executor=dask_client.get_executor(),
+        cdp_url=remote_chromium,
+        concurrency=4,
+        model_factory=_title_factory,
+    )
+    assert [r.task for r in report.rows] == ["t0", "t1", "t2", "t3"]
+    assert all(r.passed for r in report.rows), [r.failures for r in report.rows]
+    assert all(r.status == "completed" and r.steps == 1 for r in report.rows)
+
+
+def _title_factory(variant: Variant, task: Any) -> Any:
+    from .test_evaluate import _factory
+
+    return _factory(variant, task)
