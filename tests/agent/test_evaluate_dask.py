@@ -4,16 +4,23 @@
 from __future__ import annotations
 
 import os
+import re
+import signal
+import subprocess
+import tempfile
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from notebook_agent.browser import find_browser
 from notebook_agent.browser.evaluate import Variant, evaluate
 from notebook_agent.demo import demo_url
 from notebook_agent.models import variant_model
 
-from .test_evaluate import SUITE_YAML, remote_chromium  # noqa: F401  (the remote browser fixture)
+from .test_evaluate import SUITE_YAML
+from .test_evaluate import _factory as title_model  # one step: the page title as the answer
 
 distributed = pytest.importorskip("distributed", reason="the [dask] extra: pip install 'notebook-agent[dask]'")
 
@@ -37,6 +44,46 @@ def dask_client() -> Iterator[Any]:
     finally:
         client.close()
         cluster.close()
+
+
+REMOTE_MARK = "NotebookAgentRemoteChromium"
+
+
+@pytest.fixture(scope="module")
+def marked_remote_chromium() -> Iterator[str]:
+    """A Chromium started as its own process with remote debugging on loopback, whose user agent carries a mark,
+    so a check run in the page can tell that page from one in a browser a worker started itself."""
+    proc = subprocess.Popen(
+        [
+            find_browser(),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--remote-debugging-address=127.0.0.1",
+            "--remote-debugging-port=0",
+            f"--user-data-dir={tempfile.mkdtemp(prefix='na-dask-remote-')}",
+            f"--user-agent=Mozilla/5.0 {REMOTE_MARK}",
+            "about:blank",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    assert proc.stderr is not None
+    deadline, url = time.monotonic() + 30, None
+    while url is None and time.monotonic() < deadline:
+        m = re.search(r"DevTools listening on ws://([^/\s]+)", proc.stderr.readline())
+        url = f"http://{m.group(1)}" if m else None
+    try:
+        assert url, "the remote Chromium did not print its DevTools address"
+        yield url
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(10)
 
 
 async def test_a_suite_on_a_local_dask_cluster(dask_client: Any) -> None:
@@ -69,28 +116,19 @@ async def test_a_suite_on_a_local_dask_cluster(dask_client: Any) -> None:
     assert os.getpid() not in dask_client.run(os.getpid).values()
 
 
-async def test_dask_workers_driving_one_remote_browser(dask_client: Any, remote_chromium: str) -> None:  # noqa: F811
-    suite = {
-        "tasks": [
-            {"id": f"t{i}", "url": "{base}/", "task": "read the title", "check": {"result": "Northwind"}}
-            for i in range(4)
-        ]
-    }
+async def test_dask_workers_driving_one_remote_browser(dask_client: Any, marked_remote_chromium: str) -> None:
+    in_remote = f"() => navigator.userAgent.includes('{REMOTE_MARK}')"  # false in a browser a worker launched
+    check = {"result": "Northwind", "js": in_remote}
+    suite = {"tasks": [{"id": f"t{i}", "url": "{base}/", "task": "read the title", "check": check} for i in range(4)]}
     report = await evaluate(
         suite,
         [Variant("remote")],
         variables={"base": demo_url()},
         executor=dask_client.get_executor(),
-        cdp_url=remote_chromium,
+        cdp_url=marked_remote_chromium,
         concurrency=4,
-        model_factory=_title_factory,
+        model_factory=title_model,
     )
     assert [r.task for r in report.rows] == ["t0", "t1", "t2", "t3"]
     assert all(r.passed for r in report.rows), [r.failures for r in report.rows]
     assert all(r.status == "completed" and r.steps == 1 for r in report.rows)
-
-
-def _title_factory(variant: Variant, task: Any) -> Any:
-    from .test_evaluate import _factory
-
-    return _factory(variant, task)
