@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole check: lint, types, then every test (real Chromium, real kernel, real JupyterLab).
+# The whole check: lint, types, then every test (real Chromium, real kernel, real JupyterLab); then the tests that
+# start a real kernel (not the JupyterLab one) again on the oldest supported ipykernel, in .venv-floor.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 echo "== ruff"; .venv/bin/ruff check notebook_agent tests benchmarks && .venv/bin/ruff format --check -q notebook_agent tests benchmarks
@@ -8,6 +9,12 @@ echo "== pytest"
 set +e
 .venv/bin/pytest tests notebooks --nbval-lax --nbval-current-env --nbval-cell-timeout=300 "$@"
 code=$?
+if [ "$code" = 5 ]; then echo "pytest collected no tests: that is a failure"; code=1; fi
+echo "== pytest on the oldest supported kernel ($(.venv-floor/bin/python -c 'import ipykernel; print("ipykernel", ipykernel.__version__)'))"
+.venv-floor/bin/pytest -p no:cacheprovider tests/notebook/test_kernel.py notebooks --nbval-lax --nbval-current-env \
+  --nbval-cell-timeout=300
+floor=$?
 set -e
-if [ "$code" = 5 ]; then echo "pytest collected no tests: that is a failure"; exit 1; fi
-exit "$code"
+if [ "$floor" = 5 ]; then echo "pytest collected no tests on .venv-floor: that is a failure"; floor=1; fi
+if [ "$code" != 0 ]; then exit "$code"; fi
+exit "$floor"

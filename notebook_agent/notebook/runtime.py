@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..agent import AnyEvent, PageAgent, PageAgentResult, RunFinished
 from ..agent.approval import ApprovalAnswer, ApprovalRequest
 from ..core.abort import AbortSignal
+from .kernel import blocked_kernel_version
 from .view import RunView
 
 if TYPE_CHECKING:
@@ -129,6 +130,8 @@ class NotebookRun:
         self.task: asyncio.Task[PageAgentResult | None] | None = None
         self.events: list[AnyEvent] = []
         self.saved_path: str | None = None
+        self._awaiting = 0
+        """How many ``await run`` are waiting (normally one cell)."""
 
     @property
     def done(self) -> bool:
@@ -222,7 +225,28 @@ class NotebookRun:
     def __await__(self) -> Generator[Any, None, PageAgentResult | None]:
         if self.task is None:
             raise RuntimeError("This run was never started")
-        result = yield from self.task.__await__()
+        return self._result_for_awaiter().__await__()
+
+    async def _result_for_awaiter(self) -> PageAgentResult | None:
+        """``await run``: the result, once the run ends. Counted while it waits, because on a kernel older than
+        ipykernel 7.4 a cell waiting here holds the kernel's only turn and no Approve click can arrive: the open
+        panel then says so, and interrupting such a cell releases only the cell, not the run."""
+        task = self.task
+        assert task is not None
+        self._awaiting += 1
+        self._refresh_blocked_note()
+        try:
+            result = await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if not task.done():
+                if self.view.waiting_for_person and self.view.blocked_version is not None:
+                    raise  # the panel told the user to interrupt this cell so that the click can arrive
+                task.cancel()  # Interrupt stops the run; wait for it to settle (it keeps its finished steps)
+                await asyncio.wait({task})
+            raise
+        finally:
+            self._awaiting -= 1
+            self._refresh_blocked_note()
         # Re-send the final widget state from the awaiting cell, so headless executors (nbval, nbclient)
         # record the finished view and not the state from when the %%agent cell returned.
         for widget in self.view.widgets():
@@ -230,6 +254,9 @@ class NotebookRun:
         if self.error is not None:
             raise self.error
         return result
+
+    def _refresh_blocked_note(self) -> None:
+        self.view.set_blocked_version(blocked_kernel_version() if self._awaiting and not self.done else None)
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
         status = self.result.status if self.result else ("running" if not self.done else "error")

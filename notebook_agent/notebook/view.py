@@ -31,6 +31,7 @@ from ..agent import (
     StepStarted,
 )
 from ..agent.approval import ApprovalAnswer, ApprovalRequest
+from .kernel import blocked_wait_message
 from .tuning import inspect_html
 
 _CSS = """
@@ -210,6 +211,10 @@ class RunView:
         self.pending_approval: ApprovalRequest | None = None
         self.answer_approval: Callable[[ApprovalAnswer], None] | None = None
         self.approval_shown = asyncio.Event()
+        self.blocked_version: str | None = None
+        """Set while a cell awaits the run on a kernel that cannot receive clicks meanwhile (its version)."""
+        self._wait_warnings: list[tuple[w.HTML, str]] = []
+        """The open panels' warning lines, and what each waits for ("click", "answer")."""
 
     # -- events ---------------------------------------------------------------------------------------------
     def card(self) -> StepCard | None:
@@ -279,6 +284,36 @@ class RunView:
         self.final.value = f'<div class="na-kv na-bad na-error"><b>{type(exc).__name__}</b>: {_esc(exc)}</div>'
 
     # -- waiting for a person -----------------------------------------------------------------------------
+    @property
+    def waiting_for_person(self) -> bool:
+        """An approval or a question is open."""
+        return bool(self._wait_warnings)
+
+    def set_blocked_version(self, version: str | None) -> None:
+        """Show (or clear) the "this kernel can't receive the click" line in every open panel."""
+        self.blocked_version = version
+        for widget, what in self._wait_warnings:
+            self._show_wait_warning(widget, what)
+
+    def _show_wait_warning(self, widget: w.HTML, what: str) -> None:
+        if self.blocked_version is None:
+            widget.value = ""
+            widget.layout.display = "none"
+        else:
+            text = blocked_wait_message(self.blocked_version, what)
+            widget.value = f'<div class="na-kv na-bad">⚠ {_esc(text)}</div>'
+            widget.layout.display = None
+
+    def _wait_warning(self, what: str) -> w.HTML:
+        widget = w.HTML(layout=w.Layout(display="none"))
+        widget.add_class("na-wait-warning")
+        self._wait_warnings.append((widget, what))
+        self._show_wait_warning(widget, what)
+        return widget
+
+    def _drop_wait_warning(self, widget: w.HTML) -> None:
+        self._wait_warnings = [(x, what) for x, what in self._wait_warnings if x is not widget]
+
     def _resolver(self, fut: asyncio.Future[Any]) -> Callable[[Any], None]:
         def resolve(value: Any) -> None:
             def _set() -> None:
@@ -322,6 +357,8 @@ class RunView:
             img.add_class("na-approval-crop")
             parts.append(img)
         parts.append(w.HBox([approve, deny, reason]))
+        warning = self._wait_warning("click")
+        parts.append(warning)
         panel = w.VBox(parts)
         panel.add_class("na-approval")
         host = card.extra if card is not None else self.cards_box
@@ -332,6 +369,7 @@ class RunView:
         try:
             return await fut
         finally:
+            self._drop_wait_warning(warning)
             self.pending_approval = self.answer_approval = None
             self.approval_shown.clear()
             host.children = tuple(c for c in host.children if c is not panel)
@@ -347,7 +385,8 @@ class RunView:
         )
         box.add_class("na-ask-input")
         box.observe(lambda change: resolve(change["new"]) if change["new"] else None, "value")
-        panel = w.VBox([w.HTML(f"<div class='na-kv'><b>❓ {_esc(question)}</b></div>"), box])
+        warning = self._wait_warning("answer")
+        panel = w.VBox([w.HTML(f"<div class='na-kv'><b>❓ {_esc(question)}</b></div>"), box, warning])
         panel.add_class("na-ask")
         host = card.extra if card is not None else self.cards_box
         host.children = (*host.children, panel)
@@ -355,6 +394,7 @@ class RunView:
         try:
             answer = await fut
         finally:
+            self._drop_wait_warning(warning)
             host.children = tuple(c for c in host.children if c is not panel)
             self.set_status("running")
         host.children = (*host.children, w.HTML(f"<div class='na-kv'>💬 {_esc(answer)}</div>"))

@@ -157,6 +157,42 @@ async def _await(run: NotebookRun) -> Any:
     return await run
 
 
+async def test_a_kernel_that_cannot_receive_clicks_while_a_cell_awaits(
+    shell: InteractiveShell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cell awaits first, then the approval appears: the panel says why the click cannot arrive. (The real
+    old-kernel case, the other order, is in test_kernel.py, run on the oldest supported ipykernel.)"""
+    from notebook_agent.notebook import runtime
+    from notebook_agent.notebook.kernel import blocked_wait_message
+
+    monkeypatch.setattr(runtime, "blocked_kernel_version", lambda: "6.17.1")
+    run = await start(shell, "--model demo --approve ask-risky", DELETE_TASK, out="run_old_kernel")
+    waiting = asyncio.ensure_future(_await(run))
+    await run.wait_for_approval(timeout=30)
+    panel = with_class(run.view.root, "na-approval")[0]
+    warning = with_class(panel, "na-wait-warning")[0]
+    assert blocked_wait_message("6.17.1", "click") in warning.value.replace("&#x27;", "'")
+    assert warning.layout.display != "none"
+    waiting.cancel()  # Interrupt, as the panel says: the cell is released and the run keeps waiting
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    assert warning.value == "" and warning.layout.display == "none"
+    assert not run.done and run.pending_approval is not None
+    with_class(panel, "na-approve")[0].click()
+    result = await run
+    assert result is not None and result.status == "completed"
+    assert run.view.blocked_version is None
+
+
+def test_which_kernels_cannot_receive_a_click_while_a_cell_awaits() -> None:
+    from notebook_agent.notebook.kernel import clicks_blocked_while_awaiting as blocked
+
+    assert blocked("6.17.1", 0) and blocked("6.31.0", 0) and blocked("6.31.0", 3)  # no subshells in 6.x
+    assert blocked("7.0.1", 0) and blocked("7.3.0", 0)  # 7.0-7.3: only through front-end subshells
+    assert not blocked("7.3.0", 1) and not blocked("7.1.0", 2)
+    assert not blocked("7.4.0", 0) and not blocked("7.10.0", 0) and not blocked("8.0.0a1", 0)
+
+
 async def test_config_runs_and_errors(shell: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
     shell.run_line_magic("agent", "config --max-steps 7 --approve deny-risky")
     out = capsys.readouterr().out
