@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import copy
 import dataclasses
 import time
@@ -23,7 +24,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from ..browser.report import ActionError
-from ..browser.session import BrowserSession
+from ..browser.session import BrowserBusyError, BrowserSession
 from ..browser.urls import normalise_url
 from ..core.abort import AbortController, AbortedError, AbortSignal
 from ..core.events import AgentEvent, ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate, TurnEnd, TurnStart
@@ -128,16 +129,19 @@ class PageRun:
         started = time.perf_counter()
         own_browser = self.agent.browser is None
         popups: frozenset[Any] = frozenset()
+        claim = contextlib.ExitStack()
         try:
             if own_browser:
                 self.browser = BrowserSession()
                 await self.browser.start()
             else:
                 self.browser = self.agent.browser
+                assert self.browser is not None
+                claim.enter_context(self.browser.claim(self.run_id))
             assert self.browser is not None
+            await self.browser.start()
             popups = self.browser.popup_mark
-            guarded = bool(self.agent.allowed_domains or self.agent.blocked_domains)
-            if guarded:
+            if self.agent.allowed_domains or self.agent.blocked_domains:
                 await self.browser.set_navigation_guard(self.navigation_refusal)
             if self.agent.start_url:
                 refusal = self.navigation_refusal(normalise_url(self.agent.start_url))
@@ -174,17 +178,19 @@ class PageRun:
             raise
         except AbortedError as exc:
             self.status, self.error = "stopped", exc.reason
-        except StartUrlError as exc:
+        except (StartUrlError, BrowserBusyError) as exc:
             self.status, self.error = "error", str(exc)
         except Exception as exc:
             self.status, self.error = "error", f"{type(exc).__name__}: {exc}"
         finally:
-            if self.browser is not None and not own_browser:
+            holding = self.browser is not None and (own_browser or self.browser.owner == self.run_id)
+            if holding and self.browser is not None and not own_browser and popups:
                 try:  # a run's popups do not outlive it (its own browser closes anyway)
                     await asyncio.wait_for(self.browser.close_popups(popups), 10)
                 except Exception:
                     pass
-            if self.browser is not None and (self.agent.allowed_domains or self.agent.blocked_domains):
+            guarded = self.agent.allowed_domains or self.agent.blocked_domains
+            if holding and self.browser is not None and guarded:
                 try:
                     await self.browser.set_navigation_guard(None)
                 except Exception:
@@ -200,6 +206,7 @@ class PageRun:
             self._record(lambda w: w.end(run_closing(result)))
             if self.save_error:
                 result.error = f"{result.error + ' ' if result.error else ''}{self.save_error}"
+            claim.close()
             self.agent.last_result = result
             self.put(RunFinished(result))
             self.put(None)

@@ -136,7 +136,7 @@ def state_message(
     ``history`` holds finished steps and note strings in the order they happened; entries for ``step``
     itself or later are ignored. The last finished step's result is shown whole, earlier ones clipped.
     """
-    lines = ["<agent_state>", "<user_request>", task, "</user_request>", "<step_info>"]
+    lines = ["<agent_state>", "<user_request>", neutralise(task), "</user_request>", "<step_info>"]
     stamp = (now or datetime.now()).strftime("%Y-%m-%d %H:%M")
     lines += [f"Step {step.index} of {max_steps}. Current time: {stamp}", "</step_info>", "</agent_state>"]
     lines += ["", "<agent_history>"]

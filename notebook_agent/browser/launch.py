@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import shutil
 import sys
@@ -31,7 +32,6 @@ ENV_VAR = "NOTEBOOK_AGENT_BROWSER"
 #: Flags every launched Chromium gets. Without the background-networking ones Chromium phones home at start
 #: and, on machines with no internet, logs refused connections; ``--no-sandbox`` is needed when running as root.
 DEFAULT_ARGS: tuple[str, ...] = (
-    "--no-sandbox",
     "--disable-gpu",
     "--disable-quic",
     "--no-first-run",
@@ -39,6 +39,8 @@ DEFAULT_ARGS: tuple[str, ...] = (
     "--disable-component-update",
     "--disable-sync",
 )
+
+log = logging.getLogger(__name__)
 
 #: Absolute paths tried in order after the env variable and Playwright's own Chromium.
 SYSTEM_PATHS: list[str] = [
@@ -253,6 +255,13 @@ def driver_pid(playwright: Playwright) -> int | None:
         return None
 
 
+def sandbox_possible() -> bool:
+    """Whether to ask for Chromium's sandbox: yes, unless running as root on Linux, where Chromium refuses to
+    start with it (``--no-sandbox`` is then required, and only then)."""
+    geteuid = getattr(os, "geteuid", None)
+    return not (sys.platform.startswith("linux") and geteuid is not None and geteuid() == 0)
+
+
 async def open_browser(
     pw: Playwright,
     *,
@@ -291,7 +300,15 @@ async def open_browser(
             "handle_sigint": False,
             "handle_sigterm": False,
             "handle_sighup": False,
+            "chromium_sandbox": sandbox_possible(),
             **(launch_options or {}),
         }
-        browser = await chromium.launch(**options)
+        try:
+            browser = await chromium.launch(**options)
+        except Exception as exc:
+            if not options["chromium_sandbox"] or "sandbox" not in str(exc).lower():
+                raise
+            # No usable sandbox here (no user namespaces, no setuid helper): run without, and say so.
+            log.warning("Chromium's sandbox is not available here; running it without (%s)", str(exc).splitlines()[0])
+            browser = await chromium.launch(**{**options, "chromium_sandbox": False})
     return browser, await browser.new_context(viewport=viewport, **ctx_options), True, path

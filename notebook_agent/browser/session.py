@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urljoin
@@ -60,6 +60,10 @@ SENSITIVE_FIELDS = ", ".join(
         *(f"{tag}[{attr}*='{name}' i]" for tag in ("input", "textarea") for attr in ("name", "id") for name in _NAMES),
     ]
 )
+
+
+class BrowserBusyError(RuntimeError):
+    """Another run holds this session (see :meth:`BrowserSession.claim`)."""
 
 
 NavigationGuard = Callable[[str], "str | None"]
@@ -129,6 +133,7 @@ class BrowserSession:
         self._fork_of: BrowserSession | None = None
         self._guard: NavigationGuard | None = None
         self._suspect = False
+        self._owner: str | None = None
         self._guarded_context: BrowserContext | None = None
 
     # -- lifecycle ------------------------------------------------------------------------------------------
@@ -324,6 +329,27 @@ class BrowserSession:
                     notice("The browser tab was closed; a new tab was opened at about:blank.")
                 return new
             return page
+
+    # -- who drives it ---------------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def claim(self, owner: str) -> Iterator[None]:
+        """Hold the session for one run: two runs acting on one tab see and undo each other's work (a click
+        lands on the page the other opened), so a second claim is refused with :class:`BrowserBusyError`."""
+        if self._owner is not None:
+            raise BrowserBusyError(
+                f"This browser is already driven by another run ({self._owner}). Wait for it or stop it, or give "
+                "each run a browser (or tab) of its own."
+            )
+        self._owner = owner
+        try:
+            yield
+        finally:
+            self._owner = None
+
+    @property
+    def owner(self) -> str | None:
+        """The run holding the session, if any."""
+        return self._owner
 
     # -- hung pages ----------------------------------------------------------------------------------------
     async def is_responsive(self, page: Page | None = None, timeout: float = 2.0) -> bool:
@@ -630,4 +656,4 @@ class BrowserSession:
         return await run_action(self.tools, action, args, signal=signal)
 
 
-__all__ = ["MISSING", "ActionError", "ActionWatch", "BrowserSession", "DialogInfo", "DialogPolicy"]
+__all__ = ["MISSING", "ActionError", "ActionWatch", "BrowserBusyError", "BrowserSession", "DialogInfo", "DialogPolicy"]

@@ -54,3 +54,30 @@ async def test_an_unreachable_start_url_says_so(browser: BrowserSession) -> None
     result = await PageAgent(model=done(), browser=browser, start_url=url).run("look")
     assert result.status == "error"
     assert (result.error or "").startswith(f"The start URL {url} could not be opened: net::ERR_CONNECTION_REFUSED")
+
+
+async def test_a_second_run_on_a_busy_browser_is_refused(browser: BrowserSession, servers: Servers) -> None:
+    import asyncio
+
+    gate = asyncio.Event()
+
+    class Slow(ScriptedModel):
+        async def stream(self, context: object, options: object) -> object:  # type: ignore[override]
+            await gate.wait()
+            async for event in super().stream(context, options):  # type: ignore[arg-type]
+                yield event
+
+    first = PageAgent(
+        model=Slow([agent_output("done", {"text": "first"})]), browser=browser, start_url=servers.url("nav.html")
+    )
+    task = asyncio.ensure_future(first.run("one"))
+    while browser.owner is None:
+        await asyncio.sleep(0.01)
+    second = await PageAgent(model=done(), browser=browser, start_url=servers.url("order.html")).run("two")
+    assert second.status == "error"
+    assert (second.error or "").startswith("This browser is already driven by another run (")
+    gate.set()
+    result = await task
+    assert result.status == "completed" and result.text == "first"
+    assert browser.page.url == servers.url("nav.html")  # the refused run never navigated
+    assert browser.owner is None

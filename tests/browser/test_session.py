@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from notebook_agent.browser import DEFAULT_ARGS, BrowserSession, DialogInfo, find_browser
+from notebook_agent.browser.launch import sandbox_possible
 
 
 def idx(text: str, needle: str) -> int:
@@ -133,6 +134,7 @@ async def test_connect_over_cdp(servers: Any, tmp_path: Path) -> None:
         "--remote-debugging-port=0",
         f"--user-data-dir={tmp_path}",
         *DEFAULT_ARGS,
+        *([] if sandbox_possible() else ["--no-sandbox"]),  # root needs it; nobody else gets it
         "about:blank",
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.DEVNULL,
@@ -154,3 +156,17 @@ async def test_connect_over_cdp(servers: Any, tmp_path: Path) -> None:
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         await proc.wait()
+
+
+def test_the_sandbox_is_dropped_only_for_root(monkeypatch: Any) -> None:
+    import os
+    import sys
+
+    from notebook_agent.browser import launch
+
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    assert launch.sandbox_possible() is False
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert launch.sandbox_possible() is True
+    assert "--no-sandbox" not in launch.DEFAULT_ARGS
