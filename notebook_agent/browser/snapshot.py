@@ -57,17 +57,26 @@ def stub_script() -> str:
     )
 
 
-#: Context init script: remembers elements that get click-like listeners, which page JS cannot query later.
+#: Context init script: remembers elements that get click-like listeners (which page JS cannot query later),
+#: and elements with listeners that could start a navigation (a click waits for one only when one can follow).
 LISTENER_TRACKER = """(() => {
   const K = Symbol.for('notebook_agent.listeners');
   if (window[K]) return;
   const seen = new WeakSet();
-  try { Object.defineProperty(window, K, { value: seen }); } catch (e) { return; }
+  const acting = new WeakSet(); // any listener that could start a navigation after a click or a change
+  try {
+    Object.defineProperty(window, K, { value: seen });
+    Object.defineProperty(window, Symbol.for('notebook_agent.handlers'), { value: acting });
+  } catch (e) { return; }
   const TYPES = new Set(['click', 'mousedown', 'mouseup', 'pointerdown', 'pointerup', 'dblclick', 'touchstart']);
+  const ACTING = new Set(['click', 'mousedown', 'mouseup', 'pointerdown', 'pointerup', 'change', 'input', 'submit']);
   const proto = EventTarget.prototype;
   const original = proto.addEventListener;
   proto.addEventListener = function addEventListener(type, listener, options) {
-    try { if (this && this.nodeType === 1 && TYPES.has(type)) seen.add(this); } catch (e) {}
+    try {
+      if (this && this.nodeType === 1 && TYPES.has(type)) seen.add(this);
+      if (this && this.nodeType === 1 && ACTING.has(type)) acting.add(this);
+    } catch (e) {}
     return original.call(this, type, listener, options);
   };
 })();"""

@@ -149,6 +149,44 @@ async def test_click_navigates(load: Any, servers: Any) -> None:
     assert time.monotonic() - started < 5
 
 
+async def test_click_waits_for_a_navigation_only_where_one_can_follow(load: Any) -> None:
+    """The click skips its navigation grace for elements that cannot navigate; these are the elements that
+    keep it (links, submit controls, handlers and tracked listeners on the element, an ancestor or a label's
+    control)."""
+    from notebook_agent.browser.actions.scripts import MAY_NAVIGATE_JS
+
+    b: BrowserSession = await load("nav.html")
+    await b.page.evaluate(
+        """() => document.body.insertAdjacentHTML('beforeend', `
+        <input type=checkbox id=plain><label for=plain id=plain-label>Plain</label>
+        <input type=checkbox id=listened><label for=listened id=listened-label>Listened</label>
+        <div id=delegate><span id=inner>Inner</span></div>
+        <form><input type=checkbox id=in-form><button type=button id=typed>Typed</button></form>
+        <button id=loose>Loose</button>`)
+        || document.getElementById('listened').addEventListener('change', () => {})
+        || document.getElementById('delegate').addEventListener('click', () => {})"""
+    )
+    expected = {
+        "#link": True,
+        "#go": True,  # onclick
+        "form button": True,  # submits its form
+        "#plain": False,
+        "#plain-label": False,
+        "#listened": True,
+        "#listened-label": True,  # its control has a change listener
+        "#inner": True,  # a click listener on an ancestor
+        "#in-form": False,  # a checkbox does not submit its form
+        "#typed": False,  # type=button does not submit
+        "#loose": False,  # a button outside any form
+    }
+    got = {sel: await b.page.eval_on_selector(sel, MAY_NAVIGATE_JS) for sel in expected}
+    assert got == expected
+    snap = await b.snapshot()
+    plain = next(e for e in snap.elements.values() if e.attributes.get("id") == "plain")
+    res = ok(await b.act({"click_element_by_index": {"index": plain.index}}))
+    assert res == f"Clicked {plain.describe()}. It is now checked."  # the state read with the barrier
+
+
 async def test_click_target_blank_and_popup_tabs(load: Any, servers: Any) -> None:
     b: BrowserSession = await load("tabs.html")
     first = b.page
