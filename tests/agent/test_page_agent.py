@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+
 import json
 import re
 from typing import Any
@@ -380,3 +382,24 @@ async def test_vision_sends_a_screenshot_with_the_state(browser: BrowserSession,
     assert len(images) == 1 and images[0].mime_type == "image/jpeg" and len(images[0].data) > 1000
     _, _, plain = await run(browser, [step("done", {"text": "x"})], start_url=servers.url("agent_form.html"))
     assert isinstance(plain.requests[0][0].messages[-1].content, str)  # no image unless asked
+
+
+async def test_one_screenshot_serves_the_view_and_the_model(browser: BrowserSession, servers: Servers) -> None:
+    """With vision, the model's picture for step N+1 is the view's screenshot after step N (one capture, not
+    two); it is taken before step N+1's action, so it shows the page the model read."""
+    from notebook_agent.core.messages import ImageContent
+
+    script = [
+        step("click_element_by_index", lambda c: {"index": index_of(c, r"type=checkbox")}),
+        step("click_element_by_index", lambda c: {"index": index_of(c, r"type=checkbox")}),
+        step("done", {"text": "x"}),
+    ]
+    result, events, model = await run(browser, script, start_url=servers.url("agent_form.html"), vision=True)
+    assert result.status == "completed"
+    shots = [e for e in events if isinstance(e, ScreenshotTaken)]
+    assert [e.step.index for e in shots] == [1, 2, 3]
+    for k in (1, 2):  # the requests of steps 2 and 3
+        content = model.requests[k][0].messages[-1].content
+        image = next(p for p in content if isinstance(p, ImageContent))
+        assert base64.b64decode(image.data) == shots[k - 1].data
+    assert shots[0].data != shots[1].data  # taken between the clicks: the checkbox differs
