@@ -52,6 +52,7 @@
     const VALUE_MAX = 80;
     const TEXT_ABSORB_MAX = 150;
     const TEXT_ITEM_MAX = 5000;
+    const LIGHT_STYLE_MAX = 3000; // off-screen elements whose style a viewport snapshot reads (see walkLight)
 
     const state = { seen: new WeakSet(), els: [], snapshots: 0 };
     const range = document.createRange();
@@ -268,6 +269,7 @@
       // Pending text line. Text nodes are only collected here; the line's box is measured once, at flush,
       // from its first and last text node (a per-node measurement dominated the cost on big pages).
       let buf = null; // {s, d, owner, n0, n1, clip, sep}
+      let lightLeft = LIGHT_STYLE_MAX;
 
       function nodeRect(n) {
         range.selectNodeContents(n);
@@ -334,10 +336,28 @@
         addText(s, ctx, node);
       }
 
-      function walkChildren(el, ctx, cursor) {
+      // Parent displays whose in-flow children are stacked top to bottom in document order (not "table",
+      // whose footer may render last, nor flex or grid, which can reorder).
+      const STACKED = new Set(["block", "flow-root", "list-item", "table-row-group", "table-header-group",
+        "table-footer-group"]);
+
+      // ``cs`` (the parent's style) allows a shortcut in viewport mode: once an in-flow child lies wholly
+      // below the clip, the later siblings are walked light without measuring each one (the rows of a big
+      // table below the fold).
+      function walkChildren(el, ctx, cursor, cs) {
         const root = el.shadowRoot;
         if (root) {
           for (let c = root.firstChild; c; c = c.nextSibling) walk(c, ctx, cursor);
+          return;
+        }
+        if (cs && !full && STACKED.has(cs.display) && cs.columnCount === "auto" && el.localName !== "slot") {
+          for (let c = el.firstChild; c; c = c.nextSibling) {
+            if (walk(c, ctx, cursor) === true) {
+              const lctx = { light: true, base: ctx };
+              for (let d = c.nextSibling; d; d = d.nextSibling) if (d.nodeType === 1) walkLight(d, lctx);
+              return;
+            }
+          }
           return;
         }
         if (el.localName === "slot") {
@@ -350,11 +370,17 @@
         for (let c = el.firstChild; c; c = c.nextSibling) walk(c, ctx, cursor);
       }
 
-      // Viewport mode: an element entirely outside the viewport is walked "light" (no measuring, no text),
-      // looking only for positioned descendants (fixed dialogs, absolute popups) that may still show.
+      // Viewport mode: an element entirely outside the viewport is walked "light" (no text, no elements),
+      // looking only for positioned descendants (fixed dialogs, absolute popups) that may still show. It
+      // reads styles, never boxes: getBoundingClientRect costs several times getComputedStyle per element.
+      // Past LIGHT_STYLE_MAX elements even styles are not read (huge off-screen tables): the rest is only
+      // recorded as seen, so scrolling to it does not mark it new; a popup placed from deep inside such a
+      // subtree is then missed until it is scrolled to.
       function walkLight(el, ctx) {
         const tag = el.localName;
         if (SKIP.has(tag) || el.id === OVERLAY_ID) return;
+        if (lightLeft <= 0) return markSeen(el);
+        lightLeft--;
         if (el.getAttribute("aria-hidden") === "true" || el.hasAttribute("inert")) return;
         const cs = getComputedStyle(el);
         if (cs.display === "none") return;
@@ -368,6 +394,15 @@
           return;
         }
         if (!LEAF.has(tag)) lightChildren(el, ctx);
+      }
+
+      function markSeen(el) {
+        if (!seen.has(el)) {
+          seen.add(el);
+          if (!first) fresh.add(el);
+        }
+        for (let c = el.firstElementChild; c; c = c.nextElementSibling) markSeen(c);
+        if (el.shadowRoot) for (let c = el.shadowRoot.firstElementChild; c; c = c.nextElementSibling) markSeen(c);
       }
 
       function lightChildren(el, ctx) {
@@ -391,6 +426,23 @@
         if (SKIP.has(tag) || el.id === OVERLAY_ID) return;
         if (el.getAttribute("aria-hidden") === "true" || el.hasAttribute("inert")) return;
         if (tag === "br") return flush();
+        if (!full && tag !== "iframe" && tag !== "frame") {
+          // viewport mode, boxes first: a laid-out element entirely outside the clip is walked light
+          // without reading its style (what the table rows below the fold of a big page are)
+          const r = el.getBoundingClientRect();
+          if ((r.width > 0 || r.height > 0) && !intersects(r, ctx.clip)) {
+            if (!seen.has(el)) {
+              seen.add(el);
+              if (!first) fresh.add(el);
+            }
+            flush();
+            if (!LEAF.has(tag)) lightChildren(el, { light: true, base: ctx });
+            if (r.top < ctx.clip.b) return false;
+            // below the clip: in normal flow, every later sibling is below too (the caller checks the flow)
+            const cs = getComputedStyle(el);
+            return cs.float === "none" && (cs.position === "static" || cs.position === "relative");
+          }
+        }
         const cs = getComputedStyle(el);
         if (cs.display === "none") return;
         if (!seen.has(el)) {
@@ -475,7 +527,7 @@
           if (rec || nclip !== ctx.clip || nvis !== ctx.vis || transparent !== ctx.transparent) {
             nctx = { owner: rec || ctx.owner, depth: rec ? ctx.depth + 1 : ctx.depth, clip: nclip, vis: nvis, transparent, light: false };
           }
-          walkChildren(el, nctx, cursor);
+          walkChildren(el, nctx, cursor, cs);
         }
         if (rec) finish(rec);
         if (blockish) flush(); else if (softSep) soft(softSep);

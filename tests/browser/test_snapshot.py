@@ -263,6 +263,23 @@ async def test_budget_truncation_viewport_first(load: Any) -> None:
     assert len(snap.elements) < 120 and not snap.truncated
 
 
+async def test_viewport_skips_rows_below_the_fold_but_not_what_shows_from_them(load: Any) -> None:
+    """Rows below the fold are walked without measuring each one; a fixed element inside one still shows,
+    and scrolling to rows the walk skipped does not mark them new."""
+    b: BrowserSession = await load("huge.html")
+    await b.page.evaluate(
+        """() => { const cell = document.querySelectorAll('#t tbody tr')[200].cells[1];
+        cell.insertAdjacentHTML('beforeend', '<button style="position:fixed;left:600px;top:10px">Pinned</button>'); }"""
+    )
+    text = (await b.snapshot()).text
+    assert "<button>Pinned />" in text
+    assert "Open 100" not in text and "Open 1 />" in text
+    await b.page.evaluate("window.scrollTo(0, 20000)")
+    text = (await b.snapshot()).text
+    assert "Open 1 />" not in text and "<button>Pinned />" in text
+    assert "*[" not in text  # rows seen (off screen) before are not new
+
+
 async def test_small_page_is_compact(load: Any) -> None:
     b: BrowserSession = await load("nav.html")
     text = (await b.snapshot()).text
