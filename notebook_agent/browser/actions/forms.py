@@ -27,10 +27,7 @@ from .scripts import (
 
 class InputTextTool(BrowserTool):
     name = "input_text"
-    description = (
-        "Type text into an input, textarea or contenteditable (replaces its value). To submit, follow with "
-        "send_keys Enter or click the button."
-    )
+    description = "Replace the value of a text field or contenteditable."
     parameters = InputTextParams
     failure = "Failed to input text"
 
@@ -100,10 +97,7 @@ class InputTextTool(BrowserTool):
 
 class SelectDropdownOptionTool(BrowserTool):
     name = "select_dropdown_option"
-    description = (
-        "Choose an option by its visible text in a <select>, an input with suggestions, or an ARIA "
-        "listbox/combobox dropdown (opened automatically). Matching: exact, then case-insensitive, then substring."
-    )
+    description = "Choose the option with this visible text in a select, combobox or listbox."
     parameters = SelectParams
     failure = "Failed to select option"
 

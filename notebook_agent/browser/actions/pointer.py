@@ -15,7 +15,7 @@ from .scripts import SYNTHETIC_CLICK_JS, SYNTHETIC_HOVER_JS
 
 class ClickTool(BrowserTool):
     name = "click_element_by_index"
-    description = "Click the element with this index (a real mouse click). Links with target=_blank open a new tab."
+    description = "Click the element (a real mouse click)."
     parameters = IndexParams
     failure = "Failed to click element"
 
