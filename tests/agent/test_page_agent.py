@@ -99,7 +99,8 @@ async def test_fill_and_submit_a_form(browser: BrowserSession, servers: Servers)
     last_state = state(model.requests[-1][0])
     assert "<step_1>\nEvaluation of Previous Step: Start\nMemory: name Ada\nNext Goal: type the name\n" in last_state
     assert 'Action: input_text {"index": ' in last_state
-    assert "<sys>Page navigated to → " in last_state and "agent_thanks.html" in last_state
+    assert "<sys>The page changed (new URL).</sys>" in last_state
+    assert "Current page: [Welcome](" in last_state and "agent_thanks.html" in last_state
     # every request forces AgentOutput with parallel calls off; the transcript is not resent
     for ctx, options in model.requests:
         assert options.tool_choice == MACRO_NAME and options.parallel_tool_calls is False
@@ -121,7 +122,7 @@ async def test_multi_step_navigation(browser: BrowserSession, servers: Servers) 
     assert result.status == "completed"
     urls = [s.url.rsplit("/", 1)[-1] for s in result.steps]
     assert urls == ["agent_form.html", "agent_danger.html", "agent_form.html", "agent_danger.html"]
-    assert state(model.requests[1][0]).count("Page navigated to") == 2
+    assert state(model.requests[1][0]).count("The page changed (new URL).") == 1
 
 
 async def test_ask_user_is_answered_by_the_callback(browser: BrowserSession, servers: Servers) -> None:
