@@ -52,6 +52,13 @@
     const VALUE_MAX = 80;
     const TEXT_ABSORB_MAX = 150;
     const TEXT_ITEM_MAX = 5000;
+    const NAME_MAX = 80;
+    // Controls whose accessible name (label, aria-label, aria-labelledby) is printed after their tag.
+    const LABELABLE = new Set(["input", "select", "textarea", "meter", "progress", "output"]);
+    const NAMED_INPUT_SKIP = new Set(["submit", "button", "reset", "image", "hidden"]); // these show their value
+    // ARIA fields: named like form controls (their aria-label/aria-labelledby follows the tag).
+    const FIELD_ROLES = new Set(["checkbox", "radio", "switch", "combobox", "listbox", "textbox", "searchbox", "slider",
+      "spinbutton", "menuitemcheckbox", "menuitemradio"]);
     const LIGHT_STYLE_MAX = 3000; // off-screen elements whose style a viewport snapshot reads (see walkLight)
 
     const state = { seen: new WeakSet(), els: [], snapshots: 0 };
@@ -160,6 +167,72 @@
       return true;
     }
 
+    // ==== Names ===================================================================================================
+    // A form control's accessible name, as the model reads it after the tag: ``<input type=checkbox />I agree``.
+    // Order as in accname: aria-labelledby, aria-label, then the <label>s (wrapping or for=). ``from`` says
+    // where it came from: only label text is then left out of the page text (aria-labelledby targets are often
+    // headings that also matter on their own).
+    function controlName(el) {
+      const tag = el.localName;
+      if (tag === "input" && NAMED_INPUT_SKIP.has(el.type)) return null;
+      if (!LABELABLE.has(tag) && !FIELD_ROLES.has((el.getAttribute("role") || "").trim().split(/\s+/)[0])) return null;
+      const by = el.getAttribute("aria-labelledby");
+      if (by) {
+        const root = el.getRootNode();
+        const t = clean(by.trim().split(/\s+/).map((id) => {
+          const n = root.getElementById ? root.getElementById(id) : document.getElementById(id);
+          return n ? n.textContent : "";
+        }).join(" "), NAME_MAX);
+        if (t) return { name: t, from: "labelledby" };
+      }
+      const al = clean(el.getAttribute("aria-label"), NAME_MAX);
+      if (al) return { name: al, from: "aria-label" };
+      const labels = el.labels;
+      if (labels && labels.length) {
+        const t = clean(Array.from(labels, labelText).join(" "), NAME_MAX);
+        if (t) return { name: t, from: "label" };
+      }
+      return null;
+    }
+
+    // A label's own text, without what its controls show (a wrapped select's options, a textarea's text).
+    function labelText(label) {
+      let out = "";
+      const walk = (n) => {
+        for (let c = n.firstChild; c; c = c.nextSibling) {
+          if (c.nodeType === 3) out += c.nodeValue;
+          else if (c.nodeType === 1 && !SKIP.has(c.localName) && c.localName !== "select" && c.localName !== "textarea") {
+            if (c.localName === "br") out += " ";
+            else walk(c);
+          }
+        }
+      };
+      walk(label);
+      return out;
+    }
+
+    // Whether this <label>'s text is printed as its control's name, so the walk leaves it out of the page
+    // text: the control is labelable, visible, will be listed in this snapshot, and gets its name from labels.
+    function labelIsNamed(label, view, full) {
+      const c = label.control;
+      if (!c || !boxVisible(c)) return false;
+      if (!full && !intersects(c.getBoundingClientRect(), view)) return false;
+      const n = controlName(c);
+      return !!n && n.from === "label";
+    }
+
+    // Ids that read as names ("shipping-address", "email") help the model tell similar controls apart;
+    // generated ones (":r3:", "ember123", UUIDs, hashes, long digit runs) are noise and are left out.
+    function readableId(id) {
+      if (!id || id.length > 30 || !/[a-z]{2}/i.test(id)) return false;
+      if (/\d{3}|^[:«_]|[:»]$|[0-9a-f]{8}-[0-9a-f]{4}/i.test(id)) return false;
+      if (/^(ember|ext-|yui|gwt-|mui-|radix-|headlessui-|react-|rc[-_]|ng-|j_id|jsx-|css-|sc-|cdk-|mat-|vue-|uid|auto-?id)/i.test(id)) return false;
+      for (const part of id.split(/[-_:.]/)) {
+        if (part.length >= 6 && (part.match(/\d/g) || []).length >= 2 && /[a-z]/i.test(part)) return false; // "a8f3k2"
+      }
+      return true;
+    }
+
     // ==== Attributes and live values ==============================================================================
     // The attributes an element line shows, in display order, with live values (typed text, checked, the
     // selected option and the options of a select), sensitive values masked.
@@ -181,9 +254,9 @@
     }
 
     // Build the element's attribute list in display order; values are live properties where they matter.
-    function buildAttrs(el, tag, text, rec, cs, scroll) {
+    function buildAttrs(el, tag, text, rec, cs, scroll, cname) {
       const attrs = [];
-      const lowText = text.toLowerCase();
+      const lowText = (text || (cname ? cname.name : "")).toLowerCase();
       const role = el.getAttribute("role");
       if (role && IMPLICIT[tag] !== role) attrs.push(["role", clean(role, ATTR_MAX)]);
       if (tag === "input") attrs.push(["type", el.type]);
@@ -193,7 +266,7 @@
       const ph = el.getAttribute("placeholder");
       if (ph && ph.toLowerCase() !== lowText) attrs.push(["placeholder", clean(ph, ATTR_MAX)]);
       const al = el.getAttribute("aria-label");
-      if (al && clean(al).toLowerCase() !== lowText) attrs.push(["aria-label", clean(al, ATTR_MAX)]);
+      if (al && clean(al).toLowerCase() !== lowText && !cname) attrs.push(["aria-label", clean(al, ATTR_MAX)]);
       const title = el.getAttribute("title");
       if (title && clean(title).toLowerCase() !== lowText && title !== al) attrs.push(["title", clean(title, ATTR_MAX)]);
       if (tag === "input" && el.type === "image" && el.alt) attrs.push(["alt", clean(el.alt, ATTR_MAX)]);
@@ -240,8 +313,10 @@
       if (el.required) attrs.push(["required", true]);
       if (rec.dis) attrs.push(["disabled", true]);
       if (scroll) attrs.push(["scrollable", scroll]);
-      const identified = text || name || ph || al || title || tag === "input" || tag === "select" || tag === "textarea";
-      if (!identified && el.id && el.id.length <= 30 && !/\d{3,}|[:_-]r\d|^[a-f0-9-]{16,}$/i.test(el.id)) attrs.push(["id", el.id]);
+      const id = el.id;
+      if (id && readableId(id) && id.toLowerCase() !== (name || "").toLowerCase() && id.toLowerCase() !== lowText) {
+        attrs.push(["id", id]);
+      }
       return attrs;
     }
 
@@ -325,7 +400,7 @@
       }
 
       function onText(node, ctx) {
-        if (!ctx.vis || ctx.light) return;
+        if (!ctx.vis || ctx.light || ctx.mute) return;
         const raw = node.nodeValue;
         if (!raw) return;
         const s = raw.replace(/\s+/g, " ");
@@ -524,8 +599,10 @@
           const nclip = r && overflow ? { l: Math.max(clip.l, r.left), t: Math.max(clip.t, r.top),
             r: Math.min(clip.r, r.right), b: Math.min(clip.b, r.bottom) } : clip;
           const nvis = visible && !clipped;
-          if (rec || nclip !== ctx.clip || nvis !== ctx.vis || transparent !== ctx.transparent) {
-            nctx = { owner: rec || ctx.owner, depth: rec ? ctx.depth + 1 : ctx.depth, clip: nclip, vis: nvis, transparent, light: false };
+          // the text of a <label> that names a listed control is printed on the control's line, not here
+          const mute = rec ? false : ctx.mute || (tag === "label" && vis && labelIsNamed(el, view, full));
+          if (rec || nclip !== ctx.clip || nvis !== ctx.vis || transparent !== ctx.transparent || mute !== !!ctx.mute) {
+            nctx = { owner: rec || ctx.owner, depth: rec ? ctx.depth + 1 : ctx.depth, clip: nclip, vis: nvis, transparent, light: false, mute };
           }
           walkChildren(el, nctx, cursor, cs);
         }
@@ -546,10 +623,12 @@
         }
         if (tag === "input" && (el.type === "submit" || el.type === "button" || el.type === "reset")) text = clean(el.value, VALUE_MAX);
         if (tag === "textarea" || tag === "select") text = "";
-        const attrs = buildAttrs(el, tag, text, rec, rec.cs, rec.scroll);
+        const cname = text ? null : controlName(el);
+        const attrs = buildAttrs(el, tag, text, rec, rec.cs, rec.scroll, cname);
         let line = "<" + tag;
         for (const [k, v] of attrs) line += " " + (v === true ? k : k + "=" + v);
         line += text ? ">" + text + " />" : " />";
+        if (cname) line += cname.name;
         const amap = {};
         for (const [k, v] of attrs) amap[k] = v === true ? "" : String(v);
         if (tag === "a" && el.href) amap.href = el.href;

@@ -17,6 +17,10 @@ Choices the model can rely on (documented here because they shape what it sees):
   click it either; elements outside the viewport (full-page mode) are not checked.
 * Form state is live: the ``.value`` property, ``checked``, the selected option and the option list. Passwords
   and fields marked as card numbers, one-time codes and the like show ``value=[masked]``.
+* A form control's (or ARIA field's) accessible name follows its tag, ``[1]<input type=checkbox
+  checked=false />HF2``, taken from ``aria-labelledby``, ``aria-label`` or its ``<label>``s; a label's text is
+  then not printed again as page text. An ``id`` is shown when it reads as a name (not ``:r3:``,
+  ``ember123``, UUIDs, hashes or long digit runs) and does not repeat the name.
 * ``*[N]`` marks an element that appeared (or became visible) since the previous snapshot of the same
   document; the first snapshot of a page marks nothing, except a frame that appeared since the last snapshot.
 """
