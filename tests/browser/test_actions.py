@@ -195,7 +195,8 @@ async def test_click_target_blank_and_popup_tabs(load: Any, servers: Any) -> Non
     res = ok(await b.act({"click_element_by_index": {"index": idx(text, "Open docs")}}))
     new_id = b.tab_id(b.page)
     assert res == (
-        f"Clicked [0]<a target=_blank id=blank>Open docs />. It opened a new tab (tab {new_id}: {servers.url('target.html')}) "
+        "Clicked [0]<a target=_blank id=blank>Open docs />. "
+        f"It opened a new tab (tab {new_id}: {servers.url('target.html')}) "
         "and is now the current tab."
     )
     assert b.page is not first and b.page.url == servers.url("target.html")
@@ -318,8 +319,8 @@ async def test_select_aria_listbox_and_custom_dropdown(load: Any) -> None:
     combo = idx(text, "role=combobox")
     res = ok(await b.act({"select_dropdown_option": {"index": combo, "text": "dark"}}))
     assert res == (
-        f"Selected option 'Dark Blue' in [{combo}]<div role=combobox aria-expanded=false aria-haspopup=listbox id=combo>"
-        "Choose a color />. It now shows 'Dark Blue'."
+        f"Selected option 'Dark Blue' in [{combo}]<div role=combobox aria-expanded=false aria-haspopup=listbox "
+        "id=combo>Choose a color />. It now shows 'Dark Blue'."
     )
     text = await snap_text(b)
     combo = idx(text, "role=combobox")
@@ -369,7 +370,9 @@ async def test_scroll_page_and_containers(load: Any) -> None:
     assert res.endswith("left by 200px. Reached the left edge.")
     static = idx(text, "Static button")
     res = ok(await b.act({"scroll": {"index": static, "pixels": 50}}))
-    assert res.startswith(f"No scrollable container holds [{static}]<button id=static>Static button />, so the page scrolled.")
+    assert res.startswith(
+        f"No scrollable container holds [{static}]<button id=static>Static button />, so the page scrolled."
+    )
     assert ok(await b.act({"scroll_horizontally": {"pixels": 100}})) == (
         "Already at the right edge of the page; cannot scroll right further."
     )
