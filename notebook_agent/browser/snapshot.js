@@ -9,11 +9,12 @@
 // structured value): {first, url, title, vw, vh, sx, sy, pw, ph, items, els, ms}.
 //   items: document-order list of [0, depth, elementIdx] | [1, depth, text, x, y, w, h, inView]
 //          | [2, depth, childFrameIdx, contentX, contentY, clipL, clipT, clipR, clipB]
-//   els:   {i, tag, role, text, line, attrs, box:[x,y,w,h], v:inView, n:isNew, dis:disabled}
+//   els:   {i, tag, text, a:[[name, value|true]...] (display order), box:[x,y,w,h], v:inView, and only when set:
+//           role (explicit), name (accessible name), n:isNew, dis:disabled, href, id, s:sensitive}
 // Coordinates are CSS pixels relative to this frame's viewport.
 (arg) => {
   const SYM = Symbol.for("notebook_agent.page");
-  const VERSION = 4;
+  const VERSION = 5;
   let api = window[SYM];
   if (!api || api.version !== VERSION) {
     api = makeApi();
@@ -625,21 +626,22 @@
         if (tag === "textarea" || tag === "select") text = "";
         const cname = text ? null : controlName(el);
         const attrs = buildAttrs(el, tag, text, rec, rec.cs, rec.scroll, cname);
-        let line = "<" + tag;
-        for (const [k, v] of attrs) line += " " + (v === true ? k : k + "=" + v);
-        line += text ? ">" + text + " />" : " />";
-        if (cname) line += cname.name;
-        const amap = {};
-        for (const [k, v] of attrs) amap[k] = v === true ? "" : String(v);
-        if (tag === "a" && el.href) amap.href = el.href;
-        if (el.id) amap.id = el.id;
         const isNew = fresh.has(el);
         const r = rec.r;
+        // the line is built on the Python side from tag, attrs, text and name (sending both the line and the
+        // attributes doubled the JSON of a big full-page snapshot)
         const out = {
-          i: rec.idx, tag, role: el.getAttribute("role") || IMPLICIT[tag] || "", text, line, attrs: amap,
+          i: rec.idx, tag, text, a: attrs,
           box: [Math.round(r.left), Math.round(r.top), Math.round(r.width), Math.round(r.height)],
-          v: rec.inView ? 1 : 0, n: isNew ? 1 : 0, dis: rec.dis ? 1 : 0,
+          v: rec.inView ? 1 : 0,
         };
+        const role = el.getAttribute("role");
+        if (role) out.role = role;
+        if (cname) out.name = cname.name;
+        if (isNew) out.n = 1;
+        if (rec.dis) out.dis = 1;
+        if (tag === "a" && el.href) out.href = el.href;
+        if (el.id) out.id = el.id;
         if (rec.sensitive) out.s = 1;
         els[rec.idx] = out;
       }

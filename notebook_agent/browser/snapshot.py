@@ -38,6 +38,10 @@ from playwright.async_api import Frame, JSHandle
 
 MISSING = "__notebook_agent_missing__"
 
+#: The default text budget of a full-page snapshot (about 10k tokens): a 1,500-row table otherwise sends 47k
+#: tokens on every step. The lines nearest the viewport are kept and the state says what was cut.
+FULL_PAGE_MAX_CHARS = 40_000
+
 
 @cache
 def page_script() -> str:
@@ -214,6 +218,30 @@ class _Line:
 
 Rect = tuple[float, float, float, float]  # left, top, right, bottom
 
+#: The implicit ARIA role of tags whose role the element info reports without a ``role`` attribute.
+IMPLICIT_ROLES = {"a": "link", "button": "button", "select": "combobox", "textarea": "textbox", "option": "option"}
+
+
+def element_line(el: dict[str, Any]) -> str:
+    """``<tag k=v flag>text />name``, the element as the model reads it, from the page script's fields."""
+    parts = [f"<{el['tag']}"]
+    for k, v in el.get("a") or ():
+        parts.append(f" {k}" if v is True else f" {k}={v}")
+    text = el.get("text") or ""
+    parts.append(f">{text} />" if text else " />")
+    parts.append(el.get("name") or "")
+    return "".join(parts)
+
+
+def element_attributes(el: dict[str, Any]) -> dict[str, str]:
+    """The attributes an action or approval policy sees: the displayed ones (flags as ""), plus href and id."""
+    out = {k: "" if v is True else str(v) for k, v in el.get("a") or ()}
+    if el.get("href"):
+        out["href"] = el["href"]
+    if el.get("id"):
+        out["id"] = el["id"]
+    return out
+
 
 def _intersect(a: Rect, b: Rect) -> Rect:
     return (max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3]))
@@ -264,14 +292,14 @@ def merge_frames(results: dict[Any, FrameResult], main: Any, full_page: bool) ->
                     _Line(
                         0,
                         depth0 + item[1],
-                        el["line"],
+                        element_line(el),
                         box,
                         in_view,
                         el,
                         frame,
                         frame_order.get(frame, 0),
                         res.url,
-                        bool(el["n"]) or all_new,
+                        bool(el.get("n")) or all_new,
                     )
                 )
             elif kind == 1:
@@ -396,9 +424,9 @@ def build_snapshot(
         elements[index] = ElementInfo(
             index=index,
             tag=el["tag"],
-            role=el.get("role") or "",
+            role=el.get("role") or IMPLICIT_ROLES.get(el["tag"], ""),
             text=el.get("text") or "",
-            attributes=dict(el.get("attrs") or {}),
+            attributes=element_attributes(el),
             line=ln.text,
             frame=ln.frame_url,
             frame_index=ln.frame_index,

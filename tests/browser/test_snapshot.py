@@ -285,6 +285,11 @@ async def test_budget_truncation_viewport_first(load: Any) -> None:
     assert all(e.in_viewport for e in snap.elements.values())
     snap = await b.snapshot(full_page=True, max_chars=1500)
     assert len(snap.text) <= 1500 and snap.truncated
+    # full-page mode has a default budget, and says what it cut and how to see more
+    snap = await b.snapshot(full_page=True)
+    assert snap.truncated and len(snap.text) <= 40_000 < len((await b.snapshot(full_page=True, max_chars=10**7)).text)
+    assert f"[Snapshot truncated (max_chars=40000): showing {len(snap.elements)} of 3000 elements" in snap.text
+    assert "Scroll to bring the others into view." in snap.text
     # viewport mode of a huge page stays small without any budget
     snap = await b.snapshot()
     assert len(snap.elements) < 120 and not snap.truncated
