@@ -133,14 +133,15 @@ async def main() -> None:
         print(f"  with all {len(tools)} actions: schema {count_tokens(all_spec)}")
 
         base = demo_url()
-        print("\nstate message vs raw HTML of the same page:")
-        print(f"  {'page':28} {'state':>7} {'raw html':>9} {'ratio':>6}")
+        print("\nstate (page part) vs raw HTML and Playwright's aria_snapshot(mode='ai') of the same page (tokens):")
+        print(f"  {'page':28} {'state':>7} {'raw html':>9} {'ratio':>6} {'aria ai':>8} {'ratio':>6}")
         for path in ("", "search.html?q=headphones", "product.html?id=aerobeat-wh", "checkout.html", "account.html"):
             await browser.page.goto(f"{base}/{path}")
             snap = await browser.snapshot()
             html = await browser.page.content()
-            st, ht = count_tokens(snap.text), count_tokens(html)
-            print(f"  /{path:27} {st:7} {ht:9} {st / ht:6.2f}")
+            aria = await browser.page.aria_snapshot(mode="ai")
+            st, ht, at = count_tokens(snap.text), count_tokens(html), count_tokens(aria)
+            print(f"  /{path:27} {st:7} {ht:9} {st / ht:6.2f} {at:8} {st / at:6.2f}")
 
         print("\nwhole demo task, offline demo model (time per step; screenshots off):")
         rss0 = rss_mb()
