@@ -505,8 +505,10 @@
         if (!full && tag !== "iframe" && tag !== "frame") {
           // viewport mode, boxes first: a laid-out element entirely outside the clip is walked light
           // without reading its style (what the table rows below the fold of a big page are)
+          // (a box outside the clip but inside the viewport may be position:fixed, which escapes the clip:
+          // that case takes the full path below, which reads the style)
           const r = el.getBoundingClientRect();
-          if ((r.width > 0 || r.height > 0) && !intersects(r, ctx.clip)) {
+          if ((r.width > 0 || r.height > 0) && !intersects(r, ctx.clip) && (ctx.clip === view || !intersects(r, view))) {
             if (!seen.has(el)) {
               seen.add(el);
               if (!first) fresh.add(el);

@@ -303,8 +303,14 @@ async def test_viewport_skips_rows_below_the_fold_but_not_what_shows_from_them(l
         """() => { const cell = document.querySelectorAll('#t tbody tr')[200].cells[1];
         cell.insertAdjacentHTML('beforeend', '<button style="position:fixed;left:600px;top:10px">Pinned</button>'); }"""
     )
+    await b.page.evaluate(
+        """() => document.body.insertAdjacentHTML('afterbegin', `<div style="height:40px;overflow:auto">
+        <div style="height:400px"><button style="position:fixed;left:600px;top:300px">Fixed in scroller</button>
+        </div></div>`)"""
+    )
     text = (await b.snapshot()).text
     assert "<button>Pinned />" in text
+    assert "<button>Fixed in scroller />" in text  # outside its container's clip, but fixed escapes it
     assert "Open 100" not in text and "Open 1 />" in text
     await b.page.evaluate("window.scrollTo(0, 20000)")
     text = (await b.snapshot()).text
