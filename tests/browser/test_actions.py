@@ -187,6 +187,22 @@ async def test_click_waits_for_a_navigation_only_where_one_can_follow(load: Any)
     assert res == f"Clicked {plain.describe()}. It is now checked."  # the state read with the barrier
 
 
+async def test_select_waits_for_a_navigation_only_with_a_handler(load: Any, servers: Any) -> None:
+    """A select with an onchange that navigates still reports the navigation; a plain select does not wait."""
+    b: BrowserSession = await load("nav.html")
+    await b.page.evaluate(
+        """() => document.body.insertAdjacentHTML('beforeend', `
+        <select name=plain><option>One</option><option>Two</option></select>
+        <select name=jump onchange="location.href = 'nav2.html?to=' + this.value">
+          <option>stay</option><option>go</option></select>`)"""
+    )
+    text = await snap_text(b)
+    res = ok(await b.act({"select_dropdown_option": {"index": idx(text, "name=plain"), "text": "Two"}}))
+    assert res.endswith("The selected option is now 'Two'.")
+    res = ok(await b.act({"select_dropdown_option": {"index": idx(text, "name=jump"), "text": "go"}}))
+    assert res.endswith(f"The page navigated to {servers.url('nav2.html?to=go')}.")
+
+
 async def test_click_target_blank_and_popup_tabs(load: Any, servers: Any) -> None:
     b: BrowserSession = await load("tabs.html")
     first = b.page

@@ -10,7 +10,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from ...core.abort import AbortSignal
 from ..report import ActionError, first_line
-from .base import BrowserTool, is_connected, match_option, quote
+from .base import BrowserTool, is_connected, match_option, quote, read_after
 from .params import InputTextParams, SelectParams, SendKeysParams
 from .scripts import (
     ACTIVE_JS,
@@ -163,7 +163,13 @@ class SelectDropdownOptionTool(BrowserTool):
                 except PlaywrightError as exc:
                     await signal.race(option.evaluate(SYNTHETIC_CLICK_JS))
                     via = f" (using a JavaScript click: {first_line(exc)})"
-            await watch.settle(signal)
+            # a native select or datalist input navigates only through a handler or listener (onchange): check,
+            # in a round trip that also lets a navigation already started show up; custom dropdowns keep the grace
+            quiet = False
+            if data["kind"] in ("select", "datalist"):
+                nav, _ = await signal.race(read_after(el))
+                quiet = not nav and not watch.saw_anything
+            await watch.settle(signal, may_navigate=not quiet)
             effects = watch.describe()
         shown = ""
         try:
