@@ -7,7 +7,7 @@ Figures, not asserts. Baselines:
   against the bare Playwright action the step performs;
 - memory: resident set size before and after the runs.
 
-Run: .venv/bin/python benchmarks/agent_step.py
+Run: .venv/bin/python benchmarks/agent_step.py [--step]  (--step: only the step against a bare click)
 """
 
 from __future__ import annotations
@@ -16,7 +16,14 @@ import asyncio
 import json
 import resource
 import statistics
+import sys
+import tempfile
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from snapshot import serve, small_form, table  # benchmarks/snapshot.py: page generators, a local server
 
 from notebook_agent.agent import PageAgent, default_system_prompt
 from notebook_agent.agent.macro import agent_output, macro_spec
@@ -38,6 +45,67 @@ PAGE_AGENT_NINE = (
 )
 
 
+STEP_PAGES = (
+    ("small form", small_form),
+    ("table 1500 rows", lambda: table(1500)),
+    ("table 3000 rows", lambda: table(3000)),
+)
+CHECKBOX = "<p><input type=checkbox id=agree name=agree><label for=agree>I agree</label></p>"
+
+
+async def step_against_bare(browser: BrowserSession, steps: int = 20) -> None:
+    """A scripted run clicking one checkbox ``steps`` times (snapshot, state message, loop, action, view
+    screenshot; no model latency) against ``page.click`` on the same checkbox of the same page."""
+    print(f"\nstep vs bare Playwright click, {steps} clicks on a checkbox (median ms per step):")
+    print(
+        f"  {'page':18} {'bare':>6} {'step':>6} {'ratio':>6} {'step+shot':>9} {'ratio':>6} {'state':>6} {'action':>7}"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        server, port = serve(root)
+        try:
+            for k, (name, make) in enumerate(STEP_PAGES):
+                html = make().replace("<body>", "<body>" + CHECKBOX, 1)
+                (root / f"s{k}.html").write_text(html)
+                url = f"http://127.0.0.1:{port}/s{k}.html"
+                page = browser.page
+                await page.goto(url)
+                bare = []
+                for _ in range(steps):
+                    t0 = time.perf_counter()
+                    await page.click("#agree")
+                    bare.append((time.perf_counter() - t0) * 1000)
+                await page.goto(url)
+                index = next(
+                    i for i, e in (await browser.snapshot()).elements.items() if e.attributes.get("id") == "agree"
+                )
+                row = {}
+                for shots in (False, True):
+                    await page.goto(url)
+                    script = [agent_output("click_element_by_index", {"index": index}) for _ in range(steps)]
+                    script.append(agent_output("done", {"text": "ok"}))
+                    agent = PageAgent(
+                        model=ScriptedModel(script), browser=browser, screenshots=shots, max_steps=steps + 1
+                    )
+                    t0 = time.perf_counter()
+                    result = await agent.run("click the checkbox")
+                    total = (time.perf_counter() - t0) * 1000
+                    assert result.status == "completed", result.error
+                    row[shots] = (total / len(result.steps), result.steps)
+                b = statistics.median(bare)
+                plain, with_shot = row[False][0], row[True][0]
+                st = statistics.median(s.state_ms for s in row[False][1])
+                act = statistics.median(s.action_ms for s in row[False][1])
+                print(
+                    f"  {name:18} {b:6.1f} {plain:6.1f} {plain / b:6.2f} {with_shot:9.1f} {with_shot / b:6.2f} "
+                    f"{st:6.1f} {act:7.1f}",
+                    flush=True,
+                )
+        finally:
+            server.shutdown()
+    print("  (step = whole run / steps, incl. the final done step; ratio = step / bare; state, action: medians)")
+
+
 def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -45,6 +113,9 @@ def rss_mb() -> float:
 async def main() -> None:
     unit = "tokens (o200k)" if EXACT else "tokens (estimated: chars/4)"
     async with BrowserSession() as browser:
+        if "--step" in sys.argv:  # only the step comparison
+            await step_against_bare(browser)
+            return
         agent = PageAgent(
             model=ScriptedModel([]),
             browser=browser,
@@ -62,14 +133,15 @@ async def main() -> None:
         print(f"  with all {len(tools)} actions: schema {count_tokens(all_spec)}")
 
         base = demo_url()
-        print("\nstate message vs raw HTML of the same page:")
-        print(f"  {'page':28} {'state':>7} {'raw html':>9} {'ratio':>6}")
+        print("\nstate (page part) vs raw HTML and Playwright's aria_snapshot(mode='ai') of the same page (tokens):")
+        print(f"  {'page':28} {'state':>7} {'raw html':>9} {'ratio':>6} {'aria ai':>8} {'ratio':>6}")
         for path in ("", "search.html?q=headphones", "product.html?id=aerobeat-wh", "checkout.html", "account.html"):
             await browser.page.goto(f"{base}/{path}")
             snap = await browser.snapshot()
             html = await browser.page.content()
-            st, ht = count_tokens(snap.text), count_tokens(html)
-            print(f"  /{path:27} {st:7} {ht:9} {st / ht:6.2f}")
+            aria = await browser.page.aria_snapshot(mode="ai")
+            st, ht, at = count_tokens(snap.text), count_tokens(html), count_tokens(aria)
+            print(f"  /{path:27} {st:7} {ht:9} {st / ht:6.2f} {at:8} {st / at:6.2f}")
 
         print("\nwhole demo task, offline demo model (time per step; screenshots off):")
         rss0 = rss_mb()
@@ -105,6 +177,7 @@ async def main() -> None:
         result = await agent.run("scroll a little, twenty times")
         total = (time.perf_counter() - t0) * 1000
         print(f"  20 tiny scroll steps: {total / 20:.1f} ms per step (snapshot + loop + action)")
+        await step_against_bare(browser)
         print(
             f"\nmemory: max RSS {rss0:.0f} MB before the runs, {rss_mb():.0f} MB after (this process; "
             "Chromium runs in its own processes)"

@@ -7,7 +7,8 @@ after one warm-up that installs the page script), the same with the whole script
 (``resend``: the alternative to installing it once per document), screenshot time (plain and with
 highlights), characters and o200k tokens of the text, and as the floor a plain
 ``document.querySelectorAll('*')`` walk on the same page (in-page time, and with the round trip).
-Figures, not asserts: the machine's load shows in them.
+Beside it, Playwright's own ``page.aria_snapshot(mode="ai")`` (the whole page, as YAML) in time and tokens,
+and the ratios of ours to it. Figures, not asserts: the machine's load shows in them.
 """
 
 from __future__ import annotations
@@ -166,7 +167,8 @@ async def main() -> None:
 
         header = (
             f"{'page':<30} {'elems':>6} {'floor':>6} {'floor+rt':>8} {'snap':>7} {'resend':>7} {'full':>7} "
-            f"{'shot':>6} {'hilite':>7} {'v.chars':>7} {'v.tok':>6} {'f.chars':>8} {'f.tok':>7} {'idx':>5}"
+            f"{'shot':>6} {'hilite':>7} {'v.chars':>7} {'v.tok':>6} {'f.chars':>8} {'f.tok':>7} {'idx':>5} "
+            f"{'aria':>7} {'a.tok':>7} {'snap/aria':>9} {'v.tok/a':>7} {'f.tok/a':>7}"
         )
         print("times in ms (median of", args.runs, "runs); v = viewport mode, f = full page")
         print(header)
@@ -187,11 +189,14 @@ async def main() -> None:
                 hl_ms = await median_ms(lambda: browser.screenshot(highlight=True), max(1, args.runs // 2 + 1))
                 view = await browser.snapshot()
                 full = await browser.snapshot(full_page=True)
+                aria_ms = await median_ms(lambda: page_.aria_snapshot(mode="ai"), max(1, args.runs // 2 + 1))
+                aria = await page_.aria_snapshot(mode="ai")
+                v_tok, f_tok, a_tok = count_tokens(view.text), count_tokens(full.text), count_tokens(aria)
                 print(
                     f"{name:<30} {elements:>6} {floor_in_page:>6.1f} {floor_rt:>8.1f} {snap_ms:>7.1f} "
                     f"{resend_ms:>7.1f} {full_ms:>7.1f} {shot_ms:>6.1f} {hl_ms:>7.1f} {len(view.text):>7} "
-                    f"{count_tokens(view.text):>6} "
-                    f"{len(full.text):>8} {count_tokens(full.text):>7} {len(full.elements):>5}",
+                    f"{v_tok:>6} {len(full.text):>8} {f_tok:>7} {len(full.elements):>5} "
+                    f"{aria_ms:>7.1f} {a_tok:>7} {snap_ms / aria_ms:>9.2f} {v_tok / a_tok:>7.2f} {f_tok / a_tok:>7.2f}",
                     flush=True,
                 )
         main_server.shutdown()
@@ -199,7 +204,9 @@ async def main() -> None:
     print(
         "\nfloor: querySelectorAll('*') walk inside the page / including the Playwright round trip; snap: viewport "
         "snapshot (script installed once per document); resend: same, sending the whole script each call; idx: "
-        "indexed elements in full-page mode."
+        "indexed elements in full-page mode (capped at 40,000 characters by default); aria: Playwright's "
+        "page.aria_snapshot(mode='ai') of the whole page, a.tok its tokens; snap/aria: viewport snapshot time over "
+        "aria time; v.tok/a, f.tok/a: our viewport and full-page tokens over aria's."
     )
 
 

@@ -30,7 +30,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     snap = sub.add_parser("snapshot", help="print what the model would see of a page")
     snap.add_argument("url")
-    snap.add_argument("--full-page", action="store_true", help="the whole page, not just the viewport")
+    snap.add_argument(
+        "--full-page", action="store_true", help="the whole page, not just the viewport (up to 40,000 characters)"
+    )
     snap.add_argument("--json", action="store_true", help="elements, timings and a token count as JSON")
 
     run = sub.add_parser("run", help="run the page agent on a task")

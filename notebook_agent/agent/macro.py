@@ -30,6 +30,34 @@ def _closed(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
+def _compact(node: Any) -> Any:
+    """The schema with what costs tokens every step but tells a model nothing removed: an optional field's
+    ``anyOf: [X, null]`` with ``default: null`` becomes X (leaving it out already means "none"), and
+    ``minimum: 0`` on an integer (an index or a pixel count is never negative; validation still says so),
+    and ``additionalProperties: false`` inside an action (the member objects around them keep theirs, which
+    is what makes an action one key)."""
+    if isinstance(node, list):
+        return [_compact(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = dict(node)
+    variants = out.get("anyOf")
+    if (
+        isinstance(variants, list)
+        and len(variants) == 2
+        and {"type": "null"} in variants
+        and out.get("default", 0) is None
+    ):
+        other = next(v for v in variants if v != {"type": "null"})
+        del out["anyOf"], out["default"]
+        out = {**other, **out}
+    if out.get("type") == "integer" and out.get("minimum") == 0:
+        del out["minimum"]
+    if out.get("type") == "object" and out.get("additionalProperties") is False:
+        del out["additionalProperties"]  # the parameter model still rejects unknown keys, with a clear error
+    return {k: _compact(v) for k, v in out.items()}
+
+
 def macro_spec(tools: list[Tool]) -> ToolSpec:
     """The one function the provider is offered. ``action`` is an ``anyOf`` of one-key objects, in the
     order given (callers pass a stable order so the payload stays byte-identical between steps)."""
@@ -39,7 +67,7 @@ def macro_spec(tools: list[Tool]) -> ToolSpec:
             {
                 "type": "object",
                 "description": t.description,
-                "properties": {t.name: _closed(t.json_schema())},
+                "properties": {t.name: _compact(t.json_schema())},
                 "required": [t.name],
                 "additionalProperties": False,
             }

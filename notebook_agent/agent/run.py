@@ -116,6 +116,7 @@ class PageRun:
         self.browser: BrowserSession | None = None
         self._turn_started = 0.0
         self._action_started = 0.0
+        self._shot: asyncio.Task[bytes | None] | None = None  # the view's screenshot, taken off the critical path
         self.run_id = datetime.now().strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
         self.writer = RunWriter(agent.runs_dir, self.run_id) if agent.runs_dir else None
         self.save_error: str | None = None
@@ -183,6 +184,8 @@ class PageRun:
         except Exception as exc:
             self.status, self.error = "error", f"{type(exc).__name__}: {exc}"
         finally:
+            with contextlib.suppress(Exception):  # the last step's screenshot, before the browser may close
+                await self._await_screenshot()
             holding = self.browser is not None and (own_browser or self.browser.owner == self.run_id)
             if holding and self.browser is not None and not own_browser and popups:
                 try:  # a run's popups do not outlive it (its own browser closes anyway)
@@ -291,8 +294,11 @@ class PageRun:
             return
         elif isinstance(event, TurnEnd) and step is not None:
             self.put(event)
-            await self._screenshot(step)
-            self._record(lambda w: w.step(step))
+            await self._await_screenshot()  # keep one in flight, in step order
+            pending = self.agent.screenshots and self.browser is not None
+            self._record(lambda w: w.step(step, screenshot_pending=pending))
+            if self.agent.screenshots and self.browser is not None:
+                self._shot = asyncio.create_task(self._screenshot(step))
             return
         self.put(event)
 
@@ -310,17 +316,28 @@ class PageRun:
             args = step.args
             self.done = (bool(args.get("success", True)), str(args.get("text", "")))
 
-    async def _screenshot(self, step: PageStep) -> None:
-        if not self.agent.screenshots or self.browser is None:
-            return
+    async def _screenshot(self, step: PageStep) -> bytes | None:
+        """The view's picture of the page after ``step``'s action. It runs as a task started at the end of
+        the turn, overlapping the next snapshot and the model call (so ScreenshotTaken may come a little
+        after the next StepStarted); :meth:`_await_screenshot` collects it before the next action runs, so it
+        never shows a later page."""
+        if self.browser is None:
+            return None
         t0 = time.perf_counter()
         try:
             data = await self.browser.screenshot(format="jpeg")
         except Exception:
-            return
+            return None
         step.screenshot_ms = (time.perf_counter() - t0) * 1000
         step.screenshot, step.screenshot_mime = data, "image/jpeg"
+        self._record(lambda w: w.screenshot(step))
         self.put(ScreenshotTaken(step, data, "image/jpeg"))
+        return data
+
+    async def _await_screenshot(self) -> bytes | None:
+        """Wait for the screenshot in flight, if any; its bytes (None if there was none or it failed)."""
+        task, self._shot = self._shot, None
+        return await task if task is not None else None
 
     # -- loop hooks --------------------------------------------------------------------------------------------
     def tool_specs(self, plan: ToolPlan) -> list[ToolSpec]:
@@ -351,7 +368,8 @@ class PageRun:
         state = state_message(self.task, step, self.agent.max_steps, self.history, page_text)
         images: list[ImageContent] = []
         if self.agent.vision:
-            shot = await self.browser.screenshot(format="jpeg")
+            # the view's screenshot of the previous step shows this same page: one picture serves both
+            shot = await self._await_screenshot() or await self.browser.screenshot(format="jpeg")
             images.append(ImageContent(data=base64.b64encode(shot).decode("ascii"), mime_type="image/jpeg"))
         step.state_ms = (time.perf_counter() - t0) * 1000
         step.request = StepRequest(
@@ -403,6 +421,7 @@ class PageRun:
     async def before_tool_call(self, ctx: BeforeToolCall, signal: AbortSignal) -> BlockToolCall | None:
         step = self.step
         assert step is not None and self.browser is not None
+        await self._await_screenshot()  # the previous step's picture is taken before this action changes the page
         raw = ctx.args.model_dump() if hasattr(ctx.args, "model_dump") else dict(ctx.args)
         args = step.args = self.redactor.public_args(ctx.tool_call.name, raw)
         step.output = self.redactor.scrub_message(step.output)

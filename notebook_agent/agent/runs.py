@@ -79,17 +79,30 @@ class RunWriter:
             fh.write(_line({"kind": "run", "format": FORMAT_VERSION, **head}))
         self._started = True
 
-    def step(self, step: PageStep) -> None:
+    def step(self, step: PageStep, *, screenshot_pending: bool = False) -> None:
+        """Append ``step``. ``screenshot_pending``: its picture is still being taken; the line names the
+        file now and :meth:`screenshot` writes it when it arrives."""
         if step.screenshot:
-            shots = self.folder / self.run_id
-            shots.mkdir(exist_ok=True)
-            name = f"step_{step.index}.{'png' if step.screenshot_mime.endswith('png') else 'jpg'}"
-            (shots / name).write_bytes(step.screenshot)
-            step.screenshot_ref = f"{self.run_id}/{name}"
+            self.screenshot(step)
+        elif screenshot_pending:
+            step.screenshot_ref = f"{self.run_id}/{self._shot_name(step)}"
         with self.path.open("a", encoding="utf-8") as fh:
             fh.write(_line({"kind": "step", **step_to_dict(step)}))
             fh.flush()
         self.written += 1
+
+    def _shot_name(self, step: PageStep) -> str:
+        return f"step_{step.index}.{'png' if step.screenshot_mime.endswith('png') else 'jpg'}"
+
+    def screenshot(self, step: PageStep) -> None:
+        """Write ``step``'s picture beside the run file."""
+        if not step.screenshot:
+            return
+        shots = self.folder / self.run_id
+        shots.mkdir(parents=True, exist_ok=True)
+        name = self._shot_name(step)
+        (shots / name).write_bytes(step.screenshot)
+        step.screenshot_ref = f"{self.run_id}/{name}"
 
     def end(self, closing: dict[str, Any]) -> None:
         with self.path.open("a", encoding="utf-8") as fh:

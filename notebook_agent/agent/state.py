@@ -51,6 +51,11 @@ def neutralise(text: str) -> str:
     )
 
 
+#: The note when the URL changed between steps. It does not repeat the URL: the ``Current page:`` header has
+#: it, and an action that navigated already says where to ("The page navigated to …").
+NAVIGATED_NOTE = "The page changed (new URL)."
+
+
 def format_args(args: Mapping[str, Any]) -> str:
     """Action arguments as the history shows them (compact JSON, non-ASCII kept readable)."""
     return json.dumps(args, ensure_ascii=False, separators=(", ", ": "))
@@ -89,7 +94,8 @@ class Observer:
         """The notes for ``step`` (the last item of ``steps``), given the page text the model will see."""
         notes: list[str] = []
         if step.url != self.last_url:
-            notes.append(f"Page navigated to → {step.url}")
+            if self.last_url:  # the first step has nothing to compare with
+                notes.append(NAVIGATED_NOTE)
             self.last_url = step.url
         if last_output_error and step.index > 1 and len(steps) >= 2 and steps[-2].action is None:
             notes.append(f"Your previous output could not be used: {last_output_error}")

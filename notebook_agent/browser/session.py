@@ -44,7 +44,7 @@ from .actions import AskUser, builtin_tools, run_action
 from .launch import open_browser, start_playwright
 from .reader import PageReader
 from .report import ActionError, Notices, first_line, log
-from .snapshot import LISTENER_TRACKER, MISSING, ElementInfo, Snapshot, TabInfo
+from .snapshot import FULL_PAGE_MAX_CHARS, LISTENER_TRACKER, MISSING, ElementInfo, Snapshot, TabInfo
 from .tabs import DialogInfo, DialogPolicy, Tabs
 from .watch import ActionWatch
 
@@ -540,8 +540,11 @@ class BrowserSession:
 
         Viewport mode (default) lists what is on screen with "N pixels above/below" hints; ``full_page`` lists
         the whole page. ``max_elements``/``max_chars`` cap the text, keeping what is nearest the viewport and
-        saying what was cut. Indices are valid until the next snapshot.
+        saying what was cut; a full-page snapshot given neither is capped at ``FULL_PAGE_MAX_CHARS`` (pass a
+        larger ``max_chars`` for more). Indices are valid until the next snapshot.
         """
+        if full_page and max_chars is None and max_elements is None:
+            max_chars = FULL_PAGE_MAX_CHARS
         page = await self.ensure_page()
         return await self._reader.snapshot(
             page,

@@ -9,7 +9,8 @@
 // structured value): {first, url, title, vw, vh, sx, sy, pw, ph, items, els, ms}.
 //   items: document-order list of [0, depth, elementIdx] | [1, depth, text, x, y, w, h, inView]
 //          | [2, depth, childFrameIdx, contentX, contentY, clipL, clipT, clipR, clipB]
-//   els:   {i, tag, role, text, line, attrs, box:[x,y,w,h], v:inView, n:isNew, dis:disabled}
+//   els:   {i, tag, text, a:[[name, value|true]...] (display order), box:[x,y,w,h], v:inView, and only when set:
+//           role (explicit), name (accessible name), n:isNew, dis:disabled, href, id, s:sensitive}
 // Coordinates are CSS pixels relative to this frame's viewport.
 (arg) => {
   // The key is random per Python process (filled in before the script is sent), so a page cannot plant its
@@ -54,6 +55,14 @@
     const VALUE_MAX = 80;
     const TEXT_ABSORB_MAX = 150;
     const TEXT_ITEM_MAX = 5000;
+    const NAME_MAX = 80;
+    // Controls whose accessible name (label, aria-label, aria-labelledby) is printed after their tag.
+    const LABELABLE = new Set(["input", "select", "textarea", "meter", "progress", "output"]);
+    const NAMED_INPUT_SKIP = new Set(["submit", "button", "reset", "image", "hidden"]); // these show their value
+    // ARIA fields: named like form controls (their aria-label/aria-labelledby follows the tag).
+    const FIELD_ROLES = new Set(["checkbox", "radio", "switch", "combobox", "listbox", "textbox", "searchbox", "slider",
+      "spinbutton", "menuitemcheckbox", "menuitemradio"]);
+    const LIGHT_STYLE_MAX = 3000; // off-screen elements whose style a viewport snapshot reads (see walkLight)
 
     const state = { seen: new WeakSet(), els: [], snapshots: 0 };
     const range = document.createRange();
@@ -161,6 +170,72 @@
       return true;
     }
 
+    // ==== Names ===================================================================================================
+    // A form control's accessible name, as the model reads it after the tag: ``<input type=checkbox />I agree``.
+    // Order as in accname: aria-labelledby, aria-label, then the <label>s (wrapping or for=). ``from`` says
+    // where it came from: only label text is then left out of the page text (aria-labelledby targets are often
+    // headings that also matter on their own).
+    function controlName(el) {
+      const tag = el.localName;
+      if (tag === "input" && NAMED_INPUT_SKIP.has(el.type)) return null;
+      if (!LABELABLE.has(tag) && !FIELD_ROLES.has((el.getAttribute("role") || "").trim().split(/\s+/)[0])) return null;
+      const by = el.getAttribute("aria-labelledby");
+      if (by) {
+        const root = el.getRootNode();
+        const t = clean(by.trim().split(/\s+/).map((id) => {
+          const n = root.getElementById ? root.getElementById(id) : document.getElementById(id);
+          return n ? n.textContent : "";
+        }).join(" "), NAME_MAX);
+        if (t) return { name: t, from: "labelledby" };
+      }
+      const al = clean(el.getAttribute("aria-label"), NAME_MAX);
+      if (al) return { name: al, from: "aria-label" };
+      const labels = el.labels;
+      if (labels && labels.length) {
+        const t = clean(Array.from(labels, labelText).join(" "), NAME_MAX);
+        if (t) return { name: t, from: "label" };
+      }
+      return null;
+    }
+
+    // A label's own text, without what its controls show (a wrapped select's options, a textarea's text).
+    function labelText(label) {
+      let out = "";
+      const walk = (n) => {
+        for (let c = n.firstChild; c; c = c.nextSibling) {
+          if (c.nodeType === 3) out += c.nodeValue;
+          else if (c.nodeType === 1 && !SKIP.has(c.localName) && c.localName !== "select" && c.localName !== "textarea") {
+            if (c.localName === "br") out += " ";
+            else walk(c);
+          }
+        }
+      };
+      walk(label);
+      return out;
+    }
+
+    // Whether this <label>'s text is printed as its control's name, so the walk leaves it out of the page
+    // text: the control is labelable, visible, will be listed in this snapshot, and gets its name from labels.
+    function labelIsNamed(label, view, full) {
+      const c = label.control;
+      if (!c || !boxVisible(c)) return false;
+      if (!full && !intersects(c.getBoundingClientRect(), view)) return false;
+      const n = controlName(c);
+      return !!n && n.from === "label";
+    }
+
+    // Ids that read as names ("shipping-address", "email") help the model tell similar controls apart;
+    // generated ones (":r3:", "ember123", UUIDs, hashes, long digit runs) are noise and are left out.
+    function readableId(id) {
+      if (!id || id.length > 30 || !/[a-z]{2}/i.test(id)) return false;
+      if (/\d{3}|^[:«_]|[:»]$|[0-9a-f]{8}-[0-9a-f]{4}/i.test(id)) return false;
+      if (/^(ember|ext-|yui|gwt-|mui-|radix-|headlessui-|react-|rc[-_]|ng-|j_id|jsx-|css-|sc-|cdk-|mat-|vue-|uid|auto-?id)/i.test(id)) return false;
+      for (const part of id.split(/[-_:.]/)) {
+        if (part.length >= 6 && (part.match(/\d/g) || []).length >= 2 && /[a-z]/i.test(part)) return false; // "a8f3k2"
+      }
+      return true;
+    }
+
     // ==== Attributes and live values ==============================================================================
     // The attributes an element line shows, in display order, with live values (typed text, checked, the
     // selected option and the options of a select), sensitive values masked.
@@ -182,9 +257,9 @@
     }
 
     // Build the element's attribute list in display order; values are live properties where they matter.
-    function buildAttrs(el, tag, text, rec, cs, scroll) {
+    function buildAttrs(el, tag, text, rec, cs, scroll, cname) {
       const attrs = [];
-      const lowText = text.toLowerCase();
+      const lowText = (text || (cname ? cname.name : "")).toLowerCase();
       const role = el.getAttribute("role");
       if (role && IMPLICIT[tag] !== role) attrs.push(["role", clean(role, ATTR_MAX)]);
       if (tag === "input") attrs.push(["type", el.type]);
@@ -194,7 +269,7 @@
       const ph = el.getAttribute("placeholder");
       if (ph && ph.toLowerCase() !== lowText) attrs.push(["placeholder", clean(ph, ATTR_MAX)]);
       const al = el.getAttribute("aria-label");
-      if (al && clean(al).toLowerCase() !== lowText) attrs.push(["aria-label", clean(al, ATTR_MAX)]);
+      if (al && clean(al).toLowerCase() !== lowText && !cname) attrs.push(["aria-label", clean(al, ATTR_MAX)]);
       const title = el.getAttribute("title");
       if (title && clean(title).toLowerCase() !== lowText && title !== al) attrs.push(["title", clean(title, ATTR_MAX)]);
       if (tag === "input" && el.type === "image" && el.alt) attrs.push(["alt", clean(el.alt, ATTR_MAX)]);
@@ -241,8 +316,10 @@
       if (el.required) attrs.push(["required", true]);
       if (rec.dis) attrs.push(["disabled", true]);
       if (scroll) attrs.push(["scrollable", scroll]);
-      const identified = text || name || ph || al || title || tag === "input" || tag === "select" || tag === "textarea";
-      if (!identified && el.id && el.id.length <= 30 && !/\d{3,}|[:_-]r\d|^[a-f0-9-]{16,}$/i.test(el.id)) attrs.push(["id", el.id]);
+      const id = el.id;
+      if (id && readableId(id) && id.toLowerCase() !== (name || "").toLowerCase() && id.toLowerCase() !== lowText) {
+        attrs.push(["id", id]);
+      }
       return attrs;
     }
 
@@ -270,6 +347,7 @@
       // Pending text line. Text nodes are only collected here; the line's box is measured once, at flush,
       // from its first and last text node (a per-node measurement dominated the cost on big pages).
       let buf = null; // {s, d, owner, n0, n1, clip, sep}
+      let lightLeft = LIGHT_STYLE_MAX;
 
       function nodeRect(n) {
         range.selectNodeContents(n);
@@ -325,7 +403,7 @@
       }
 
       function onText(node, ctx) {
-        if (!ctx.vis || ctx.light) return;
+        if (!ctx.vis || ctx.light || ctx.mute) return;
         const raw = node.nodeValue;
         if (!raw) return;
         const s = raw.replace(/\s+/g, " ");
@@ -336,10 +414,28 @@
         addText(s, ctx, node);
       }
 
-      function walkChildren(el, ctx, cursor) {
+      // Parent displays whose in-flow children are stacked top to bottom in document order (not "table",
+      // whose footer may render last, nor flex or grid, which can reorder).
+      const STACKED = new Set(["block", "flow-root", "list-item", "table-row-group", "table-header-group",
+        "table-footer-group"]);
+
+      // ``cs`` (the parent's style) allows a shortcut in viewport mode: once an in-flow child lies wholly
+      // below the clip, the later siblings are walked light without measuring each one (the rows of a big
+      // table below the fold).
+      function walkChildren(el, ctx, cursor, cs) {
         const root = el.shadowRoot;
         if (root) {
           for (let c = root.firstChild; c; c = c.nextSibling) walk(c, ctx, cursor);
+          return;
+        }
+        if (cs && !full && STACKED.has(cs.display) && cs.columnCount === "auto" && el.localName !== "slot") {
+          for (let c = el.firstChild; c; c = c.nextSibling) {
+            if (walk(c, ctx, cursor) === true) {
+              const lctx = { light: true, base: ctx };
+              for (let d = c.nextSibling; d; d = d.nextSibling) if (d.nodeType === 1) walkLight(d, lctx);
+              return;
+            }
+          }
           return;
         }
         if (el.localName === "slot") {
@@ -352,11 +448,17 @@
         for (let c = el.firstChild; c; c = c.nextSibling) walk(c, ctx, cursor);
       }
 
-      // Viewport mode: an element entirely outside the viewport is walked "light" (no measuring, no text),
-      // looking only for positioned descendants (fixed dialogs, absolute popups) that may still show.
+      // Viewport mode: an element entirely outside the viewport is walked "light" (no text, no elements),
+      // looking only for positioned descendants (fixed dialogs, absolute popups) that may still show. It
+      // reads styles, never boxes: getBoundingClientRect costs several times getComputedStyle per element.
+      // Past LIGHT_STYLE_MAX elements even styles are not read (huge off-screen tables): the rest is only
+      // recorded as seen, so scrolling to it does not mark it new; a popup placed from deep inside such a
+      // subtree is then missed until it is scrolled to.
       function walkLight(el, ctx) {
         const tag = el.localName;
         if (SKIP.has(tag) || el.id === OVERLAY_ID) return;
+        if (lightLeft <= 0) return markSeen(el);
+        lightLeft--;
         if (el.getAttribute("aria-hidden") === "true" || el.hasAttribute("inert")) return;
         const cs = getComputedStyle(el);
         if (cs.display === "none") return;
@@ -370,6 +472,15 @@
           return;
         }
         if (!LEAF.has(tag)) lightChildren(el, ctx);
+      }
+
+      function markSeen(el) {
+        if (!seen.has(el)) {
+          seen.add(el);
+          if (!first) fresh.add(el);
+        }
+        for (let c = el.firstElementChild; c; c = c.nextElementSibling) markSeen(c);
+        if (el.shadowRoot) for (let c = el.shadowRoot.firstElementChild; c; c = c.nextElementSibling) markSeen(c);
       }
 
       function lightChildren(el, ctx) {
@@ -393,6 +504,25 @@
         if (SKIP.has(tag) || el.id === OVERLAY_ID) return;
         if (el.getAttribute("aria-hidden") === "true" || el.hasAttribute("inert")) return;
         if (tag === "br") return flush();
+        if (!full && tag !== "iframe" && tag !== "frame") {
+          // viewport mode, boxes first: a laid-out element entirely outside the clip is walked light
+          // without reading its style (what the table rows below the fold of a big page are)
+          // (a box outside the clip but inside the viewport may be position:fixed, which escapes the clip:
+          // that case takes the full path below, which reads the style)
+          const r = el.getBoundingClientRect();
+          if ((r.width > 0 || r.height > 0) && !intersects(r, ctx.clip) && (ctx.clip === view || !intersects(r, view))) {
+            if (!seen.has(el)) {
+              seen.add(el);
+              if (!first) fresh.add(el);
+            }
+            flush();
+            if (!LEAF.has(tag)) lightChildren(el, { light: true, base: ctx });
+            if (r.top < ctx.clip.b) return false;
+            // below the clip: in normal flow, every later sibling is below too (the caller checks the flow)
+            const cs = getComputedStyle(el);
+            return cs.float === "none" && (cs.position === "static" || cs.position === "relative");
+          }
+        }
         const cs = getComputedStyle(el);
         if (cs.display === "none") return;
         if (!seen.has(el)) {
@@ -474,10 +604,12 @@
           const nclip = r && overflow ? { l: Math.max(clip.l, r.left), t: Math.max(clip.t, r.top),
             r: Math.min(clip.r, r.right), b: Math.min(clip.b, r.bottom) } : clip;
           const nvis = visible && !clipped;
-          if (rec || nclip !== ctx.clip || nvis !== ctx.vis || transparent !== ctx.transparent) {
-            nctx = { owner: rec || ctx.owner, depth: rec ? ctx.depth + 1 : ctx.depth, clip: nclip, vis: nvis, transparent, light: false };
+          // the text of a <label> that names a listed control is printed on the control's line, not here
+          const mute = rec ? false : ctx.mute || (tag === "label" && vis && labelIsNamed(el, view, full));
+          if (rec || nclip !== ctx.clip || nvis !== ctx.vis || transparent !== ctx.transparent || mute !== !!ctx.mute) {
+            nctx = { owner: rec || ctx.owner, depth: rec ? ctx.depth + 1 : ctx.depth, clip: nclip, vis: nvis, transparent, light: false, mute };
           }
-          walkChildren(el, nctx, cursor);
+          walkChildren(el, nctx, cursor, cs);
         }
         if (rec) finish(rec);
         if (blockish) flush(); else if (softSep) soft(softSep);
@@ -496,21 +628,24 @@
         }
         if (tag === "input" && (el.type === "submit" || el.type === "button" || el.type === "reset")) text = clean(el.value, VALUE_MAX);
         if (tag === "textarea" || tag === "select") text = "";
-        const attrs = buildAttrs(el, tag, text, rec, rec.cs, rec.scroll);
-        let line = "<" + tag;
-        for (const [k, v] of attrs) line += " " + (v === true ? k : k + "=" + v);
-        line += text ? ">" + text + " />" : " />";
-        const amap = {};
-        for (const [k, v] of attrs) amap[k] = v === true ? "" : String(v);
-        if (tag === "a" && el.href) amap.href = el.href;
-        if (el.id) amap.id = el.id;
+        const cname = text ? null : controlName(el);
+        const attrs = buildAttrs(el, tag, text, rec, rec.cs, rec.scroll, cname);
         const isNew = fresh.has(el);
         const r = rec.r;
+        // the line is built on the Python side from tag, attrs, text and name (sending both the line and the
+        // attributes doubled the JSON of a big full-page snapshot)
         const out = {
-          i: rec.idx, tag, role: el.getAttribute("role") || IMPLICIT[tag] || "", text, line, attrs: amap,
+          i: rec.idx, tag, text, a: attrs,
           box: [Math.round(r.left), Math.round(r.top), Math.round(r.width), Math.round(r.height)],
-          v: rec.inView ? 1 : 0, n: isNew ? 1 : 0, dis: rec.dis ? 1 : 0,
+          v: rec.inView ? 1 : 0,
         };
+        const role = el.getAttribute("role");
+        if (role) out.role = role;
+        if (cname) out.name = cname.name;
+        if (isNew) out.n = 1;
+        if (rec.dis) out.dis = 1;
+        if (tag === "a" && el.href) out.href = el.href;
+        if (el.id) out.id = el.id;
         if (rec.sensitive) out.s = 1;
         els[rec.idx] = out;
       }

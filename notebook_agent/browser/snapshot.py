@@ -17,6 +17,10 @@ Choices the model can rely on (documented here because they shape what it sees):
   click it either; elements outside the viewport (full-page mode) are not checked.
 * Form state is live: the ``.value`` property, ``checked``, the selected option and the option list. Passwords
   and fields marked as card numbers, one-time codes and the like show ``value=[masked]``.
+* A form control's (or ARIA field's) accessible name follows its tag, ``[1]<input type=checkbox
+  checked=false />HF2``, taken from ``aria-labelledby``, ``aria-label`` or its ``<label>``s; a label's text is
+  then not printed again as page text. An ``id`` is shown when it reads as a name (not ``:r3:``,
+  ``ember123``, UUIDs, hashes or long digit runs) and does not repeat the name.
 * ``*[N]`` marks an element that appeared (or became visible) since the previous snapshot of the same
   document; the first snapshot of a page marks nothing, except a frame that appeared since the last snapshot.
 """
@@ -34,6 +38,10 @@ from typing import Any
 from playwright.async_api import Frame, JSHandle
 
 MISSING = "__notebook_agent_missing__"
+
+#: The default text budget of a full-page snapshot (about 10k tokens): a 1,500-row table otherwise sends 47k
+#: tokens on every step. The lines nearest the viewport are kept and the state says what was cut.
+FULL_PAGE_MAX_CHARS = 40_000
 
 
 #: Where the page API lives in a document: random per process, so a page cannot plant an impostor there first.
@@ -63,17 +71,26 @@ def stub_script() -> str:
     )
 
 
-#: Context init script: remembers elements that get click-like listeners, which page JS cannot query later.
+#: Context init script: remembers elements that get click-like listeners (which page JS cannot query later),
+#: and elements with listeners that could start a navigation (a click waits for one only when one can follow).
 LISTENER_TRACKER = """(() => {
   const K = Symbol.for('notebook_agent.listeners');
   if (window[K]) return;
   const seen = new WeakSet();
-  try { Object.defineProperty(window, K, { value: seen }); } catch (e) { return; }
+  const acting = new WeakSet(); // any listener that could start a navigation after a click or a change
+  try {
+    Object.defineProperty(window, K, { value: seen });
+    Object.defineProperty(window, Symbol.for('notebook_agent.handlers'), { value: acting });
+  } catch (e) { return; }
   const TYPES = new Set(['click', 'mousedown', 'mouseup', 'pointerdown', 'pointerup', 'dblclick', 'touchstart']);
+  const ACTING = new Set(['click', 'mousedown', 'mouseup', 'pointerdown', 'pointerup', 'change', 'input', 'submit']);
   const proto = EventTarget.prototype;
   const original = proto.addEventListener;
   proto.addEventListener = function addEventListener(type, listener, options) {
-    try { if (this && this.nodeType === 1 && TYPES.has(type)) seen.add(this); } catch (e) {}
+    try {
+      if (this && this.nodeType === 1 && TYPES.has(type)) seen.add(this);
+      if (this && this.nodeType === 1 && ACTING.has(type)) acting.add(this);
+    } catch (e) {}
     return original.call(this, type, listener, options);
   };
 })();"""
@@ -207,6 +224,30 @@ class _Line:
 
 Rect = tuple[float, float, float, float]  # left, top, right, bottom
 
+#: The implicit ARIA role of tags whose role the element info reports without a ``role`` attribute.
+IMPLICIT_ROLES = {"a": "link", "button": "button", "select": "combobox", "textarea": "textbox", "option": "option"}
+
+
+def element_line(el: dict[str, Any]) -> str:
+    """``<tag k=v flag>text />name``, the element as the model reads it, from the page script's fields."""
+    parts = [f"<{el['tag']}"]
+    for k, v in el.get("a") or ():
+        parts.append(f" {k}" if v is True else f" {k}={v}")
+    text = el.get("text") or ""
+    parts.append(f">{text} />" if text else " />")
+    parts.append(el.get("name") or "")
+    return "".join(parts)
+
+
+def element_attributes(el: dict[str, Any]) -> dict[str, str]:
+    """The attributes an action or approval policy sees: the displayed ones (flags as ""), plus href and id."""
+    out = {k: "" if v is True else str(v) for k, v in el.get("a") or ()}
+    if el.get("href"):
+        out["href"] = el["href"]
+    if el.get("id"):
+        out["id"] = el["id"]
+    return out
+
 
 def _intersect(a: Rect, b: Rect) -> Rect:
     return (max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3]))
@@ -257,14 +298,14 @@ def merge_frames(results: dict[Any, FrameResult], main: Any, full_page: bool) ->
                     _Line(
                         0,
                         depth0 + item[1],
-                        el["line"],
+                        element_line(el),
                         box,
                         in_view,
                         el,
                         frame,
                         frame_order.get(frame, 0),
                         res.url,
-                        bool(el["n"]) or all_new,
+                        bool(el.get("n")) or all_new,
                     )
                 )
             elif kind == 1:
@@ -389,9 +430,9 @@ def build_snapshot(
         elements[index] = ElementInfo(
             index=index,
             tag=el["tag"],
-            role=el.get("role") or "",
+            role=el.get("role") or IMPLICIT_ROLES.get(el["tag"], ""),
             text=el.get("text") or "",
-            attributes=dict(el.get("attrs") or {}),
+            attributes=element_attributes(el),
             line=ln.text,
             frame=ln.frame_url,
             frame_index=ln.frame_index,

@@ -46,6 +46,11 @@ class ActionWatch:
             self._event.set()
             self._committed_event.set()
 
+    @property
+    def saw_anything(self) -> bool:
+        """A navigation of this page or a new tab has been seen since the watch began."""
+        return self._event.is_set()
+
     def on_new_page(self, page: Page) -> None:
         self.new_pages.append(page)
         self._event.set()
@@ -61,12 +66,20 @@ class ActionWatch:
         grace: float = 0.1,
         timeout: float = 5.0,
         expect_popup: bool = False,
+        may_navigate: bool = True,
     ) -> None:
         """Wait up to ``grace`` seconds for a navigation or tab to start; if one did, wait (bounded by
         ``timeout``) until its document is parsed. No fixed sleep when something happened at once.
-        ``expect_popup`` (a target=_blank link) waits up to ``timeout`` for the new tab instead of ``grace``."""
+        ``expect_popup`` (a target=_blank link) waits up to ``timeout`` for the new tab instead of ``grace``.
+
+        ``may_navigate=False`` says the action cannot start a navigation (the caller checked the element, and
+        that check was a round trip to the page after the action, so a navigation the action started at once
+        has already been reported here): the grace is skipped, which is most of a plain click's cost. A
+        navigation seen anyway is still waited for."""
 
         async def run() -> None:
+            if not may_navigate and not self._event.is_set():
+                return
             if not self._event.is_set():
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(self._event.wait(), min(timeout, 3.0) if expect_popup else grace)

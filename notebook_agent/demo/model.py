@@ -53,7 +53,7 @@ _SITE_SUFFIX = re.compile(r"\s*[·|–—-]\s*Northwind Outfitters\s*$")
 
 @dataclass
 class Element:
-    """One ``[N]<tag attr=value ...>text />`` line."""
+    """One ``[N]<tag attr=value ...>text />`` or ``[N]<tag attr=value ... />label`` line."""
 
     index: int
     tag: str
@@ -137,12 +137,15 @@ def parse_element(line: str, position: int = 0) -> Element | None:
     if m is None:
         return None
     rest = m.group("rest").rstrip()
-    if rest.endswith("/>"):
-        rest = rest[:-2].rstrip()
+    name = ""  # a control's label follows the tag: <input type=checkbox />I agree
+    end = rest.rfind("/>")
+    if end >= 0:
+        rest, name = rest[:end].rstrip(), rest[end + 2 :].strip()
     text = ""
     close = rest.find(">")
     if close >= 0:
         rest, text = rest[:close], rest[close + 1 :].strip()
+    text = text or name
     attrs: dict[str, str] = {}
     keys = list(_ATTR_KEY.finditer(rest))
     for i, k in enumerate(keys):

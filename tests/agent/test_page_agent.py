@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from typing import Any
@@ -98,7 +99,8 @@ async def test_fill_and_submit_a_form(browser: BrowserSession, servers: Servers)
     last_state = state(model.requests[-1][0])
     assert "<step_1>\nEvaluation of Previous Step: Start\nMemory: name Ada\nNext Goal: type the name\n" in last_state
     assert 'Action: input_text {"index": ' in last_state
-    assert "<sys>Page navigated to → " in last_state and "agent_thanks.html" in last_state
+    assert "<sys>The page changed (new URL).</sys>" in last_state
+    assert "Current page: [Welcome](" in last_state and "agent_thanks.html" in last_state
     # every request forces AgentOutput with parallel calls off; the transcript is not resent
     for ctx, options in model.requests:
         assert options.tool_choice == MACRO_NAME and options.parallel_tool_calls is False
@@ -120,7 +122,7 @@ async def test_multi_step_navigation(browser: BrowserSession, servers: Servers) 
     assert result.status == "completed"
     urls = [s.url.rsplit("/", 1)[-1] for s in result.steps]
     assert urls == ["agent_form.html", "agent_danger.html", "agent_form.html", "agent_danger.html"]
-    assert state(model.requests[1][0]).count("Page navigated to") == 2
+    assert state(model.requests[1][0]).count("The page changed (new URL).") == 1
 
 
 async def test_ask_user_is_answered_by_the_callback(browser: BrowserSession, servers: Servers) -> None:
@@ -377,3 +379,24 @@ async def test_vision_sends_a_screenshot_with_the_state(browser: BrowserSession,
     assert len(images) == 1 and images[0].mime_type == "image/jpeg" and len(images[0].data) > 1000
     _, _, plain = await run(browser, [step("done", {"text": "x"})], start_url=servers.url("agent_form.html"))
     assert isinstance(plain.requests[0][0].messages[-1].content, str)  # no image unless asked
+
+
+async def test_one_screenshot_serves_the_view_and_the_model(browser: BrowserSession, servers: Servers) -> None:
+    """With vision, the model's picture for step N+1 is the view's screenshot after step N (one capture, not
+    two); it is taken before step N+1's action, so it shows the page the model read."""
+    from notebook_agent.core.messages import ImageContent
+
+    script = [
+        step("click_element_by_index", lambda c: {"index": index_of(c, r"type=checkbox")}),
+        step("click_element_by_index", lambda c: {"index": index_of(c, r"type=checkbox")}),
+        step("done", {"text": "x"}),
+    ]
+    result, events, model = await run(browser, script, start_url=servers.url("agent_form.html"), vision=True)
+    assert result.status == "completed"
+    shots = [e for e in events if isinstance(e, ScreenshotTaken)]
+    assert [e.step.index for e in shots] == [1, 2, 3]
+    for k in (1, 2):  # the requests of steps 2 and 3
+        content = model.requests[k][0].messages[-1].content
+        image = next(p for p in content if isinstance(p, ImageContent))
+        assert base64.b64decode(image.data) == shots[k - 1].data
+    assert shots[0].data != shots[1].data  # taken between the clicks: the checkbox differs

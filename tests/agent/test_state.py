@@ -61,7 +61,6 @@ def test_first_step_layout() -> None:
             "</agent_state>",
             "",
             "<agent_history>",
-            "<sys>Page navigated to → http://shop.test/</sys>",
             "</agent_history>",
             "",
             "<browser_state>",
@@ -142,11 +141,11 @@ def test_repeated_action() -> None:
 
 def test_navigation_note_only_when_the_url_changes() -> None:
     run = Run()
-    assert run.notes("a", url="http://a.test/") == ["Page navigated to → http://a.test/"]
+    assert run.notes("a", url="http://a.test/") == []  # the first step: the header says where
     run.act("scroll", {})
     assert run.notes("a scrolled", url="http://a.test/") == []  # same URL: no new note
     run.act("click_element_by_index", {"index": 0})
-    assert run.notes("b", url="http://a.test/b") == ["Page navigated to → http://a.test/b"]
+    assert run.notes("b", url="http://a.test/b") == ["The page changed (new URL)."]  # the URL is in the header
 
 
 # -- page text is hostile input: any unicode (lone surrogates included) and look-alikes of the prompt's own tags

@@ -77,7 +77,7 @@ async def test_click_falls_back_to_javascript_when_covered(load: Any) -> None:
     try:
         res = ok(await b.act({"click_element_by_index": {"index": idx(text, "Add button")}}))
         assert res == (
-            'Clicked [0]<button>Add button /> (a trusted click was not possible: <div id="overlay"></div> '
+            'Clicked [0]<button id=add>Add button /> (a trusted click was not possible: <div id="overlay"></div> '
             "intercepts pointer events; a JavaScript click was used instead)."
         )
         assert await b.page.inner_text("#box") == "Added 1"
@@ -95,7 +95,7 @@ async def test_click_texts_and_state(load: Any) -> None:
     text = await snap_text(b)
     i = idx(text, "name=terms")
     assert ok(await b.act({"click_element_by_index": {"index": i}})) == (
-        f"Clicked [{i}]<input type=checkbox name=terms checked=false />. It is now checked."
+        f"Clicked [{i}]<input type=checkbox name=terms checked=false />I accept the terms. It is now checked."
     )
     pro = idx(text, "type=radio name=plan checked=false")
     assert ok(await b.act({"click_element_by_index": {"index": pro}})).endswith("It is now checked.")
@@ -114,7 +114,7 @@ async def test_click_aria_widgets(load: Any) -> None:
     b: BrowserSession = await load("aria.html")
     text = await snap_text(b)
     assert ok(await b.act({"click_element_by_index": {"index": idx(text, "Press me")}})) == (
-        "Clicked [0]<div role=button>Press me />."
+        "Clicked [0]<div role=button id=rb>Press me />."
     )
     assert await b.page.inner_text("#rb") == "Pressed"
     sw = idx(text, "Dark mode")
@@ -130,7 +130,7 @@ async def test_click_navigates(load: Any, servers: Any) -> None:
     b: BrowserSession = await load("nav.html")
     text = await snap_text(b)
     res = ok(await b.act({"click_element_by_index": {"index": idx(text, "Next page")}}))
-    assert res == f"Clicked [0]<a>Next page />. The page navigated to {servers.url('nav2.html')}."
+    assert res == f"Clicked [0]<a id=link>Next page />. The page navigated to {servers.url('nav2.html')}."
     assert b.page.url == servers.url("nav2.html")
     await b.page.goto(servers.url("nav.html"))
     text = await snap_text(b)
@@ -149,6 +149,60 @@ async def test_click_navigates(load: Any, servers: Any) -> None:
     assert time.monotonic() - started < 5
 
 
+async def test_click_waits_for_a_navigation_only_where_one_can_follow(load: Any) -> None:
+    """The click skips its navigation grace for elements that cannot navigate; these are the elements that
+    keep it (links, submit controls, handlers and tracked listeners on the element, an ancestor or a label's
+    control)."""
+    from notebook_agent.browser.actions.scripts import MAY_NAVIGATE_JS
+
+    b: BrowserSession = await load("nav.html")
+    await b.page.evaluate(
+        """() => document.body.insertAdjacentHTML('beforeend', `
+        <input type=checkbox id=plain><label for=plain id=plain-label>Plain</label>
+        <input type=checkbox id=listened><label for=listened id=listened-label>Listened</label>
+        <div id=delegate><span id=inner>Inner</span></div>
+        <form><input type=checkbox id=in-form><button type=button id=typed>Typed</button></form>
+        <button id=loose>Loose</button>`)
+        || document.getElementById('listened').addEventListener('change', () => {})
+        || document.getElementById('delegate').addEventListener('click', () => {})"""
+    )
+    expected = {
+        "#link": True,
+        "#go": True,  # onclick
+        "form button": True,  # submits its form
+        "#plain": False,
+        "#plain-label": False,
+        "#listened": True,
+        "#listened-label": True,  # its control has a change listener
+        "#inner": True,  # a click listener on an ancestor
+        "#in-form": False,  # a checkbox does not submit its form
+        "#typed": False,  # type=button does not submit
+        "#loose": False,  # a button outside any form
+    }
+    got = {sel: await b.page.eval_on_selector(sel, MAY_NAVIGATE_JS) for sel in expected}
+    assert got == expected
+    snap = await b.snapshot()
+    plain = next(e for e in snap.elements.values() if e.attributes.get("id") == "plain")
+    res = ok(await b.act({"click_element_by_index": {"index": plain.index}}))
+    assert res == f"Clicked {plain.describe()}. It is now checked."  # the state read with the barrier
+
+
+async def test_select_waits_for_a_navigation_only_with_a_handler(load: Any, servers: Any) -> None:
+    """A select with an onchange that navigates still reports the navigation; a plain select does not wait."""
+    b: BrowserSession = await load("nav.html")
+    await b.page.evaluate(
+        """() => document.body.insertAdjacentHTML('beforeend', `
+        <select name=plain><option>One</option><option>Two</option></select>
+        <select name=jump onchange="location.href = 'nav2.html?to=' + this.value">
+          <option>stay</option><option>go</option></select>`)"""
+    )
+    text = await snap_text(b)
+    res = ok(await b.act({"select_dropdown_option": {"index": idx(text, "name=plain"), "text": "Two"}}))
+    assert res.endswith("The selected option is now 'Two'.")
+    res = ok(await b.act({"select_dropdown_option": {"index": idx(text, "name=jump"), "text": "go"}}))
+    assert res.endswith(f"The page navigated to {servers.url('nav2.html?to=go')}.")
+
+
 async def test_click_target_blank_and_popup_tabs(load: Any, servers: Any) -> None:
     b: BrowserSession = await load("tabs.html")
     first = b.page
@@ -157,7 +211,8 @@ async def test_click_target_blank_and_popup_tabs(load: Any, servers: Any) -> Non
     res = ok(await b.act({"click_element_by_index": {"index": idx(text, "Open docs")}}))
     new_id = b.tab_id(b.page)
     assert res == (
-        f"Clicked [0]<a target=_blank>Open docs />. It opened a new tab (tab {new_id}: {servers.url('target.html')}) "
+        "Clicked [0]<a target=_blank id=blank>Open docs />. "
+        f"It opened a new tab (tab {new_id}: {servers.url('target.html')}) "
         "and is now the current tab."
     )
     assert b.page is not first and b.page.url == servers.url("target.html")
@@ -188,7 +243,7 @@ async def test_input_text_reports_live_value(load: Any) -> None:
     text = await snap_text(b)
     i = idx(text, "name=name")
     assert ok(await b.act({"input_text": {"index": i, "text": "Ada"}})) == (
-        f"Typed 'Ada' into [{i}]<input type=text name=name placeholder=Full name />; its value is now 'Ada'."
+        f"Typed 'Ada' into [{i}]<input type=text name=name placeholder=Full name />Name; its value is now 'Ada'."
     )
     assert "input:name" in await b.page.evaluate("window.__events")
     # replaces, does not append
@@ -216,7 +271,7 @@ async def test_input_text_reports_live_value(load: Any) -> None:
     )
     assert await b.page.input_value("textarea[name=bio]") == "line one\nline two"
     text = await snap_text(b)
-    assert "value=Grace" in text and "<div contenteditable>Hello editor />" in text
+    assert "value=Grace" in text and "<div contenteditable id=editor>Hello editor />" in text
 
 
 async def test_input_text_failures(load: Any) -> None:
@@ -224,7 +279,7 @@ async def test_input_text_failures(load: Any) -> None:
     text = await snap_text(b)
     cb = idx(text, "name=terms")
     assert err(await b.act({"input_text": {"index": cb, "text": "x"}})) == (
-        f"Error: [{cb}]<input type=checkbox name=terms checked=false /> is a checkbox; "
+        f"Error: [{cb}]<input type=checkbox name=terms checked=false />I accept the terms is a checkbox; "
         "click it with click_element_by_index."
     )
     sel = idx(text, "name=country")
@@ -275,15 +330,15 @@ async def test_select_native(load: Any) -> None:
 async def test_select_aria_listbox_and_custom_dropdown(load: Any) -> None:
     b: BrowserSession = await load("aria.html")
     text = await snap_text(b)
-    lb = idx(text, "role=listbox aria-label=Fruit")
+    lb = idx(text, "role=listbox id=lb1 />Fruit")
     res = ok(await b.act({"select_dropdown_option": {"index": lb, "text": "banana"}}))
-    assert res.startswith(f"Selected option 'Banana' in [{lb}]<ul role=listbox aria-label=Fruit />.")
+    assert res.startswith(f"Selected option 'Banana' in [{lb}]<ul role=listbox id=lb1 />Fruit.")
     assert await b.page.inner_text("#status") == "Fruit: Banana"
     combo = idx(text, "role=combobox")
     res = ok(await b.act({"select_dropdown_option": {"index": combo, "text": "dark"}}))
     assert res == (
-        f"Selected option 'Dark Blue' in [{combo}]<div role=combobox aria-expanded=false aria-haspopup=listbox>"
-        "Choose a color />. It now shows 'Dark Blue'."
+        f"Selected option 'Dark Blue' in [{combo}]<div role=combobox aria-expanded=false aria-haspopup=listbox "
+        "id=combo>Choose a color />. It now shows 'Dark Blue'."
     )
     text = await snap_text(b)
     combo = idx(text, "role=combobox")
@@ -333,7 +388,9 @@ async def test_scroll_page_and_containers(load: Any) -> None:
     assert res.endswith("left by 200px. Reached the left edge.")
     static = idx(text, "Static button")
     res = ok(await b.act({"scroll": {"index": static, "pixels": 50}}))
-    assert res.startswith(f"No scrollable container holds [{static}]<button>Static button />, so the page scrolled.")
+    assert res.startswith(
+        f"No scrollable container holds [{static}]<button id=static>Static button />, so the page scrolled."
+    )
     assert ok(await b.act({"scroll_horizontally": {"pixels": 100}})) == (
         "Already at the right edge of the page; cannot scroll right further."
     )
@@ -439,7 +496,7 @@ async def test_send_keys(load: Any, servers: Any) -> None:
     name = idx(text, "name=name")
     ok(await b.act({"input_text": {"index": name, "text": "abc"}}))
     assert ok(await b.act({"send_keys": {"keys": "Control+A Backspace", "index": name}})) == (
-        f"Pressed Control+A Backspace on [{name}]<input type=text name=name placeholder=Full name />."
+        f"Pressed Control+A Backspace on [{name}]<input type=text name=name placeholder=Full name />Name."
     )
     assert await b.page.input_value("input[name=name]") == ""
     assert "keydown:name" in await b.page.evaluate("window.__events")

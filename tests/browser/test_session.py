@@ -26,7 +26,9 @@ async def test_confirm_accepted_by_default_and_reported(load: Any) -> None:
     b: BrowserSession = await load("dialog.html")
     text = (await b.snapshot()).text
     res = await b.act({"click_element_by_index": {"index": idx(text, "Delete")}})
-    assert res.text_content == "Clicked [0]<button>Delete />. A confirm dialog said 'Delete item?'; it was accepted."
+    assert res.text_content == (
+        "Clicked [0]<button id=del>Delete />. A confirm dialog said 'Delete item?'; it was accepted."
+    )
     assert await b.page.inner_text("#r") == "deleted"
     assert b.log[-1] == "A confirm dialog said 'Delete item?'; it was accepted."
     res = await b.act({"click_element_by_index": {"index": idx(text, "Save")}})

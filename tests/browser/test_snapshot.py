@@ -32,7 +32,9 @@ async def test_form_controls_and_format(load: Any) -> None:
     text = snap.text
     assert text.startswith("Current page: [Form](http://127.0.0.1:")
     assert "[Start of page]" in text and "[End of page]" in text
-    assert line_of(text, "name=name").endswith("<input type=text name=name placeholder=Full name />")
+    # a control's label is printed after its tag, and not again as page text
+    assert line_of(text, "name=name").endswith("<input type=text name=name placeholder=Full name />Name")
+    assert "\nName\n" not in text and text.count("I accept the terms") == 1
     assert "<input type=number name=age min=0 max=120 />" in text
     assert "<input type=range name=volume value=3 min=0 max=10 />" in text
     assert "<input type=tel name=phone value=555-1234 />" in text
@@ -42,18 +44,17 @@ async def test_form_controls_and_format(load: Any) -> None:
         "<select name=country value=United States options=United States|Canada|Mexico|United Kingdom|Ukraine />" in text
     )
     assert "<select name=colors selected=Red|Blue options=Red|Green|Blue multiple />" in text
-    assert "<input type=checkbox name=terms checked=false />" in text
+    assert "<input type=checkbox name=terms checked=false />I accept the terms" in text  # label for=, id=name
     assert "<input type=checkbox name=news checked=true />" in text
     assert "<input type=radio name=plan checked=true />" in text
     # the hidden custom checkbox is reached through its label, which shows the state
     assert "<label for=checkbox checked=false>Fancy toggle />" in text
-    assert "<div contenteditable>Edit me />" in text
+    assert "<div contenteditable id=editor>Edit me />" in text
     assert "<button type=button disabled>Disabled />" in text
     assert "<button>Sign up />" in text
     assert "token" not in text and "xyz" not in text  # hidden input
     # free text between elements, one indexed element per line
-    assert "\nName\n[0]<input" in text
-    assert "I accept the terms" in text
+    assert "\nSign up\n[0]<input" in text and "/>\nNews\n" in text
     first_lines = [ln for ln in text.splitlines() if re.match(r"\*?\[\d+\]", ln)]
     assert [int(re.search(r"\[(\d+)\]", ln).group(1)) for ln in first_lines] == list(range(len(first_lines)))  # type: ignore[union-attr]
     assert "*[" not in text  # nothing is "new" on a page's first snapshot
@@ -103,21 +104,47 @@ async def test_element_map(load: Any, servers: Any) -> None:
     assert snap.to_dict()["elements"][0]["index"] == 0
 
 
+async def test_control_names_and_readable_ids(load: Any) -> None:
+    """A control's accessible name follows its tag (aria-labelledby, aria-label, wrapping or for= label), the
+    label's text is not printed again, and only ids that read as names are shown."""
+    b: BrowserSession = await load("nav.html")
+    await b.page.evaluate(
+        """() => { document.body.innerHTML = `
+        <span id=cap>Delivery date</span><input id=d1 aria-labelledby=cap>
+        <input aria-label="Coupon code" name=coupon>
+        <label>Plan <select name=plan><option>Free</option><option>Pro</option></select></label>
+        <label for=hf2>HF2</label><input type=checkbox id=hf2>
+        <input type=text id=email name=email>
+        <button id=":r3:">A</button><button id=ember123>B</button>
+        <button id="3f2b8c1e-9a4d-4e5f-8b6a-1c2d3e4f5a6b">C</button><button id=x8f3k2a9>D</button>
+        <button id=save-draft>E</button>`; }"""
+    )
+    text = (await b.snapshot()).text
+    assert "Delivery date\n[0]<input type=text />Delivery date" in text  # aria-labelledby: target text stays
+    assert "<input type=text name=coupon />Coupon code" in text
+    assert "<select name=plan value=Free options=Free|Pro />Plan" in text  # not "Plan Free Pro"
+    assert "<input type=checkbox checked=false />HF2" in text and text.count("HF2") == 1  # id=hf2 repeats it
+    assert "<input type=text name=email />" in text  # id equal to name: said once
+    for generated in ("A", "B", "C", "D"):
+        assert f"]<button>{generated} />" in text
+    assert "<button id=save-draft>E />" in text
+
+
 async def test_aria_widgets(load: Any) -> None:
     b: BrowserSession = await load("aria.html")
     text = (await b.snapshot()).text
-    assert "<div role=button>Press me />" in text
+    assert "<div role=button id=rb>Press me />" in text
     assert "<div role=switch aria-checked=false>Dark mode />" in text
-    assert "<button aria-expanded=false aria-haspopup=menu>Actions />" in text
+    assert "<button aria-expanded=false aria-haspopup=menu id=menubtn>Actions />" in text
     assert "Rename" not in text  # closed menu
-    assert "<ul role=listbox aria-label=Fruit />" in text
+    assert "<ul role=listbox id=lb1 />Fruit" in text  # an ARIA field's aria-label is its name
     assert "\t[" in line_of(text, "Apple")  # options nest under the listbox
     assert "<li role=option aria-selected=false>Banana />" in text
-    assert "<div role=combobox aria-expanded=false aria-haspopup=listbox>Choose a color />" in text
+    assert "<div role=combobox aria-expanded=false aria-haspopup=listbox id=combo>Choose a color />" in text
     assert "<span role=tab aria-selected=true>Overview />" in text
     await b.act({"click_element_by_index": {"index": index_of(text, "Actions")}})
     text = (await b.snapshot()).text
-    assert "<button aria-expanded=true aria-haspopup=menu>Actions />" in text
+    assert "<button aria-expanded=true aria-haspopup=menu id=menubtn>Actions />" in text
     assert re.search(r"\*\[\d+\]<li role=menuitem>Rename />", text)  # revealed items are new
 
 
@@ -125,7 +152,7 @@ async def test_shadow_dom(load: Any) -> None:
     b: BrowserSession = await load("shadow.html")
     text = (await b.snapshot()).text
     assert "Card title" in text
-    assert "<button>Shadow button />" in text
+    assert "<button id=sb>Shadow button />" in text
     assert "<a>Slotted link />" in text
     assert "<input type=text placeholder=Deep input />" in text
     assert "Hidden in closed root" not in text  # closed roots cannot be read (documented)
@@ -197,11 +224,11 @@ async def test_hidden_and_covered(load: Any) -> None:
     for hidden in ("Display none", "Visibility hidden", "Opacity zero", "Aria hidden", "Screen reader only"):
         assert hidden not in text
     assert "[0]<button>OK />" in text
-    assert "<button>Under the modal />" not in text  # covered by the modal: not clickable, so not indexed
+    assert "Under the modal />" not in text  # covered by the modal: not clickable, so not indexed
     res = await b.act({"click_element_by_index": {"index": 0}})
     assert not res.is_error
     text = (await b.snapshot()).text
-    assert "<button>Under the modal />" in text
+    assert "<button id=under>Under the modal />" in text
 
 
 async def test_viewport_mode_full_page_and_scroll_hints(load: Any) -> None:
@@ -240,9 +267,9 @@ async def test_pointer_cards_and_listeners(load: Any) -> None:
     b: BrowserSession = await load("dynamic.html")
     text = (await b.snapshot()).text
     card = line_of(text, "Blue Hat")
-    assert card.endswith("<div>Blue Hat Warm wool />")
+    assert card.endswith("<div id=card>Blue Hat Warm wool />")
     assert re.search(r"\n\t\[\d+\]<button>Buy />", text)  # nested under the card
-    assert "<div>Listener div />" in text  # addEventListener('click') on a plain div
+    assert "<div id=listener>Listener div />" in text  # addEventListener('click') on a plain div
 
 
 async def test_budget_truncation_viewport_first(load: Any) -> None:
@@ -258,9 +285,37 @@ async def test_budget_truncation_viewport_first(load: Any) -> None:
     assert all(e.in_viewport for e in snap.elements.values())
     snap = await b.snapshot(full_page=True, max_chars=1500)
     assert len(snap.text) <= 1500 and snap.truncated
+    # full-page mode has a default budget, and says what it cut and how to see more
+    snap = await b.snapshot(full_page=True)
+    assert snap.truncated and len(snap.text) <= 40_000 < len((await b.snapshot(full_page=True, max_chars=10**7)).text)
+    assert f"[Snapshot truncated (max_chars=40000): showing {len(snap.elements)} of 3000 elements" in snap.text
+    assert "Scroll to bring the others into view." in snap.text
     # viewport mode of a huge page stays small without any budget
     snap = await b.snapshot()
     assert len(snap.elements) < 120 and not snap.truncated
+
+
+async def test_viewport_skips_rows_below_the_fold_but_not_what_shows_from_them(load: Any) -> None:
+    """Rows below the fold are walked without measuring each one; a fixed element inside one still shows,
+    and scrolling to rows the walk skipped does not mark them new."""
+    b: BrowserSession = await load("huge.html")
+    await b.page.evaluate(
+        """() => { const cell = document.querySelectorAll('#t tbody tr')[200].cells[1];
+        cell.insertAdjacentHTML('beforeend', '<button style="position:fixed;left:600px;top:10px">Pinned</button>'); }"""
+    )
+    await b.page.evaluate(
+        """() => document.body.insertAdjacentHTML('afterbegin', `<div style="height:40px;overflow:auto">
+        <div style="height:400px"><button style="position:fixed;left:600px;top:300px">Fixed in scroller</button>
+        </div></div>`)"""
+    )
+    text = (await b.snapshot()).text
+    assert "<button>Pinned />" in text
+    assert "<button>Fixed in scroller />" in text  # outside its container's clip, but fixed escapes it
+    assert "Open 100" not in text and "Open 1 />" in text
+    await b.page.evaluate("window.scrollTo(0, 20000)")
+    text = (await b.snapshot()).text
+    assert "Open 1 />" not in text and "<button>Pinned />" in text
+    assert "*[" not in text  # rows seen (off screen) before are not new
 
 
 async def test_small_page_is_compact(load: Any) -> None:

@@ -39,7 +39,7 @@ def test_normalise_url(tmp_path: Any) -> None:
 def test_snapshot_command_text_and_json(servers: Any, capsys: pytest.CaptureFixture[str]) -> None:
     assert snapshot_command(servers.url("nav.html")) == 0
     out = capsys.readouterr().out
-    assert out.startswith("Current page: [Navigation](") and "[0]<a>Next page />" in out
+    assert out.startswith("Current page: [Navigation](") and "[0]<a id=link>Next page />" in out
     assert snapshot_command(servers.url("scroll.html"), full_page=True, as_json=True) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["full_page"] is True and "Bottom button" in data["text"]

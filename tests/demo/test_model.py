@@ -149,6 +149,9 @@ def test_parse_element_lines() -> None:
     d = parse_element("[8]<button type=button disabled>Checkout />")
     assert d is not None and d.attrs == {"type": "button disabled"} and d.text == "Checkout"
     assert parse_element("$54.99") is None
+    c = parse_element("[9]<input type=checkbox name=terms checked=false />I agree to the terms")
+    assert c is not None and c.attrs == {"type": "checkbox", "name": "terms", "checked": "false"}
+    assert c.text == "I agree to the terms"
     assert parse_element("Headphones · ★ 4.1 (88 reviews)") is None
 
 

@@ -20,7 +20,7 @@ from ...core.tools import OnUpdate, Tool, ToolResult
 from ..report import ActionError, first_line, short
 from ..snapshot import ElementInfo, Snapshot
 from ..watch import ActionWatch
-from .scripts import STATE_JS
+from .scripts import AFTER_ACTION_JS, STATE_JS
 
 AskUser: TypeAlias = Callable[..., Awaitable[str]]
 """``async def on_ask_user(question: str, signal: AbortSignal) -> str`` (the signal argument is optional)."""
@@ -159,12 +159,28 @@ async def is_connected(el: ElementHandle) -> bool:
         return False
 
 
+async def read_after(el: ElementHandle) -> tuple[bool, dict[str, Any]]:
+    """One round trip right after an action: whether activating ``el`` can start a navigation (see
+    ``MAY_NAVIGATE_JS``; True when unsure) and its live state (``STATE_JS``). Being a round trip to the page
+    after the action, it also lets a navigation the action started at once show up in the watch first."""
+    try:
+        nav, st = await asyncio.wait_for(el.evaluate(AFTER_ACTION_JS), 2)
+    except (TimeoutError, PlaywrightError):
+        return True, {}
+    return bool(nav), st
+
+
 async def state_after(el: ElementHandle) -> str:
     """ "It is now checked." and the like, read live after a click."""
     try:
         st = await asyncio.wait_for(el.evaluate(STATE_JS), 2)
     except (TimeoutError, PlaywrightError):
         return ""
+    return describe_state(st)
+
+
+def describe_state(st: dict[str, Any]) -> str:
+    """ "It is now checked." and the like, from what ``STATE_JS`` read."""
     if not st.get("connected"):
         return ""
     bits = []

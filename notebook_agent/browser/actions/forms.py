@@ -11,7 +11,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from ...core.abort import AbortSignal
 from ..report import ActionError, first_line
-from .base import ActionHost, BrowserTool, is_connected, match_option, quote
+from .base import ActionHost, BrowserTool, is_connected, match_option, quote, read_after
 from .params import InputTextParams, SelectParams, SendKeysParams
 from .scripts import (
     ACTIVE_JS,
@@ -29,10 +29,7 @@ from .scripts import (
 
 class InputTextTool(BrowserTool):
     name = "input_text"
-    description = (
-        "Type text into an input, textarea or contenteditable (replaces its value). To submit, follow with "
-        "send_keys Enter or click the button."
-    )
+    description = "Replace the value of a text field or contenteditable."
     parameters = InputTextParams
     failure = "Failed to input text"
 
@@ -102,10 +99,7 @@ class InputTextTool(BrowserTool):
 
 class SelectDropdownOptionTool(BrowserTool):
     name = "select_dropdown_option"
-    description = (
-        "Choose an option by its visible text in a <select>, an input with suggestions, or an ARIA "
-        "listbox/combobox dropdown (opened automatically). Matching: exact, then case-insensitive, then substring."
-    )
+    description = "Choose the option with this visible text in a select, combobox or listbox."
     parameters = SelectParams
     failure = "Failed to select option"
 
@@ -178,7 +172,13 @@ class SelectDropdownOptionTool(BrowserTool):
                 except PlaywrightError as exc:
                     await signal.race(option.evaluate(SYNTHETIC_CLICK_JS))
                     via = f" (using a JavaScript click: {first_line(exc)})"
-            await watch.settle(signal)
+            # a native select or datalist input navigates only through a handler or listener (onchange): check,
+            # in a round trip that also lets a navigation already started show up; custom dropdowns keep the grace
+            quiet = False
+            if data["kind"] in ("select", "datalist"):
+                nav, _ = await signal.race(read_after(el))
+                quiet = not nav and not watch.saw_anything
+            await watch.settle(signal, may_navigate=not quiet)
             effects = watch.describe()
         shown = ""
         try:

@@ -31,10 +31,7 @@ from .scripts import JS_SERIALIZE
 
 class DoneTool(Tool):
     name = "done"
-    description = (
-        "Finish the task: give the final answer or summary in `text`, and success=false if it could not be "
-        "fully completed. Must be the only action in its step."
-    )
+    description = "Finish: text is the answer or summary for the user; success=false unless fully done."
     parameters = DoneParams
     execution_mode = "sequential"
 
@@ -44,9 +41,7 @@ class DoneTool(Tool):
 
 class WaitTool(BrowserTool):
     name = "wait"
-    description = (
-        "Wait for the page to finish loading or changing (1-10 seconds); time since the last browser state counts."
-    )
+    description = "Wait for the page to load or change; time since the browser state counts."
     parameters = WaitParams
     needs_page = False
 
@@ -59,7 +54,7 @@ class WaitTool(BrowserTool):
 
 class AskUserTool(BrowserTool):
     name = "ask_user"
-    description = "Ask the user a question when information or a decision is missing; returns the answer."
+    description = "Ask the user for missing information or a decision; returns the answer."
     parameters = AskUserParams
     needs_page = False
 
@@ -140,10 +135,7 @@ class _ScrollBase(BrowserTool):
 
 class ScrollTool(_ScrollBase):
     name = "scroll"
-    description = (
-        "Scroll vertically. Without index: scrolls the page. With index: scrolls the scrollable container holding "
-        "that element. pixels takes precedence over num_pages."
-    )
+    description = "Scroll the page (with index: the element's container) by pixels, else num_pages screens."
     parameters = ScrollParams
     failure = "Failed to scroll"
 
@@ -153,7 +145,7 @@ class ScrollTool(_ScrollBase):
 
 class ScrollHorizontallyTool(_ScrollBase):
     name = "scroll_horizontally"
-    description = "Scroll horizontally by pixels: the page, or (with index) the container holding that element."
+    description = "Scroll sideways (with index: the element's container)."
     parameters = ScrollHorizontallyParams
     failure = "Failed to scroll horizontally"
     axis = "x"
@@ -165,8 +157,7 @@ class ScrollHorizontallyTool(_ScrollBase):
 class ExecuteJavascriptTool(BrowserTool):
     name = "execute_javascript"
     description = (
-        "Run JavaScript in the current page and get its JSON result: an expression (`document.title`) or statements "
-        "with `return`. Use only when no other action can do it."
+        "Run JavaScript in the page (an expression, or statements with return; await works); gets JSON. Last resort."
     )
     parameters = ExecuteJavascriptParams
     failure = "Error executing JavaScript"

@@ -9,50 +9,52 @@ class _Params(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# The fields of the most used actions carry no description of their own: the action's description says what
+# they mean, once (the page agent sends all of them every step, so each repeated word costs on every step).
+
+
 class DoneParams(_Params):
-    text: str = Field(description="The final answer or summary for the user.")
-    success: bool = Field(True, description="True only if the task was fully completed.")
+    text: str
+    success: bool = True
 
 
 class WaitParams(_Params):
-    seconds: float = Field(1, ge=1, le=10, description="Seconds to wait (1-10).")
+    seconds: float = Field(1, ge=1, le=10)
 
 
 class AskUserParams(_Params):
-    question: str = Field(description="The question for the user.")
+    question: str
 
 
 class IndexParams(_Params):
-    index: int = Field(ge=0, description="Index of the element in the latest browser state.")
+    index: int = Field(ge=0)
 
 
 class InputTextParams(_Params):
-    index: int = Field(ge=0, description="Index of the text field.")
-    text: str = Field(description="Text to type; replaces the current value.")
+    index: int = Field(ge=0)
+    text: str
 
 
 class SelectParams(_Params):
-    index: int = Field(ge=0, description="Index of the <select> or dropdown.")
-    text: str = Field(description="Visible text of the option to choose.")
+    index: int = Field(ge=0)
+    text: str
 
 
 class ScrollParams(_Params):
-    down: bool = Field(True, description="True scrolls down, False up.")
-    num_pages: float = Field(1.0, ge=0, le=10, description="How far, in viewport heights (e.g. 0.5, 1, 3).")
-    pixels: int | None = Field(None, ge=0, description="Exact distance in pixels; takes precedence over num_pages.")
-    index: int | None = Field(None, ge=0, description="Scroll the container holding this element instead of the page.")
+    down: bool = True
+    num_pages: float = Field(1.0, ge=0, le=10)
+    pixels: int | None = Field(None, ge=0)
+    index: int | None = Field(None, ge=0)
 
 
 class ScrollHorizontallyParams(_Params):
-    right: bool = Field(True, description="True scrolls right, False left.")
-    pixels: int = Field(ge=0, description="Distance in pixels.")
-    index: int | None = Field(None, ge=0, description="Scroll the container holding this element instead of the page.")
+    right: bool = True
+    pixels: int = Field(ge=0)
+    index: int | None = Field(None, ge=0)
 
 
 class ExecuteJavascriptParams(_Params):
-    script: str = Field(
-        description="JavaScript run in the page. An expression, or statements ending in `return value`; await works."
-    )
+    script: str
 
 
 class SendKeysParams(_Params):

@@ -8,14 +8,14 @@ from playwright.async_api import Error as PlaywrightError
 
 from ...core.abort import AbortSignal
 from ..report import ActionError, first_line
-from .base import BrowserTool, is_connected, state_after
+from .base import BrowserTool, describe_state, is_connected, read_after, state_after
 from .params import IndexParams
 from .scripts import SYNTHETIC_CLICK_JS, SYNTHETIC_HOVER_JS
 
 
 class ClickTool(BrowserTool):
     name = "click_element_by_index"
-    description = "Click the element with this index (a real mouse click). Links with target=_blank open a new tab."
+    description = "Click the element (a real mouse click)."
     parameters = IndexParams
     failure = "Failed to click element"
 
@@ -45,10 +45,13 @@ class ClickTool(BrowserTool):
                 via = f" (a trusted click was not possible: {first_line(exc)}; a JavaScript click was used instead)"
             target = info.attributes.get("target", "")
             popup = info.tag == "a" and target not in ("", "_self", "_parent", "_top")
-            await watch.settle(signal, expect_popup=popup)
+            nav, live = await signal.race(read_after(el))
+            quiet = not popup and not nav and not watch.saw_anything
+            await watch.settle(signal, expect_popup=popup, may_navigate=not quiet)
             effects = watch.describe()
         parts = [f"Clicked {info.describe()}{via}."]
-        state = await state_after(el)
+        # nothing could navigate and nothing did: the state read with the barrier is current
+        state = describe_state(live) if quiet else await state_after(el)
         if state:
             parts.append(state)
         if info.tag == "select":

@@ -10,6 +10,31 @@ STATE_JS = """(el) => {
   return out;
 }"""
 
+# Whether activating ``el`` can start a navigation: a link (or an ancestor link), a submit control of a form,
+# or an element (or ancestor, or a label's control) with a handler or a tracked listener that could call
+# ``location``/``submit()``. Clicking anything else (a plain checkbox, text) cannot navigate, so the action
+# does not wait a grace period for one. Detached elements count as "can navigate" (the page may be gone).
+MAY_NAVIGATE_JS = """(el) => {
+  if (!el.isConnected) return true;
+  const tracked = window[Symbol.for('notebook_agent.handlers')];
+  const H = ['onclick', 'onmousedown', 'onmouseup', 'onpointerdown', 'onpointerup', 'onchange', 'oninput'];
+  const up = (n) => n.parentElement || (n.getRootNode && n.getRootNode().host) || null;
+  const starts = [el];
+  if (el.localName === 'label' && el.control) starts.push(el.control);
+  for (const s of starts) {
+    for (let n = s; n && n.nodeType === 1; n = up(n)) {
+      const t = n.localName;
+      if ((t === 'a' || t === 'area') && n.hasAttribute('href')) return true;
+      for (const h of H) if (n[h]) return true;
+      if (tracked && tracked.has(n)) return true;
+    }
+    const t = s.localName, type = (s.getAttribute('type') || '').toLowerCase();
+    if (s.form && ((t === 'button' && (type === '' || type === 'submit')) ||
+        (t === 'input' && (type === 'submit' || type === 'image')))) return true;
+  }
+  return !!(document.onclick || window.onclick || document.body && document.body.onclick);
+}"""
+
 SYNTHETIC_CLICK_JS = """(el) => {
   el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
   const r = el.getBoundingClientRect();
@@ -182,3 +207,4 @@ KEY_TARGET_JS = """(el) => {
   return { tag: a.localName, text: clean(a.innerText || a.value || ''), attributes: attrs,
            enter_submits: !!form && (textual || a.localName === 'button' || a.type === 'submit'), submits };
 }"""
+AFTER_ACTION_JS = f"(el) => [({MAY_NAVIGATE_JS})(el), ({STATE_JS})(el)]"
