@@ -116,6 +116,9 @@ class ErrorContext:
     """True once the HTTP response started: a transport failure after this point is a cut stream."""
     in_tool_call: bool = False
     max_retries: int | None = None
+    """The retry budget given to the SDK (what it *may* have done)."""
+    retries: int | None = None
+    """Retries the SDK really made before the failure, when known (see :func:`retries_taken`)."""
 
     @property
     def label(self) -> str:
@@ -125,6 +128,8 @@ class ErrorContext:
             "anthropic": "Anthropic",
             "google": "Google Gemini",
             "mistral": "Mistral",
+            "local": "The local llama-server",
+            "ollama": "Ollama",
         }
         return names.get(self.provider, self.provider)
 
@@ -220,10 +225,53 @@ def _looks_like_context_length(text: str) -> bool:
     return any(marker in lowered for marker in _CONTEXT_MARKERS)
 
 
+def _plural_retries(n: int) -> str:
+    return f"{n} automatic retr{'y' if n == 1 else 'ies'}"
+
+
 def _retry_note(ctx: ErrorContext) -> str:
+    """Say "after N retries" only for retries that happened; with an unknown count, only the budget."""
+    if ctx.retries is not None:
+        return f" (after {_plural_retries(ctx.retries)})" if ctx.retries else ""
     if ctx.max_retries:
-        return f" (after {ctx.max_retries} automatic retr{'y' if ctx.max_retries == 1 else 'ies'})"
+        return f" (with up to {_plural_retries(ctx.max_retries)})"
     return ""
+
+
+def retries_taken(exc: BaseException) -> int | None:
+    """How many times the SDK retried before ``exc``, read from the last request it sent.
+
+    The openai and anthropic SDKs number every attempt in the ``x-stainless-retry-count`` request header,
+    so this counts real requests rather than the configured budget. None when the SDK does not say.
+    """
+    request = getattr(exc, "request", None)
+    if request is None:
+        request = getattr(getattr(exc, "response", None), "request", None)
+    headers = getattr(request, "headers", None)
+    if headers is None:
+        return None
+    try:
+        value = headers.get("x-stainless-retry-count")
+    except Exception:
+        return None
+    try:
+        return int(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+_FORMAT_MARKERS: Final = (
+    "does not match the expected",  # llama.cpp: "The model produced output that does not match the expected ... format"
+    "failed to parse tool call",  # llama.cpp: "Failed to parse tool call arguments as JSON"
+    "error parsing tool call",  # Ollama
+    "failed to parse the model output",
+)
+
+
+def looks_like_format_error(text: str) -> bool:
+    """A server's complaint that the model's output was not the tool call / JSON it had to parse."""
+    lowered = text.lower()
+    return any(marker in lowered for marker in _FORMAT_MARKERS)
 
 
 def _message_for(kind: str, ctx: ErrorContext, detail: str, status: int | None) -> str:
@@ -244,9 +292,14 @@ def _message_for(kind: str, ctx: ErrorContext, detail: str, status: int | None) 
             f"run again, lower the request rate, or check the plan's quota."
         )
     if kind == "server":
+        if status in (503, 529) or "overload" in detail.lower():
+            return (
+                f"{who} had a server error{http}{_retry_note(ctx)}{detail_text}. The service is overloaded "
+                f"or down; try again later."
+            )
         return (
-            f"{who} had a server error{http}{_retry_note(ctx)}{detail_text}. The service may be overloaded "
-            f"or down; try again later."
+            f"{who} had a server error{http}{_retry_note(ctx)}{detail_text}. Run the step again; if it keeps "
+            f"failing, check the service's status (for a local server, its log)."
         )
     if kind == "timeout":
         return (
@@ -271,6 +324,13 @@ def _message_for(kind: str, ctx: ErrorContext, detail: str, status: int | None) 
             f"context."
         )
     if kind == "malformed":
+        if detail and looks_like_format_error(detail):
+            return (
+                f"{who}{ctx.where} could not parse the model's output as the expected tool call{http}"
+                f"{_retry_note(ctx)}: "
+                f"{detail.rstrip('.')}. The model wrote the wrong format (the server is not overloaded); use "
+                f'the schema-constrained mode, get_model(..., output_mode="json_schema"), or a larger model.'
+            )
         what = detail or "The provider returned a malformed response"
         return f"{what}. Run the step again; if it keeps happening, try another model."
     if status == 404:
@@ -292,6 +352,8 @@ def classify_error(exc: BaseException, ctx: ErrorContext) -> tuple[str, str]:
     if type(exc).__name__ == "MalformedToolCallError":
         return "malformed", _message_for("malformed", ctx, str(exc), None)
 
+    if ctx.retries is None:
+        ctx.retries = retries_taken(exc)
     names = _mro_names(exc)
     body = getattr(exc, "body", None)
     if body is None and type(exc).__module__.startswith("google.genai"):
@@ -328,6 +390,10 @@ def classify_error(exc: BaseException, ctx: ErrorContext) -> tuple[str, str]:
 
     if _looks_like_context_length(haystack) and (status in (None, 200, 400, 413, 422) or not status):
         return "context_length", _message_for("context_length", ctx, detail, status)
+
+    if looks_like_format_error(detail):
+        # A 500 (or an in-stream error) because the model's output did not parse: a model problem, not overload.
+        return "malformed", _message_for("malformed", ctx, detail, None if status == 200 else status)
 
     lowered = err_type.lower()
     kind: str
