@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from notebook_agent.core.messages import ToolCall
 from notebook_agent.core.model import StreamOptions
 from notebook_agent.llm import get_model
 from notebook_agent.llm.openai_chat import LOCAL_DEFAULT_TEMPERATURE, OpenAIChatModel, detect_server
@@ -208,3 +209,16 @@ async def test_temperature_default_for_local_servers(
     server.enqueue(ChatWire().text(["ok"]))
     await collect(local_model(server, **kw), context(), options)
     assert server.requests[0].body.get("temperature") == expected
+
+
+async def test_ollama_alias(server: ScriptedServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OLLAMA_HOST", server.url.removeprefix("http://"))  # Ollama's own host:port form
+    server.enqueue(content_reply('{"index": 0}'))
+    model = get_model("ollama:qwen2.5-coder:1.5b", max_retries=0)
+    assert isinstance(model, OpenAIChatModel) and model.provider == "ollama"
+    msg = final(await collect(model, context(tools=[CLICK]), FORCED))
+    request = server.requests[0]
+    assert request.path == "/v1/chat/completions" and request.body["model"] == "qwen2.5-coder:1.5b"
+    assert request.body["response_format"]["json_schema"]["name"] == "click"
+    assert "cache_prompt" not in request.body  # a llama.cpp field
+    assert msg.tool_calls == [ToolCall(id=msg.tool_calls[0].id, name="click", arguments={"index": 0})]
