@@ -110,6 +110,13 @@ def _is_verified(path: Path, pin: ModelPin) -> bool:
     return stat.st_size == pin.size and marker.read_text().split() == [pin.sha256, str(stat.st_mtime_ns)]
 
 
+def cached(name: str) -> Path | None:
+    """The model's path if it is already fetched and verified (no network, no hashing)."""
+    pin = MODELS[name]
+    target = cache_root() / "models" / pin.filename
+    return target if _is_verified(target, pin) else None
+
+
 def fetch(name: str, *, log: bool = True) -> Path:
     """Download, assemble and verify model ``name`` (``0.5b`` or ``1.5b``) unless cached; return its path."""
     pin = MODELS[name]
