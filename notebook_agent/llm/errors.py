@@ -122,6 +122,8 @@ class ErrorContext:
 
     @property
     def label(self) -> str:
+        if self.provider == "openai" and self.base_url and "api.openai.com" not in self.base_url:
+            return "The OpenAI-compatible server"  # a local or third-party server, not OpenAI itself
         names = {
             "openai": "OpenAI",
             "openai-responses": "OpenAI",

@@ -164,6 +164,7 @@ async def test_format_error_inside_the_stream_is_malformed_not_overload(server: 
     msg = final(await collect(model, context(tools=[CLICK]), FORCED))
     assert msg.stop_reason == "error" and msg.error_kind == "malformed"
     message = msg.error_message or ""
+    assert message.startswith(f"The OpenAI-compatible server at {server.url}/v1")  # not "OpenAI"
     assert LLAMA_FORMAT_ERROR in message and 'output_mode="json_schema"' in message
     assert "not overloaded" in message and "retr" not in message  # one request, no retry to claim
     assert len(server.requests) == 1
