@@ -2,12 +2,13 @@
 
 Opt-in (marker ``local_llm``; see conftest). The 0.5B test asserts structure, not choices: every step's
 output is valid against the AgentOutput schema, came through the schema-constrained path, and the run ends;
-every request carried the schema constraint. The 1.5B test reports a success rate on three pages and
-asserts only that each run ended with schema-valid steps.
+every request carried the schema constraint. The 1.5B test (only with ``NOTEBOOK_AGENT_LOCAL_LLM_RATE=1``)
+reports a success rate on three pages and asserts only that each run ended with schema-valid steps.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -20,6 +21,7 @@ from notebook_agent.llm import get_model, local_server
 from .conftest import Recorder, local_model_file, server_timings
 
 pytestmark = [pytest.mark.local_llm]
+RATE_ENV = "NOTEBOOK_AGENT_LOCAL_LLM_RATE"
 
 
 def check_run(result: PageAgentResult, bodies: list[dict[str, Any]]) -> None:
@@ -83,6 +85,8 @@ TASKS = [
 async def test_page_agent_success_rate_on_the_local_15b_model(
     browser: BrowserSession, pages: str, recorder: Recorder
 ) -> None:
+    if not os.environ.get(RATE_ENV):
+        pytest.skip(f"a measurement (minutes of CPU), not a check: set {RATE_ENV}=1 to run it")
     path = local_model_file("1.5b")
     model = get_model(f"local:{path}", http_client=recorder.client(), max_retries=0)
     successes = 0
