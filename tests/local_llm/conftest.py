@@ -100,16 +100,15 @@ def pages() -> Iterator[str]:
     httpd.server_close()
 
 
-_TIMING = re.compile(
-    r"prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens.*?\n\s*eval time =\s*([\d.]+) ms /\s*(\d+) tokens"
-    r".*?([\d.]+) tokens per second",
-)
+_PROMPT = re.compile(r"prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens")
+_GEN = re.compile(r"(?<!prompt )eval time =\s*([\d.]+) ms /\s*(\d+) tokens .*?([\d.]+) tokens per second")
 
 
 def server_timings(log: Path, since: int = 0) -> list[dict[str, float]]:
     """llama-server's per-request timings from its log (after byte offset ``since``)."""
     text = log.read_bytes()[since:].decode(errors="replace")
+    prompts, gens = _PROMPT.findall(text), _GEN.findall(text)
     return [
         {"prompt_ms": float(a), "prompt_tokens": int(b), "gen_ms": float(c), "gen_tokens": int(d), "tok_s": float(e)}
-        for a, b, c, d, e in _TIMING.findall(text)
+        for (a, b), (c, d, e) in zip(prompts, gens, strict=False)
     ]

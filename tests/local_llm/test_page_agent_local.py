@@ -70,9 +70,6 @@ async def test_page_agent_runs_on_the_local_05b_model(browser: BrowserSession, p
     result = await agent.run("Type Ada into the name field and press Create account.")
     report("0.5b signup", result, offset, time.perf_counter() - started)
     check_run(result, recorder.bodies)
-    # The server saw one request per step, each constrained by the same schema.
-    schemas = {str(body["response_format"]["json_schema"]["schema"]) for body in recorder.bodies}
-    assert len(schemas) == 1
 
 
 TASKS = [
