@@ -72,8 +72,8 @@ ServerKind = Literal["openai", "llamacpp", "ollama", "local"]
 OUTPUT_MODES: tuple[str, ...] = ("auto", "json_schema", "tools", "text")
 SERVER_KINDS: tuple[str, ...] = ("openai", "llamacpp", "ollama", "local")
 TEXT_MODE_INSTRUCTION = (
-    "Reply with only one JSON object (no prose, no code fence) holding the arguments of {name}, valid against "
-    "this JSON Schema:\n{schema}"
+    "Reply with only one JSON object (no prose, no code fence) holding the arguments of {name} ({description}), "
+    "valid against this JSON Schema:\n{schema}"
 )
 
 
@@ -101,6 +101,10 @@ class ChatCompat:
     """Sent when the caller sets no temperature."""
     cache_prompt: bool = False
     """Send ``cache_prompt: true`` (llama.cpp: reuse the KV cache of the common prompt prefix)."""
+    schema_in_prompt: bool = False
+    """In ``json_schema`` mode, also state the tool's schema in the system prompt. llama.cpp only constrains
+    decoding with it; without seeing it the model cannot know which actions exist (Qwen-1.5B then clicked
+    the one action the prompt named as an example, every step). OpenAI shows the schema to the model itself."""
 
 
 def _is_openai_url(base_url: str | None) -> bool:
@@ -115,6 +119,7 @@ def _local_compat(kind: str) -> ChatCompat:
         max_tokens_field="max_tokens",
         named_tool_choice=False,
         schema_output=True,
+        schema_in_prompt=True,
         default_temperature=LOCAL_DEFAULT_TEMPERATURE,
         cache_prompt=kind == "llamacpp",
     )
@@ -477,6 +482,8 @@ class OpenAIChatModel(StreamingAdapter):
             request["store"] = False
         if forced is not None and mode == "json_schema":
             request["response_format"] = self._response_format(forced)
+            if self.compat.schema_in_prompt:
+                self._add_text_instruction(request["messages"], forced)
         elif forced is not None and mode == "text":
             self._add_text_instruction(request["messages"], forced)
         elif context.tools:
@@ -524,7 +531,11 @@ class OpenAIChatModel(StreamingAdapter):
 
     @staticmethod
     def _add_text_instruction(messages: list[dict[str, Any]], tool: ToolSpec) -> None:
-        note = TEXT_MODE_INSTRUCTION.format(name=tool.name, schema=json.dumps(tool.parameters, ensure_ascii=False))
+        note = TEXT_MODE_INSTRUCTION.format(
+            name=tool.name,
+            description=tool.description.rstrip(".") or "the output",
+            schema=json.dumps(tool.parameters, ensure_ascii=False),
+        )
         if messages and messages[0]["role"] == "system" and isinstance(messages[0]["content"], str):
             messages[0]["content"] = f"{messages[0]['content']}\n\n{note}"
         else:

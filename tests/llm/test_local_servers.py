@@ -98,6 +98,9 @@ async def test_json_schema_mode_streams_the_content_as_the_forced_tool_call(serv
     }
     assert not {"tools", "tool_choice", "parallel_tool_calls"} & set(body)
     assert body["cache_prompt"] is True and body["temperature"] == LOCAL_DEFAULT_TEMPERATURE
+    # llama.cpp only constrains decoding with the schema: the model is shown it too (tools would show it).
+    system = body["messages"][0]["content"]
+    assert system.startswith("You drive a browser.") and json.dumps(CLICK.parameters) in system
 
     assert msg.stop_reason == "toolUse" and msg.output_mode == "json_schema"
     assert msg.text == ""
@@ -221,5 +224,6 @@ async def test_ollama_alias(server: ScriptedServer, monkeypatch: pytest.MonkeyPa
     request = server.requests[0]
     assert request.path == "/v1/chat/completions" and request.body["model"] == "qwen2.5-coder:1.5b"
     assert request.body["response_format"]["json_schema"]["name"] == "click"
+    assert json.dumps(CLICK.parameters) in request.body["messages"][0]["content"]
     assert "cache_prompt" not in request.body  # a llama.cpp field
     assert msg.tool_calls == [ToolCall(id=msg.tool_calls[0].id, name="click", arguments={"index": 0})]
