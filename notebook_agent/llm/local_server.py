@@ -10,7 +10,8 @@ reused from step to step), and, for Qwen2.5 models whose stock template asks for
 Coder models never write, the adjusted template shipped in ``templates/qwen25_bare_json_tools.jinja`` (tool
 calls as bare JSON, which llama.cpp then parses). It runs in its own process group, so a notebook Interrupt
 (SIGINT) does not reach it, is kept alive per model path for the life of the Python process, and is stopped
-at exit. :func:`get_local_model` returns the OpenAI Chat adapter pointed at it, in schema-constrained mode.
+at exit (and, on Linux, by the kernel when the process dies without running atexit). :func:`get_local_model`
+returns the OpenAI Chat adapter pointed at it, in schema-constrained mode.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import time
 import urllib.error
 import urllib.request
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -322,6 +324,17 @@ class LocalServer:
             self.process.wait(timeout=5)
 
 
+_SPAWNER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llama-server-spawner")
+"""Servers are started from this one long-lived thread: with PR_SET_PDEATHSIG the kernel stops a server when
+the thread that started it ends, i.e. when this process ends in any way (a killed kernel included)."""
+
+
+def _stop_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
 def start_server(
     model: Path,
     binary: Path,
@@ -347,9 +360,15 @@ def start_server(
         log.write(("$ " + " ".join(cmd) + "\n").encode())
         log.flush()
         # Own session/process group: a notebook Interrupt (SIGINT to the kernel's group) must not stop it.
-        process = subprocess.Popen(
-            cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
-        )
+        process = _SPAWNER.submit(
+            subprocess.Popen,
+            cmd,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            preexec_fn=_stop_with_parent if sys.platform == "linux" else None,
+        ).result()
     server = LocalServer(model, binary, port, process, log_path, template)
     deadline = time.monotonic() + timeout
     while True:

@@ -129,3 +129,40 @@ def test_build_without_cmake_says_what_to_install(cache: Path, monkeypatch: pyte
     monkeypatch.setattr(local_server.shutil, "which", lambda name: None if name == "cmake" else f"/usr/bin/{name}")
     with pytest.raises(LocalServerError, match=r"needs cmake, not found on PATH.*apt-get install cmake g\+\+"):
         local_server.build_llama_server(log=None)
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"  # a zombie has exited
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="PR_SET_PDEATHSIG is Linux-only")
+def test_server_dies_with_a_killed_process(cache: Path) -> None:
+    """A kernel killed with SIGKILL runs no atexit: the kernel still stops its server (PR_SET_PDEATHSIG)."""
+    import signal
+    import subprocess
+    import time
+
+    script = (
+        "import sys; from notebook_agent.llm.local_server import get_server; "
+        f"print(get_server({str(qwen_model(cache))!r}).process.pid, flush=True); sys.stdin.read()"
+    )
+    env = {**os.environ, "NOTEBOOK_AGENT_LLAMA_SERVER": str(fake_binary(cache)), "PYTHONPATH": os.getcwd()}
+    parent = subprocess.Popen(
+        [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True
+    )
+    assert parent.stdout is not None
+    server_pid = int(parent.stdout.readline())
+    assert _running(server_pid)
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 30  # a bound on waiting, not a timing assertion
+    while _running(server_pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    survived = _running(server_pid)
+    if survived:
+        os.kill(server_pid, signal.SIGKILL)  # do not leak it when the test fails
+    assert not survived
