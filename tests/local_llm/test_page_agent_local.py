@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -44,31 +45,37 @@ def check_run(result: PageAgentResult, bodies: list[dict[str, Any]]) -> None:
         assert step.output_error is None and step.action is not None
 
 
-def report(label: str, result: PageAgentResult, log_offset: int, seconds: float) -> None:
-    server = next(iter(local_server._SERVERS.values()))
-    timings = server_timings(server.log_path, log_offset)
+def server_for(path: Path) -> local_server.LocalServer:
+    return local_server._SERVERS[path.resolve()]
+
+
+def report(label: str, result: PageAgentResult, server: local_server.LocalServer, offset: int, seconds: float) -> None:
+    """Per-step figures (stdout, with -s): action, model time, prompt tokens evaluated and cached, tokens/s."""
+    timings = server_timings(server.log_path, offset)
     print(f"\n[{label}] status={result.status} success={result.success} steps={len(result.steps)} {seconds:.1f}s")
-    for step, t in zip(result.steps, timings, strict=False):
+    for i, step in enumerate(result.steps):
+        t = timings[i] if i < len(timings) else None
+        figures = (
+            f"prompt_eval={t['prompt_tokens']} tok/{t['prompt_ms']:.0f}ms gen={t['gen_tokens']} tok "
+            f"@ {t['tok_s']:.1f} tok/s"
+            if t
+            else "(no server timing)"
+        )
         print(
             f"  step {step.index}: {step.action} {step.args} model={step.model_ms / 1000:.2f}s "
-            f"prompt_eval={t['prompt_tokens']} tok/{t['prompt_ms']:.0f}ms (cached {step.usage.cache_read}) "
-            f"gen={t['gen_tokens']} tok @ {t['tok_s']:.1f} tok/s"
+            f"cached={step.usage.cache_read} {figures}"
         )
-
-
-def log_size() -> int:
-    servers = list(local_server._SERVERS.values())
-    return servers[0].log_path.stat().st_size if servers else 0
 
 
 async def test_page_agent_runs_on_the_local_05b_model(browser: BrowserSession, pages: str, recorder: Recorder) -> None:
     path = local_model_file("0.5b")
     model = get_model(f"local:{path}", http_client=recorder.client(), max_retries=0)
-    offset = log_size()
+    server = server_for(path)
+    offset = server.log_path.stat().st_size
     agent = PageAgent(model=model, browser=browser, start_url=f"{pages}/signup.html", max_steps=4)
     started = time.perf_counter()
     result = await agent.run("Type Ada into the name field and press Create account.")
-    report("0.5b signup", result, offset, time.perf_counter() - started)
+    report("0.5b signup", result, server, offset, time.perf_counter() - started)
     check_run(result, recorder.bodies)
 
 
@@ -89,11 +96,12 @@ async def test_page_agent_success_rate_on_the_local_15b_model(
     successes = 0
     for page, task, selector, expected in TASKS:
         recorder.bodies.clear()
-        offset = log_size()
+        server = server_for(path)
+        offset = server.log_path.stat().st_size
         agent = PageAgent(model=model, browser=browser, start_url=f"{pages}/{page}", max_steps=5)
         started = time.perf_counter()
         result = await agent.run(task)
-        report(f"1.5b {page}", result, offset, time.perf_counter() - started)
+        report(f"1.5b {page}", result, server, offset, time.perf_counter() - started)
         check_run(result, recorder.bodies)
         text = await browser.page.text_content(selector) or ""
         ok = result.status == "completed" and result.success and expected in text
