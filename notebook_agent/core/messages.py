@@ -117,6 +117,10 @@ class AssistantMessage(BaseModel):
     error_kind: str | None = None
     """Machine-readable class of the failure: auth, rate_limit, server, timeout, connection, stream_cut,
     context_length, malformed, bad_request, aborted."""
+    output_mode: Literal["tools", "json_schema", "text"] | None = None
+    """How the adapter asked for a forced tool call: as a tool call (``tools``), as JSON constrained by the
+    tool's schema and turned back into the tool call (``json_schema``), or as JSON in plain text (``text``).
+    None when the call forced no single tool or the adapter does not say."""
     timestamp: int = Field(default_factory=now_ms)
 
     @property

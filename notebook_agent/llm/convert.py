@@ -345,6 +345,13 @@ class StreamingAdapter:
     async def _open_stream(self, request: dict[str, Any], options: StreamOptions) -> Any:
         raise NotImplementedError
 
+    def _prepare_state(self, state: Any, request: dict[str, Any], context: Context, options: StreamOptions) -> None:
+        """Tell the per-call state about the request just built (default: nothing to tell)."""
+
+    async def _open(self, state: Any, request: dict[str, Any], options: StreamOptions) -> Any:
+        """Open the stream; an adapter may retry here with a different request shape and update ``state``."""
+        return await self._open_stream(request, options)
+
     def _new_state(self, builder: AssistantStreamBuilder) -> Any:
         return None
 
@@ -414,7 +421,8 @@ class StreamingAdapter:
                 request = self._build_request(context, options)
                 if self.on_payload is not None:
                     request = self.on_payload(request) or request
-                sdk_stream = await clock.run(self._open_stream(request, options), signal)
+                self._prepare_state(state, request, context, options)
+                sdk_stream = await clock.run(self._open(state, request, options), signal)
                 for event in builder.start():
                     yield event
                 while True:

@@ -116,18 +116,23 @@ class ErrorContext:
     """True once the HTTP response started: a transport failure after this point is a cut stream."""
     in_tool_call: bool = False
     max_retries: int | None = None
+    """The retry budget given to the SDK (what it *may* have done)."""
     retries: int | None = None
     """Retries the SDK really made in this call (requests counted, or its retry-count header); None if unknown.
-    Messages mention retries only when this is above zero, never from ``max_retries`` alone."""
+    Messages say "after N retries" only when N is above zero, never from ``max_retries`` alone."""
 
     @property
     def label(self) -> str:
+        if self.provider == "openai" and self.base_url and "api.openai.com" not in self.base_url:
+            return "The OpenAI-compatible server"  # a local or third-party server, not OpenAI itself
         names = {
             "openai": "OpenAI",
             "openai-responses": "OpenAI",
             "anthropic": "Anthropic",
             "google": "Google Gemini",
             "mistral": "Mistral",
+            "local": "The local llama-server",
+            "ollama": "Ollama",
         }
         return names.get(self.provider, self.provider)
 
@@ -223,24 +228,53 @@ def _looks_like_context_length(text: str) -> bool:
     return any(marker in lowered for marker in _CONTEXT_MARKERS)
 
 
-def retries_of(exc: BaseException) -> int | None:
-    """Retries the openai/anthropic SDKs made before ``exc``, from the ``x-stainless-retry-count`` header of
-    the last request they sent (None when the exception carries no request)."""
+def _plural_retries(n: int) -> str:
+    return f"{n} automatic retr{'y' if n == 1 else 'ies'}"
+
+
+def _retry_note(ctx: ErrorContext) -> str:
+    """Say "after N retries" only for retries that happened; with an unknown count, only the budget."""
+    if ctx.retries is not None:
+        return f" (after {_plural_retries(ctx.retries)})" if ctx.retries else ""
+    if ctx.max_retries:
+        return f" (with up to {_plural_retries(ctx.max_retries)})"
+    return ""
+
+
+def retries_taken(exc: BaseException) -> int | None:
+    """How many times the SDK retried before ``exc``, read from the last request it sent.
+
+    The openai and anthropic SDKs number every attempt in the ``x-stainless-retry-count`` request header,
+    so this counts real requests rather than the configured budget. None when the SDK does not say.
+    """
     request = getattr(exc, "request", None)
     if request is None:
         request = getattr(getattr(exc, "response", None), "request", None)
     headers = getattr(request, "headers", None)
+    if headers is None:
+        return None
     try:
-        value = headers.get("x-stainless-retry-count") if headers is not None else None
+        value = headers.get("x-stainless-retry-count")
+    except Exception:
+        return None
+    try:
         return int(value) if value is not None else None
-    except (TypeError, ValueError, RuntimeError):
+    except (TypeError, ValueError):
         return None
 
 
-def _retry_note(ctx: ErrorContext) -> str:
-    if ctx.retries:
-        return f" (after {ctx.retries} automatic retr{'y' if ctx.retries == 1 else 'ies'})"
-    return ""
+_FORMAT_MARKERS: Final = (
+    "does not match the expected",  # llama.cpp: "The model produced output that does not match the expected ... format"
+    "failed to parse tool call",  # llama.cpp: "Failed to parse tool call arguments as JSON"
+    "error parsing tool call",  # Ollama
+    "failed to parse the model output",
+)
+
+
+def looks_like_format_error(text: str) -> bool:
+    """A server's complaint that the model's output was not the tool call / JSON it had to parse."""
+    lowered = text.lower()
+    return any(marker in lowered for marker in _FORMAT_MARKERS)
 
 
 def _message_for(kind: str, ctx: ErrorContext, detail: str, status: int | None) -> str:
@@ -261,12 +295,15 @@ def _message_for(kind: str, ctx: ErrorContext, detail: str, status: int | None) 
             f"run again, lower the request rate, or check the plan's quota."
         )
     if kind == "server":
-        if ctx.retries:
+        if status in (503, 529) or "overload" in detail.lower():
             return (
-                f"{who} had a server error{http}{_retry_note(ctx)}{detail_text}. The service may be "
-                f"overloaded or down; try again later."
+                f"{who} had a server error{http}{_retry_note(ctx)}{detail_text}. The service is overloaded "
+                f"or down; try again later."
             )
-        return f"{who} had a server error{http}{detail_text}. Run the step again; if it keeps failing, try later."
+        return (
+            f"{who} had a server error{http}{_retry_note(ctx)}{detail_text}. Run the step again; if it keeps "
+            f"failing, check the service's status (for a local server, its log)."
+        )
     if kind == "timeout":
         return (
             f"The request to {who}{ctx.where} timed out{_retry_note(ctx)}{detail_text}. Try again, or raise "
@@ -290,6 +327,13 @@ def _message_for(kind: str, ctx: ErrorContext, detail: str, status: int | None) 
             f"context."
         )
     if kind == "malformed":
+        if detail and looks_like_format_error(detail):
+            return (
+                f"{who}{ctx.where} could not parse the model's output as the expected tool call{http}"
+                f"{_retry_note(ctx)}: "
+                f"{detail.rstrip('.')}. The model wrote the wrong format (the server is not overloaded); use "
+                f'the schema-constrained mode, get_model(..., output_mode="json_schema"), or a larger model.'
+            )
         what = detail or "The provider returned a malformed response"
         return f"{what}. Run the step again; if it keeps happening, try another model."
     if status == 404:
@@ -309,7 +353,7 @@ def classify_error(exc: BaseException, ctx: ErrorContext) -> tuple[str, str]:
     if isinstance(exc, ProviderError):
         return exc.kind, exc.message
     if ctx.retries is None:
-        ctx = replace(ctx, retries=retries_of(exc))
+        ctx = replace(ctx, retries=retries_taken(exc))
     if type(exc).__name__ == "MalformedToolCallError":
         return "malformed", _message_for("malformed", ctx, str(exc), None)
 
@@ -349,6 +393,10 @@ def classify_error(exc: BaseException, ctx: ErrorContext) -> tuple[str, str]:
 
     if _looks_like_context_length(haystack) and (status in (None, 200, 400, 413, 422) or not status):
         return "context_length", _message_for("context_length", ctx, detail, status)
+
+    if looks_like_format_error(detail):
+        # A 500 (or an in-stream error) because the model's output did not parse: a model problem, not overload.
+        return "malformed", _message_for("malformed", ctx, detail, None if status == 200 else status)
 
     lowered = err_type.lower()
     kind: str

@@ -9,6 +9,10 @@ Local servers: an OpenAI-compatible (or Anthropic-compatible) server on this mac
 such as Ollama, llama.cpp or vLLM, usually needs no key. When ``base_url`` points at a loopback, private or
 ``.local`` address and no key is set, the placeholder key ``"not-needed"`` is sent (the SDKs refuse to
 start without one). A remote base_url still needs a real key.
+
+``local:PATH.gguf`` runs a model file on a managed llama.cpp server (built once if needed, see
+:mod:`.local_server`); ``ollama:MODEL`` is the OpenAI-compatible endpoint of a running Ollama
+(``$OLLAMA_HOST`` or http://127.0.0.1:11434). Both need no key and use the local-server request shape.
 """
 
 from __future__ import annotations
@@ -57,7 +61,10 @@ PROVIDERS: dict[str, ProviderInfo] = {
         install="pip install 'notebook-agent[google]'",
     ),
     "mistral": ProviderInfo("mistral", "Mistral (OpenAI-compatible endpoint)", ("MISTRAL_API_KEY",)),
+    "local": ProviderInfo("local", "A GGUF model file on a managed llama.cpp llama-server (local:PATH.gguf)", ()),
+    "ollama": ProviderInfo("ollama", "Ollama's OpenAI-compatible endpoint (ollama:MODEL)", (), "OLLAMA_HOST"),
 }
+OLLAMA_DEFAULT_URL = "http://127.0.0.1:11434"
 
 _INFER_PREFIXES: tuple[tuple[str, str], ...] = (
     ("gpt-", "openai"),
@@ -128,6 +135,8 @@ def _package_available(module: str) -> bool:
 def _resolve_key(info: ProviderInfo, api_key: str | None, base_url: str | None) -> str | None:
     if api_key:
         return api_key
+    if not info.key_envs:
+        return LOCAL_PLACEHOLDER_KEY
     for env in info.key_envs:
         if os.environ.get(env):
             # Let the SDK read it itself (Anthropic treats an auth token differently from a key).
@@ -161,6 +170,10 @@ def get_model(
     overrides the defaults: 120/60/600 s for hosted APIs, 300/60/900 s for a local base_url); the model
     exposes the result as ``model.deadlines``. Other keyword arguments go to the adapter class (``prices=``,
     ``strict_tools=``, ``compat=``, ``legacy_parameters=``, ``client=`` ...).
+    For Chat Completions models also ``server=`` ("llamacpp", "ollama", "local" or "openai"), ``output_mode=``
+    ("auto", "json_schema", "tools", "text"), ``default_temperature=`` and ``http_client=``; see
+    :class:`.OpenAIChatModel`. ``local:PATH.gguf`` also takes ``context=``, ``threads=``, ``server_args=`` and
+    ``build=``.
     """
     name = name or os.environ.get(MODEL_ENV)
     if not name:
@@ -181,6 +194,19 @@ def get_model(
         from .openai_chat import OpenAIChatModel
 
         return OpenAIChatModel(model_id, **common, **kw)
+    if provider == "local":
+        from .local_server import get_local_model
+
+        return get_local_model(model_id, **{k: v for k, v in common.items() if k != "base_url"}, **kw)
+    if provider == "ollama":
+        from .openai_chat import OpenAIChatModel
+
+        root = (base_url or OLLAMA_DEFAULT_URL).rstrip("/")
+        if "//" not in root:
+            root = f"http://{root}"  # OLLAMA_HOST is often host:port
+        common["base_url"] = root if root.endswith("/v1") else root + "/v1"
+        kw.setdefault("server", "ollama")
+        return OpenAIChatModel(model_id, provider="ollama", **common, **kw)
     if provider == "mistral":
         from .openai_chat import MistralModel
 
