@@ -5,6 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 echo "== ruff"; .venv/bin/ruff check notebook_agent tests benchmarks && .venv/bin/ruff format --check -q notebook_agent tests benchmarks
 echo "== mypy"; .venv/bin/mypy
+echo "== local model: llama-server and Qwen2.5-Coder 0.5B (built and fetched once, cached in ~/.cache/notebook_agent)"
+.venv/bin/python scripts/build_llama_server.py
+.venv/bin/python scripts/fetch_test_model.py 0.5b
+export NOTEBOOK_AGENT_LOCAL_LLM="${NOTEBOOK_AGENT_LOCAL_LLM:-1}"  # the real-model test runs, and must not skip
 echo "== pytest"
 set +e
 .venv/bin/pytest tests notebooks --nbval-lax --nbval-current-env --nbval-cell-timeout=300 "$@"
