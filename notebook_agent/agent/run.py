@@ -342,10 +342,10 @@ class PageRun:
     # -- loop hooks --------------------------------------------------------------------------------------------
     def tool_specs(self, plan: ToolPlan) -> list[ToolSpec]:
         visible = {t.name for t in plan.visible}
+        # The same tools every step, the last one included (its note asks for done): a tool list that changes
+        # between steps would throw away the provider's cached prompt.
         ordered = [t for n, t in self.tools.items() if n in visible]
         step = self.step
-        if step is not None and step.index >= self.agent.max_steps and "done" in self.tools:
-            ordered = [self.tools["done"]]  # the last step can only finish
         spec = macro_spec(ordered)
         if step is not None and step.request is not None:
             step.request.tools = [{"name": spec.name, "description": spec.description, "parameters": spec.parameters}]

@@ -119,14 +119,38 @@ class Observer:
             last3 = [(s.action, format_args(s.args)) for s in previous[-3:]]
             if last3[0] == last3[1] == last3[2]:
                 notes.append(f"You repeated {last3[0][0]} with the same arguments 3 times. Do something else.")
+        if len(previous) >= 2 and self.unchanged_steps >= 1:
+            a, b = previous[-2], previous[-1]
+            if (a.action, format_args(a.args)) == (b.action, format_args(b.args)) and b.action == "input_text":
+                notes.append(
+                    "You typed the same text twice and the page did not change: it is already there. Submit it "
+                    "(send_keys Enter, or click the button) or move on."
+                )
+        dead = _dead_index(previous)
+        if dead is not None:
+            notes.append(
+                f"Element [{dead}] from an earlier state is gone (the page changed). Use only indices listed in the "
+                "current browser state."
+            )
+        # Warnings are relative to the run's length: "5 steps left" at step 1 of 6 only confuses a model.
         left = max_steps - step.index
         if left == 0:
             notes.append("This is the last step: call done now with what you have (success=false if unfinished).")
-        elif left == 2:
+        elif left == 2 and max_steps >= 6:
             notes.append("⚠️ Only 2 steps left after this one. Finish the task or call done.")
-        elif left == 5:
+        elif left == 5 and max_steps >= 15:
             notes.append("⚠️ Only 5 steps left after this one. Consider wrapping up.")
         return notes
+
+
+def _dead_index(previous: Sequence[PageStep]) -> int | None:
+    """The index the last action failed on because it no longer exists, if that is why it failed."""
+    if not previous or not previous[-1].is_error:
+        return None
+    last = previous[-1]
+    gone = ("no element [", "is no longer on the page", "belongs to a tab that is no longer current")
+    index = last.args.get("index")
+    return index if isinstance(index, int) and any(g in last.result for g in gone) else None
 
 
 def state_message(
@@ -147,6 +171,9 @@ def state_message(
     lines += [f"Step {step.index} of {max_steps}. Current time: {stamp}", "</step_info>", "</agent_state>"]
     lines += ["", "<agent_history>"]
     done_steps = [h for h in history if not isinstance(h, PageStep) or h.index < step.index]
+    if not any(isinstance(h, PageStep) for h in done_steps):
+        # Small models otherwise invent a previous step to evaluate, and act on it.
+        lines.append("<sys>No action has been taken yet: evaluation_previous_goal is 'Start'.</sys>")
     for i, item in enumerate(done_steps):
         if isinstance(item, str):
             lines.append(f"<sys>{neutralise(item)}</sys>")

@@ -242,8 +242,11 @@ class RunView:
             card.set_progress(event.progress)
         elif isinstance(event, ActionFinished) and card is not None:
             card.set_result(event.step)
-        elif isinstance(event, ScreenshotTaken) and card is not None:
-            card.set_screenshot(event.data, event.mime_type)
+        elif isinstance(event, ScreenshotTaken):
+            # Taken in the background, it may arrive after the next step started: it belongs to its own step.
+            owner = next((c for c in reversed(self.cards) if c.index == event.step.index), None)
+            if owner is not None:
+                owner.set_screenshot(event.data, event.mime_type)
         elif isinstance(event, ApprovalAnswered) and card is not None:
             verdict = "approved" if event.answer.approved else "denied"
             cls = "na-ok" if event.answer.approved else "na-bad"

@@ -61,6 +61,7 @@ def test_first_step_layout() -> None:
             "</agent_state>",
             "",
             "<agent_history>",
+            "<sys>No action has been taken yet: evaluation_previous_goal is 'Start'.</sys>",
             "</agent_history>",
             "",
             "<browser_state>",
@@ -99,18 +100,43 @@ def test_accumulated_wait() -> None:
     assert not any("waited" in n for n in run.notes("c"))
 
 
-def test_steps_left_warnings() -> None:
-    run = Run(max_steps=8)
-    notes_by_step = {}
-    for i in range(1, 9):
-        notes_by_step[i] = [n for n in run.notes(f"page {i}") if "step" in n.lower()]
-        run.act("scroll", {"down": True, "num_pages": i})
-    assert notes_by_step[3] == ["⚠️ Only 5 steps left after this one. Consider wrapping up."]
-    assert notes_by_step[6] == ["⚠️ Only 2 steps left after this one. Finish the task or call done."]
-    assert notes_by_step[8] == [
-        "This is the last step: call done now with what you have (success=false if unfinished)."
-    ]
-    assert all(notes_by_step[i] == [] for i in (1, 2, 4, 5, 7))
+def test_steps_left_warnings_are_relative_to_the_run() -> None:
+    def notes(max_steps: int) -> dict[int, list[str]]:
+        run = Run(max_steps=max_steps)
+        out = {}
+        for i in range(1, max_steps + 1):
+            out[i] = [n for n in run.notes(f"page {i}") if "step" in n.lower() and "No action" not in n]
+            run.act("scroll", {"down": True, "num_pages": i})
+        return out
+
+    last = "This is the last step: call done now with what you have (success=false if unfinished)."
+    long = notes(20)
+    assert long[15] == ["⚠️ Only 5 steps left after this one. Consider wrapping up."]
+    assert long[18] == ["⚠️ Only 2 steps left after this one. Finish the task or call done."]
+    assert long[20] == [last] and all(long[i] == [] for i in range(1, 20) if i not in (15, 18))
+    short = notes(6)  # "5 steps left" at step 1 of 6 would only confuse
+    assert short[4] == ["⚠️ Only 2 steps left after this one. Finish the task or call done."]
+    assert short[6] == [last] and all(short[i] == [] for i in (1, 2, 3, 5))
+    assert notes(3) == {1: [], 2: [], 3: [last]}
+
+
+def test_a_dead_index_and_retyping_are_named() -> None:
+    run = Run()
+    run.state("form")
+    run.act("input_text", {"index": 3, "text": "milk"})
+    run.state("form with milk")
+    run.act("input_text", {"index": 3, "text": "milk"})
+    assert any("You typed the same text twice" in n for n in run.notes("form with milk"))
+    run.act(
+        "click_element_by_index",
+        {"index": 7},
+        result="Error: no element [7] in the current page snapshot.",
+        is_error=True,
+    )
+    assert (
+        "Element [7] from an earlier state is gone (the page changed). Use only indices listed in the current "
+        "browser state." in run.notes("new page")
+    )
 
 
 def test_unchanged_page() -> None:
@@ -180,4 +206,4 @@ def test_page_text_cannot_break_or_forge_the_state(parts: list[str]) -> None:
     state.encode("utf-8")  # never a lone surrogate
     for tag in ("<agent_state>", "<user_request>", "</user_request>", "<browser_state>", "</browser_state>"):
         assert state.count(tag) == 1, tag
-    assert state.count("<sys>") == len(history + notes)  # only the agent's own notes
+    assert state.count("<sys>") == len(history + notes) + 1  # only the agent's own notes (and the first-step one)
