@@ -33,7 +33,7 @@ from .launch import open_browser, start_playwright
 from .reader import PageReader
 from .report import ActionError, Notices, log
 from .snapshot import LISTENER_TRACKER, MISSING, ElementInfo, Snapshot, TabInfo
-from .tabs import DialogInfo, DialogPolicy, Tabs
+from .tabs import DialogInfo, DialogPolicy, TabRouter, Tabs
 from .watch import ActionWatch
 
 
@@ -94,9 +94,12 @@ class BrowserSession:
         self._notices = Notices()
         self._reader = PageReader()
         self._tabs = Tabs(self._notices, dialog_policy, self._reader.on_frame_detached)
+        self._router = TabRouter(self._tabs)
+        self._tabs.next_id = self._router.next_id
         #: Which browser binary was launched ("" when connected to a running browser).
         self.browser_path = ""
         self._fork_of: BrowserSession | None = None
+        self._tab_of: BrowserSession | None = None
 
     # -- lifecycle ------------------------------------------------------------------------------------------
     async def __aenter__(self) -> BrowserSession:
@@ -110,6 +113,8 @@ class BrowserSession:
         """Start Playwright and the browser, open one tab. Idempotent."""
         if self._started:
             return self
+        if self._tab_of is not None:
+            raise RuntimeError("This tab session was closed; ask the browser session for a new one (tab_session()).")
         self._notices.closing = False
         if self._pw is None:
             self._pw = await start_playwright(new_session=self.new_process_session)
@@ -142,10 +147,10 @@ class BrowserSession:
     async def _adopt_context(self, context: BrowserContext) -> None:
         if self.track_listeners:
             await context.add_init_script(LISTENER_TRACKER)
-        context.on("page", self._tabs.on_context_page)
+        context.on("page", self._router.on_context_page)
         existing = [p for p in context.pages if not p.is_closed()]
         for p in existing:
-            self._tabs.register(p)
+            self._router.adopt(p, self._tabs)
         if existing:
             self._tabs.current = existing[-1]
         else:
@@ -153,14 +158,51 @@ class BrowserSession:
 
     async def _new_page(self) -> Page:
         assert self._context is not None
-        self._tabs.creating_page = True
-        try:
+        async with self._router.creating(self._tabs):
             page = await self._context.new_page()
-        finally:
-            self._tabs.creating_page = False
-        self._tabs.register(page)
+            self._router.adopt(page, self._tabs)
         self._tabs.current = page
         return page
+
+    async def tab_session(self, url: str | None = None) -> BrowserSession:
+        """A session bound to a new tab of this browser, for a run that must not share a tab with another.
+
+        It shares the browser and the context (cookies, storage, logins) but has its own current tab, tab
+        list, snapshot and notices: its actions, snapshots and screenshots only ever touch its own tabs, and
+        tabs its pages open (popups, ``target=_blank``) are its own too. Tab ids are unique across the
+        browser. Closing it closes only its tabs. It cannot relaunch the browser; if the browser goes away,
+        its next use raises.
+        """
+        await self.ensure_page()
+        root = self._tab_of or self
+        child = BrowserSession(
+            headless=root.headless,
+            viewport=root.viewport,
+            dialog_policy=root.dialog_policy,
+            on_ask_user=root.on_ask_user,
+            track_listeners=root.track_listeners,
+            action_timeout=root.action_timeout,
+            navigation_timeout=root.navigation_timeout,
+        )
+        child._pw, child._browser, child._context, child._owns_context = root._pw, root._browser, root._context, False
+        child._tab_of, child._router = root, root._router
+        child._tabs.next_id = root._router.next_id
+        child.browser_path = root.browser_path
+        root._router.add(child._tabs)
+        try:
+            await child._new_page()
+            child._started = True
+            if url:
+                await child.page.goto(url, wait_until="domcontentloaded", timeout=child.navigation_timeout * 1000)
+        except BaseException:
+            await child.close()
+            raise
+        return child
+
+    @property
+    def is_tab_session(self) -> bool:
+        """True for a session made by :meth:`tab_session` (bound to its own tabs of a shared browser)."""
+        return self._tab_of is not None
 
     async def fork(self) -> BrowserSession:
         """A new session in the same browser with a context of its own (fresh cookies, storage and tabs), so
@@ -185,6 +227,17 @@ class BrowserSession:
 
     async def close(self) -> None:
         """Close the browser (or disconnect from it) and stop Playwright. Safe to call twice."""
+        if self._tab_of is not None:  # a tab session owns only its tabs
+            self._notices.closing = True
+            self._started = False
+            pages = self._tabs.open_pages()
+            self._router.remove(self._tabs)
+            self._tabs.current = None
+            self._reader.reset()
+            for page in pages:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(page.close(), 10)
+            return
         if self._fork_of is not None:  # a fork owns only its context
             context, self._context, self._started = self._context, None, False
             self._tabs.current = None
@@ -226,10 +279,15 @@ class BrowserSession:
             return self._tabs.current
 
     async def _relaunch(self) -> None:
+        if self._tab_of is not None:
+            raise RuntimeError(
+                "The shared browser was closed while this run used one of its tabs; start the run again."
+            )
         log.warning("browser disconnected; relaunching")
         old_browser, self._browser = self._browser, None
         self._context = None
         self._tabs.clear()
+        self._router.reset()
         self._reader.reset()
         if old_browser is not None:
             with contextlib.suppress(Exception):
