@@ -56,6 +56,7 @@ class RunSpec(Protocol):
 
     model: Model
     browser: BrowserSession | None
+    own_tab: bool
     max_steps: int
     max_failures: int
     start_url: str | None
@@ -113,6 +114,10 @@ class PageRun:
             if own_browser:
                 self.browser = BrowserSession()
                 await self.browser.start()
+            elif self.agent.own_tab:  # a tab of its own in the given browser (closed when the run ends)
+                own_browser = True
+                assert self.agent.browser is not None
+                self.browser = await self.agent.browser.tab_session()
             else:
                 self.browser = self.agent.browser
             assert self.browser is not None

@@ -121,11 +121,11 @@ class AgentMagics(Magics):
             on_stop=lambda: holder[0].stop() if holder else None,
             note=note,
         )
-        agent = _KernelBrowserAgent(
+        agent = PageAgent(
             model=chosen,
             max_steps=steps,
             approval=policy,
-            approver=make_approver(view, lambda: STATE.browser),
+            approver=make_approver(view, lambda: holder[0].session if holder else None),
             approval_timeout=timeout or cfg.approval_timeout,
             on_ask_user=make_ask_user(view) if ask else None,
             enable_javascript=js,
@@ -135,7 +135,7 @@ class AgentMagics(Magics):
             system_prompt=system_prompt,
             start_url=url,
         )
-        run = NotebookRun(agent, task, view)
+        run = NotebookRun(agent, task, view, kernel_browser=True, name=out)
         holder.append(run)
         STATE.runs.append(run)
         display(view.root)
@@ -336,6 +336,8 @@ class AgentMagics(Magics):
         async def show() -> None:
             import ipywidgets as widgets
 
+            from .view import tabs_html
+
             browser = await STATE.get_browser()
             if url:
                 await browser.page.goto(url)
@@ -346,20 +348,12 @@ class AgentMagics(Magics):
                     [
                         widgets.HTML(f"<b>{title}</b><br><code>{browser.page.url}</code>"),
                         widgets.Image(value=shot, format="jpeg", layout=widgets.Layout(max_width="640px")),
+                        widgets.HTML(tabs_html(await STATE.tab_owners())),
                     ]
                 )
             )
 
         _schedule(show())
-
-
-class _KernelBrowserAgent(PageAgent):
-    """A PageAgent that takes the kernel's shared browser when its run starts (not when the cell parses)."""
-
-    async def stream(self, task: str):  # type: ignore[no-untyped-def, override]
-        self.browser = await STATE.get_browser()
-        async for event in super().stream(task):
-            yield event
 
 
 def _options(words: list[str], allowed: set[str]) -> dict[str, str] | None:

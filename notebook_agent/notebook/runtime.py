@@ -21,6 +21,7 @@ from .view import RunView
 
 if TYPE_CHECKING:
     from ..browser.session import BrowserSession
+    from ..browser.snapshot import TabInfo
     from ..core.model import Model
 
 
@@ -59,6 +60,8 @@ class SessionConfig:
 class KernelState:
     config: SessionConfig = field(default_factory=SessionConfig)
     browser: BrowserSession | None = None
+    main_tab_run: NotebookRun | None = None
+    """The run acting on the browser's own tab; a run that starts while it is active gets a tab of its own."""
     runs: list[NotebookRun] = field(default_factory=list)
     tasks: set[asyncio.Task[Any]] = field(default_factory=set)
     """Strong references: asyncio keeps only weak ones to running tasks."""
@@ -98,6 +101,20 @@ class KernelState:
             browser, self.browser = self.browser, None
             await browser.close()
 
+    async def tab_owners(self) -> list[tuple[TabInfo, str]]:
+        """Every tab of the kernel's browser with the run that owns it ("" for none), in tab-id order."""
+        if self.browser is None or not self.browser.is_started:
+            return []
+        holder = self.main_tab_run if self.main_tab_run is not None and not self.main_tab_run.done else None
+        rows = [(tab, _run_label(holder) if holder else "") for tab in await self.browser.tab_infos()]
+        for run in self.runs:
+            session = run.session
+            mine = session is not None and session.is_tab_session and session.is_started
+            if run.kernel_browser and not run.done and mine:
+                assert session is not None
+                rows += [(tab, _run_label(run)) for tab in await session.tab_infos()]
+        return sorted(rows, key=lambda row: row[0].id)
+
     def stop_all(self, reason: str = "Stopped by %agent stop") -> int:
         count = 0
         for run in self.runs:
@@ -110,6 +127,12 @@ class KernelState:
 STATE = KernelState()
 
 
+def _run_label(run: NotebookRun) -> str:
+    task = " ".join(run.task_text.split())
+    task = task if len(task) <= 50 else task[:50].rsplit(" ", 1)[0] + " …"
+    return f"{run.name or 'run'}: {task}"
+
+
 def resolve_model(name: str | None, task: str) -> tuple[Model, str]:
     """The model for a run (``--model``, else ``%agent config``, else the environment) and a header note."""
     from ..models import choose_model
@@ -120,10 +143,18 @@ def resolve_model(name: str | None, task: str) -> tuple[Model, str]:
 class NotebookRun:
     """A handle on one ``%%agent`` run: shown as its view, awaitable for its result, stoppable."""
 
-    def __init__(self, agent: PageAgent, task: str, view: RunView) -> None:
+    def __init__(
+        self, agent: PageAgent, task: str, view: RunView, *, kernel_browser: bool = False, name: str = ""
+    ) -> None:
         self.agent = agent
         self.task_text = task
         self.view = view
+        self.name = name
+        """The variable the handle is bound to (``agent_run``), to name the run in listings."""
+        self.kernel_browser = kernel_browser
+        """Run in the kernel's shared browser: in its tab, or in a tab of its own if another run has it."""
+        self.session: BrowserSession | None = agent.browser
+        """The browser session this run acts on (the shared one, or a tab session of it)."""
         self.result: PageAgentResult | None = None
         self.error: BaseException | None = None
         self.task: asyncio.Task[PageAgentResult | None] | None = None
@@ -177,8 +208,41 @@ class NotebookRun:
             raise RuntimeError("Nothing is waiting for an approval")
         self.view.answer_approval(answer)
 
+    async def _take_browser(self) -> None:
+        """The kernel's browser tab if no other active run has it, else a new tab of the same browser."""
+        browser = await STATE.get_browser()
+        holder = STATE.main_tab_run
+        if holder is None or holder is self or holder.done:
+            STATE.main_tab_run = self
+            self.session = browser
+            self.view.set_tab(f"tab {browser.tab_id(browser.page)} (the kernel browser's tab)")
+        else:
+            self.session = await browser.tab_session()
+            other = f"{holder.name} is using" if holder.name else "another run is using"
+            own = self.session.tab_id(self.session.page)
+            self.view.set_tab(f"its own tab {own} ({other} the kernel browser's tab)")
+        self.agent.browser = self.session
+
+    async def _release_browser(self) -> None:
+        if not self.kernel_browser:
+            return
+        if STATE.main_tab_run is self:
+            STATE.main_tab_run = None
+        session = self.session
+        if session is not None and session.is_tab_session:
+            self.agent.browser = None
+            await session.close()
+
     async def _main(self) -> PageAgentResult | None:
         try:
+            return await self._run()
+        finally:
+            await asyncio.shield(self._release_browser())
+
+    async def _run(self) -> PageAgentResult | None:
+        try:
+            if self.kernel_browser:
+                await self._take_browser()
             async for event in self.agent.stream(self.task_text):
                 self.events.append(event)
                 self.view.handle(event)

@@ -62,6 +62,19 @@ STATUS_TEXT = {
 }
 
 
+def tabs_html(rows: list[tuple[Any, str]]) -> str:
+    """The browser's tabs and which run owns each (``%agent browser``)."""
+    body = "".join(
+        f"<tr><td>{tab.id}</td><td>{_esc(owner) if owner else '<i>no run</i>'}</td><td><code>{_esc(tab.url)}</code>"
+        f"</td><td>{_esc(tab.title)}</td></tr>"
+        for tab, owner in rows
+    )
+    return (
+        '<table class="na-tabs"><thead><tr><th>tab</th><th>run</th><th>url</th><th>title</th></tr></thead>'
+        f"<tbody>{body}</tbody></table>"
+    )
+
+
 def _esc(value: object) -> str:
     return html.escape(str(value), quote=False)
 
@@ -190,6 +203,8 @@ class RunView:
             + (f" · {_esc(note)}" if note else "")
             + "</small></div>"
         )
+        self.where = w.HTML("")
+        self.where.add_class("na-tab")
         self.status = w.Label(STATUS_TEXT["starting"])
         self.status.add_class("na-status")
         self.bar = w.IntProgress(value=0, min=0, max=max_steps, layout=w.Layout(width="180px"))
@@ -202,7 +217,7 @@ class RunView:
         self.final = w.HTML()
         self.final.add_class("na-result")
         head = w.HBox([self.status, self.bar, self.stats, self.stop_button], layout=w.Layout(align_items="center"))
-        self.root = w.VBox([self.title, head, self.cards_box, self.final])
+        self.root = w.VBox([self.title, self.where, head, self.cards_box, self.final])
         self.root.add_class("na-run")
         self.cards: list[StepCard] = []
         self.tokens = 0
@@ -246,6 +261,10 @@ class RunView:
             card.extra.children = (w.HTML(f'<div class="na-kv {cls}">✋ {verdict} by {event.answer.by}{reason}</div>'),)
         elif isinstance(event, RunFinished):
             self.show_result(event.result)
+
+    def set_tab(self, text: str) -> None:
+        """Which browser tab the run acts on."""
+        self.where.value = f"<small>in {_esc(text)}</small>"
 
     def set_status(self, key: str) -> None:
         self.status.value = STATUS_TEXT.get(key, key)

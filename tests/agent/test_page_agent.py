@@ -380,3 +380,38 @@ async def test_vision_sends_a_screenshot_with_the_state(browser: BrowserSession,
     assert len(images) == 1 and images[0].mime_type == "image/jpeg" and len(images[0].data) > 1000
     _, _, plain = await run(browser, [step("done", {"text": "x"})], start_url=servers.url("agent_form.html"))
     assert isinstance(plain.requests[0][0].messages[-1].content, str)  # no image unless asked
+
+
+class Meet(Tool):
+    """Both runs wait here until the other has arrived (after each navigated its own way)."""
+
+    name = "meet"
+    description = "Wait for the other run."
+    parameters = {"type": "object", "properties": {}}
+
+    def __init__(self, barrier: Any) -> None:
+        self.barrier = barrier
+
+    async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> str:
+        await signal.race(self.barrier.wait())
+        return "met"
+
+
+async def test_own_tab_runs_share_a_browser_without_sharing_a_page(
+    browser: BrowserSession, servers: Servers
+) -> None:
+    import asyncio
+
+    barrier = asyncio.Barrier(2)
+
+    def agent_for(page: str) -> PageAgent:
+        script = [step("go_to_url", {"url": servers.url(page)}), step("meet"), step("done", {"text": page})]
+        return PageAgent(model=ScriptedModel(script), browser=browser, own_tab=True, custom_tools={"meet": Meet(barrier)})
+
+    await browser.page.goto(servers.url("tabs.html"))
+    a, b = agent_for("nav.html"), agent_for("form.html")
+    ra, rb = await asyncio.gather(a.run("a"), b.run("b"))
+    # after both had navigated, each still saw its own page, and the session's own tab was never touched
+    assert [s.url for s in ra.steps] == ["about:blank", servers.url("nav.html"), servers.url("nav.html")]
+    assert [s.url for s in rb.steps] == ["about:blank", servers.url("form.html"), servers.url("form.html")]
+    assert browser.page.url == servers.url("tabs.html") and len(await browser.tab_infos()) == 1

@@ -90,3 +90,49 @@ def kernel_manager_interrupt(kc: BlockingKernelClient) -> None:
     km = kc.parent
     assert isinstance(km, KernelManager)
     km.interrupt_kernel()
+
+
+INTERLEAVE = """
+import asyncio
+order = []
+while not (run_a.done and run_b.done):
+    for run in (run_a, run_b):
+        if run.done:
+            continue
+        if run.pending_approval is None:
+            try:
+                await run.wait_for_approval(60)
+            except RuntimeError:
+                continue
+        order.append(run.name)
+        run.approve()
+        await asyncio.sleep(0)
+a, b = await run_a, await run_b
+print("status", a.status, b.status)
+print("order", order[:4])
+print("a pages", sorted({s.url.rsplit('/', 1)[-1].split('?')[0] for s in a.steps}))
+print("b pages", sorted({s.url.rsplit('/', 1)[-1] for s in b.steps}))
+print("b tab", run_b.view.where.value)
+"""
+
+
+def test_two_overlapping_runs_act_only_on_their_own_tabs(kernel: BlockingKernelClient) -> None:
+    from notebook_agent.demo import DELETE_TASK
+
+    reply, _, _ = execute(
+        kernel, "%load_ext notebook_agent\nfrom notebook_agent.demo import demo_url\nurl = demo_url()"
+    )
+    assert reply["status"] == "ok"
+    reply, _, _ = execute(kernel, f"%%agent --model demo --approve ask-all --url {{url}} --out run_a\n{DEMO_TASK}")
+    assert reply["status"] == "ok"
+    reply, _, _ = execute(
+        kernel, f"%%agent --model demo --approve ask-all --url {{url}}/account.html --out run_b\n{DELETE_TASK}"
+    )
+    assert reply["status"] == "ok"
+    reply, out, _ = execute(kernel, INTERLEAVE, timeout=120)
+    assert reply["status"] == "ok", reply
+    assert "status completed completed" in out, out
+    assert "order ['run_a', 'run_b', 'run_a', 'run_b']" in out, out
+    assert "account" not in out.split("a pages", 1)[1].split("\n", 1)[0], out
+    assert "b pages ['account-deleted.html', 'account.html']" in out, out
+    assert "its own tab" in out and "run_a is using" in out, out

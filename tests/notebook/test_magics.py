@@ -219,3 +219,48 @@ async def test_browser_and_snapshot_commands(shell: InteractiveShell) -> None:
     await asyncio.wait(set(STATE.tasks), timeout=30)
     snap = STATE.browser.last_snapshot
     assert snap is not None and "Delete account" in snap.text
+
+
+async def test_two_overlapping_runs_each_act_in_their_own_tab(shell: InteractiveShell) -> None:
+    """Two %%agent cells back to back: the second gets a tab of its own, and the runs interleave step by step
+    (each waits for an approval in turn) without touching each other's page."""
+    from notebook_agent.notebook.view import tabs_html
+
+    first = await start(shell, "--model demo --approve ask-all", DEMO_TASK, out="run_a")
+    await first.wait_for_approval(timeout=30)
+    account = f"--url {demo_url()}/account.html"
+    second = await start(shell, f"--model demo --approve ask-all {account}", DELETE_TASK, out="run_b")
+    await second.wait_for_approval(timeout=30)
+    assert first.session is STATE.browser and second.session is not None and second.session.is_tab_session
+    main_tab = STATE.browser.tab_id(STATE.browser.page)  # type: ignore[union-attr]
+    own_tab = second.session.tab_id(second.session.page)
+    assert f"tab {main_tab} (the kernel browser" in first.view.where.value
+    assert f"its own tab {own_tab} (run_a is using" in second.view.where.value
+    owners = {tab.id: owner for tab, owner in await STATE.tab_owners()}
+    assert owners[main_tab].startswith("run_a: ") and owners[own_tab].startswith("run_b: ")
+    assert "run_b: " in tabs_html(await STATE.tab_owners())
+    # approve the two runs in turn: each step of one happens between two steps of the other
+    order = []
+    while not (first.done and second.done):
+        for run in (first, second):
+            if run.done:
+                continue
+            if run.pending_approval is None:
+                try:
+                    await run.wait_for_approval(timeout=30)
+                except RuntimeError:  # it finished
+                    continue
+            order.append(run.name)
+            run.approve()
+            await asyncio.sleep(0)
+    a, b = await first, await second
+    assert a is not None and b is not None
+    # both completed, each on its own pages: neither saw the other's page nor had its navigation interrupted
+    assert (a.status, a.success, b.status, b.success) == ("completed", True, "completed", True), (a.error, b.error)
+    assert "$54.99" in a.text and "deleted" in b.text.lower()
+    assert not [s.url for s in a.steps if "account" in s.url]
+    assert all("/account" in s.url for s in b.steps), [s.url for s in b.steps]
+    assert order[:4] == ["run_a", "run_b", "run_a", "run_b"]
+    assert not second.session.is_started  # its tab was closed when it ended
+    assert STATE.main_tab_run is None
+    assert len(await STATE.browser.tab_infos()) == 1  # type: ignore[union-attr]
