@@ -397,16 +397,15 @@ class Meet(Tool):
         return "met"
 
 
-async def test_own_tab_runs_share_a_browser_without_sharing_a_page(
-    browser: BrowserSession, servers: Servers
-) -> None:
+async def test_own_tab_runs_share_a_browser_without_sharing_a_page(browser: BrowserSession, servers: Servers) -> None:
     import asyncio
 
     barrier = asyncio.Barrier(2)
 
     def agent_for(page: str) -> PageAgent:
         script = [step("go_to_url", {"url": servers.url(page)}), step("meet"), step("done", {"text": page})]
-        return PageAgent(model=ScriptedModel(script), browser=browser, own_tab=True, custom_tools={"meet": Meet(barrier)})
+        meet = {"meet": Meet(barrier)}
+        return PageAgent(model=ScriptedModel(script), browser=browser, own_tab=True, custom_tools=meet)
 
     await browser.page.goto(servers.url("tabs.html"))
     a, b = agent_for("nav.html"), agent_for("form.html")
