@@ -17,7 +17,15 @@ from IPython.display import display
 
 from ..agent import PageAgent
 from ..agent.approval import POLICY_NAMES, check_policy
-from .runtime import STATE, NotebookRun, make_approver, make_ask_user, resolve_model
+from .runtime import (
+    STATE,
+    NotebookRun,
+    install_interrupt,
+    make_approver,
+    make_ask_user,
+    resolve_model,
+    uninstall_interrupt,
+)
 from .view import RunView
 
 
@@ -383,9 +391,11 @@ def load(ipython: Any) -> None:
     if getattr(ipython, "_notebook_agent_loaded", False):
         return
     ipython.register_magics(AgentMagics)
+    install_interrupt(ipython)
     ipython._notebook_agent_loaded = True
 
 
 def unload(ipython: Any) -> None:
     STATE.stop_all("The extension was unloaded")
+    uninstall_interrupt(ipython)
     ipython._notebook_agent_loaded = False

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 from collections.abc import Generator
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
@@ -131,6 +132,78 @@ def _run_label(run: NotebookRun) -> str:
     task = " ".join(run.task_text.split())
     task = task if len(task) <= 50 else task[:50].rsplit(" ", 1)[0] + " …"
     return f"{run.name or 'run'}: {task}"
+
+
+class RunInterrupted(asyncio.CancelledError):
+    """What a cell awaiting a run raises when the kernel is interrupted: a cancellation (so asyncio code
+    treats it as one) that IPython shows as one line instead of a traceback through asyncio's internals."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"\x1b[33m{self}\x1b[0m"]
+
+
+INTERRUPT_REASON = "Stopped by Kernel → Interrupt"
+
+
+def _stop_on_interrupt(previous: Any) -> Any:
+    """A SIGINT handler that stops every active run, then does what ``previous`` did (ipykernel's own
+    handler: cancel the awaiting cell or raise KeyboardInterrupt; or nothing while the kernel is idle)."""
+    if getattr(previous, "_notebook_agent", False):
+        return previous
+    loop = asyncio.get_running_loop()
+
+    def handler(signum: int, frame: Any) -> Any:
+        if any(not run.done for run in STATE.runs):
+            # signal handlers run between bytecodes on the main thread: hand the stop to the loop
+            loop.call_soon_threadsafe(STATE.stop_all, INTERRUPT_REASON)
+        if callable(previous):
+            return previous(signum, frame)
+        if previous == signal.SIG_DFL:
+            raise KeyboardInterrupt
+        return None
+
+    handler._notebook_agent = True  # type: ignore[attr-defined]
+    handler._previous = previous  # type: ignore[attr-defined]
+    return handler
+
+
+def _wrap_sigint_for_cell(*_: Any) -> None:
+    """``pre_run_cell``: ipykernel has just installed its own handler for this cell; chain ours in front."""
+    try:
+        signal.signal(signal.SIGINT, _stop_on_interrupt(signal.getsignal(signal.SIGINT)))
+    except (ValueError, RuntimeError):  # not the main thread (a subshell), or no running loop
+        pass
+
+
+def install_interrupt(shell: Any) -> None:
+    """Make Kernel → Interrupt stop every active run, whether or not a cell is running.
+
+    ipykernel ignores SIGINT while idle and swaps in its own handler around each message (restoring the idle
+    one from ``kernel.saved_sigint_handler`` afterwards). We chain a handler in front of both: the idle one
+    (so an interrupt with no cell running stops the runs, which ``%%agent`` cells leave going) and, through
+    ``pre_run_cell``, the one of each running cell (so an interrupt also stops runs the cell does not await).
+    ipykernel's own behaviour is unchanged: it runs right after ours.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    kernel = getattr(shell, "kernel", None)
+    if kernel is not None and hasattr(kernel, "saved_sigint_handler"):
+        kernel.saved_sigint_handler = _stop_on_interrupt(kernel.saved_sigint_handler)
+    events = getattr(shell, "events", None)
+    if events is not None and _wrap_sigint_for_cell not in events.callbacks.get("pre_run_cell", []):
+        events.register("pre_run_cell", _wrap_sigint_for_cell)
+
+
+def uninstall_interrupt(shell: Any) -> None:
+    kernel = getattr(shell, "kernel", None)
+    current = getattr(kernel, "saved_sigint_handler", None)
+    if getattr(current, "_notebook_agent", False):
+        kernel.saved_sigint_handler = current._previous  # type: ignore[union-attr]
+    events = getattr(shell, "events", None)
+    if events is not None and _wrap_sigint_for_cell in events.callbacks.get("pre_run_cell", []):
+        events.unregister("pre_run_cell", _wrap_sigint_for_cell)
 
 
 def resolve_model(name: str | None, task: str) -> tuple[Model, str]:
@@ -286,7 +359,12 @@ class NotebookRun:
     def __await__(self) -> Generator[Any, None, PageAgentResult | None]:
         if self.task is None:
             raise RuntimeError("This run was never started")
-        result = yield from self.task.__await__()
+        try:
+            result = yield from self.task.__await__()
+        except asyncio.CancelledError as exc:
+            if isinstance(exc, RunInterrupted):
+                raise
+            raise RunInterrupted(self._stopped_message()) from None
         # Re-send the final widget state from the awaiting cell, so headless executors (nbval, nbclient)
         # record the finished view and not the state from when the %%agent cell returned.
         for widget in self.view.widgets():
@@ -294,6 +372,16 @@ class NotebookRun:
         if self.error is not None:
             raise self.error
         return result
+
+    def _stopped_message(self) -> str:
+        name = self.name or "the run"
+        result = self.result
+        if result is None:
+            return f"Interrupted: {name} was stopped."
+        steps = len([s for s in result.steps if s.action and s.result and not s.is_error])
+        kept = f"{steps} finished step{'' if steps == 1 else 's'}"
+        where = f", saved to {self.saved_path}" if self.saved_path else ""
+        return f"Interrupted: {name} was stopped; {kept} kept in {name}.result{where}."
 
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
         status = self.result.status if self.result else ("running" if not self.done else "error")

@@ -67,8 +67,12 @@ def test_interrupt_cancels_an_awaiting_cell_and_the_browser_survives(kernel: Blo
         if reply_msg["parent_header"].get("msg_id") == msg_id:
             break
     print(f"interrupt -> cell released in {(time.monotonic() - t0) * 1000:.0f} ms")
-    assert reply_msg["content"]["status"] == "error"
-    assert reply_msg["content"]["ename"] in ("CancelledError", "KeyboardInterrupt")
+    content = reply_msg["content"]
+    assert content["status"] == "error"
+    # one line, not asyncio's CancelledError traceback
+    assert content["ename"] == "RunInterrupted", content
+    assert len(content["traceback"]) == 1, content["traceback"]
+    assert "Interrupted: agent_run was stopped; 0 finished steps kept in agent_run.result" in content["traceback"][0]
 
     # the run was stopped, and the kernel's browser is alive and reused
     reply, out, _ = execute(
@@ -136,3 +140,45 @@ def test_two_overlapping_runs_act_only_on_their_own_tabs(kernel: BlockingKernelC
     assert "account" not in out.split("a pages", 1)[1].split("\n", 1)[0], out
     assert "b pages ['account-deleted.html', 'account.html']" in out, out
     assert "its own tab" in out and "run_a is using" in out, out
+
+
+SILENT = """
+import asyncio
+from notebook_agent.agent import PageAgent
+from notebook_agent.notebook.runtime import STATE, watch
+
+class SilentModel:
+    provider, id = "test", "silent"
+    def __init__(self):
+        self.asked = asyncio.Event()
+    async def stream(self, context, options):
+        self.asked.set()
+        await asyncio.Event().wait()  # never answers
+        yield None
+
+silent = SilentModel()
+quiet_run = watch(PageAgent(model=silent, browser=await STATE.get_browser()), "wait for a model that never answers")
+"""
+
+
+def test_interrupt_with_the_kernel_idle_stops_a_run_waiting_on_a_silent_model(kernel: BlockingKernelClient) -> None:
+    reply, _, _ = execute(kernel, "%load_ext notebook_agent")
+    assert reply["status"] == "ok"
+    reply, _, _ = execute(kernel, SILENT)
+    assert reply["status"] == "ok", reply
+    reply, out, _ = execute(kernel, "await silent.asked.wait()\nprint('asked', quiet_run.done)")
+    assert "asked False" in out, out
+    # the kernel is idle (no cell runs), the run waits on the model: Interrupt
+    t0 = time.monotonic()
+    kernel_manager_interrupt(kernel)
+    while True:  # the view's status label turns to "stopped" (a widget update on iopub)
+        msg = kernel.get_iopub_msg(timeout=30)
+        state = msg["content"].get("data", {}).get("state", {}) if msg["msg_type"] == "comm_msg" else {}
+        if "stopped" in str(state.get("value", "")):
+            break
+    print(f"interrupt (kernel idle) -> run stopped in {(time.monotonic() - t0) * 1000:.0f} ms")
+    reply, out, _ = execute(
+        kernel, "r = await quiet_run\nprint(r.status, '|', r.error, '|', quiet_run.view.status.value)"
+    )
+    assert reply["status"] == "ok", reply
+    assert "stopped | Stopped by Kernel → Interrupt |" in out, out

@@ -143,8 +143,13 @@ async def test_interrupting_an_awaiting_cell_cancels_the_run(shell: InteractiveS
     loop = asyncio.get_running_loop()
     t0 = loop.time()
     waiting.cancel()  # what Interrupt does to a cell blocked in `await agent_run`
-    with pytest.raises(asyncio.CancelledError):
+    with pytest.raises(asyncio.CancelledError) as raised:  # still a cancellation, for asyncio code ...
         await waiting
+    # ... that IPython shows as one line (no traceback through asyncio)
+    assert raised.value._render_traceback_() == [  # type: ignore[attr-defined]
+        "\x1b[33mInterrupted: run_int was stopped; 0 finished steps kept in run_int.result, saved to "
+        f"{run.saved_path}.\x1b[0m"
+    ]
     assert run.task is not None
     await asyncio.wait({run.task}, timeout=5)
     assert run.task.done()
