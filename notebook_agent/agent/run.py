@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from ..browser.session import BrowserSession
+from ..browser.urls import URLError
 from ..core.abort import AbortController, AbortSignal
 from ..core.events import AgentEvent, ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate, TurnEnd, TurnStart
 from ..core.loop import AfterHook, AgentContext, BeforeToolCall, BlockToolCall, LoopConfig, run_agent_loop
@@ -122,7 +123,7 @@ class PageRun:
                 self.browser = self.agent.browser
             assert self.browser is not None
             if self.agent.start_url:
-                await self.browser.page.goto(self.agent.start_url)
+                await self.browser.open(self.agent.start_url)
             self.tools = self.agent.tools(self.browser)
             context = AgentContext(
                 system_prompt=self.agent.full_system_prompt, messages=[], tools=list(self.tools.values())
@@ -149,6 +150,8 @@ class PageRun:
         except asyncio.CancelledError:
             self.status, self.error = "stopped", "The run was cancelled"
             raise
+        except URLError as exc:  # the start URL: already a sentence for the person
+            self.status, self.error = "error", str(exc)
         except Exception as exc:
             self.status, self.error = "error", f"{type(exc).__name__}: {exc}"
         finally:

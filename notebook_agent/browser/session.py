@@ -34,6 +34,7 @@ from .reader import PageReader
 from .report import ActionError, Notices, log
 from .snapshot import LISTENER_TRACKER, MISSING, ElementInfo, Snapshot, TabInfo
 from .tabs import DialogInfo, DialogPolicy, TabRouter, Tabs
+from .urls import URLError, navigation_error, normalize_url
 from .watch import ActionWatch
 
 
@@ -430,6 +431,18 @@ class BrowserSession:
             await page.goto(url, wait_until="domcontentloaded", timeout=self.navigation_timeout * 1000)
         return page
 
+    async def open(self, url: str, wait_until: Literal["domcontentloaded", "load"] = "load") -> Page:
+        """Open ``url`` in the current tab, read the way people type it (``localhost:8000``, ``example.com``,
+        a file path; see :func:`~.urls.normalize_url`). Raises :class:`~.urls.URLError` saying, in a sentence,
+        why the URL is not one or why the page could not be opened."""
+        target = normalize_url(url)
+        page = await self.ensure_page()
+        try:
+            await page.goto(target, wait_until=wait_until, timeout=self.navigation_timeout * 1000)
+        except PlaywrightError as exc:
+            raise URLError(navigation_error(target, exc, self.navigation_timeout)) from None
+        return page
+
     async def switch_tab(self, tab_id: int) -> Page:
         """Make tab ``tab_id`` current; raises :class:`ActionError` naming the open tabs if there is none."""
         return await self._tabs.switch(tab_id)
@@ -515,4 +528,4 @@ class BrowserSession:
         return await run_action(self.tools, action, args, signal=signal)
 
 
-__all__ = ["MISSING", "ActionError", "ActionWatch", "BrowserSession", "DialogInfo", "DialogPolicy"]
+__all__ = ["MISSING", "ActionError", "ActionWatch", "BrowserSession", "DialogInfo", "DialogPolicy", "URLError"]

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import string
+from collections.abc import Callable
 from typing import Any
 
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
+from .. import options
 from ..agent import PageAgent
 from ..agent.approval import POLICY_NAMES, check_policy
 from .runtime import (
@@ -54,14 +56,14 @@ class AgentMagics(Magics):
         help="provider:model, e.g. openai:gpt-4.1-mini; 'demo' = offline; 'replay:RUN' replays a saved run",
     )
     @argument("--url", "-u", default=None, help="open this URL before the first step")
-    @argument("--max-steps", type=int, default=None, help="model calls at most (default from %%agent config)")
+    @argument("--max-steps", default=None, help="model calls at most, 1 or more (default from %%agent config)")
     @argument("--approve", default=None, help=f"approval policy: {', '.join(POLICY_NAMES)}")
     @argument("--prompt", "-p", default=None, help="a system prompt set with %%agent_prompt (default: the active one)")
     @argument("--vision", action="store_true", default=None, help="also send a screenshot to the model")
     @argument("--js", action="store_true", help="enable the execute_javascript action")
     @argument("--ask", action="store_true", help="let the agent ask you questions (ask_user)")
     @argument("--full-page", action="store_true", help="show the model the whole page, not just the viewport")
-    @argument("--timeout", type=float, default=None, help="seconds to wait for an approval before denying")
+    @argument("--timeout", default=None, help="seconds to wait for an approval before denying")
     @argument("--out", "-o", default="agent_run", help="variable bound to the run handle (default agent_run)")
     @cell_magic
     def agent(self, line: str, cell: str) -> None:
@@ -96,31 +98,41 @@ class AgentMagics(Magics):
         *,
         model: str | None = None,
         url: str | None = None,
-        max_steps: int | None = None,
+        max_steps: int | str | None = None,
         approve: str | None = None,
         prompt: str | None = None,
         vision: bool | None = None,
         js: bool = False,
         ask: bool = False,
         full_page: bool = False,
-        timeout: float | None = None,
+        timeout: float | str | None = None,
         out: str = "agent_run",
+        label: str = "%%agent",
     ) -> NotebookRun | None:
-        """Start a run with the live view (shared by %%agent and %agent rerun)."""
+        """Start a run with the live view (shared by %%agent and %agent rerun). Every option is checked by the
+        rules the terminal and ``%agent config`` use; a bad one prints one sentence (prefixed with ``label``)."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            print("%%agent needs a running event loop: use it in a Jupyter kernel (or `await agent.run()`).")
+            print(f"{label} needs a running event loop: use it in a Jupyter kernel (or `await agent.run()`).")
             return None
         cfg = STATE.config
         try:
-            policy = check_policy(approve or cfg.approve)
+            for option, value in (("--model", model), ("--url", url), ("--prompt", prompt), ("--out", out)):
+                options.no_placeholder(option, value)
+            if not out.isidentifier():
+                raise options.OptionError(f"--out needs a Python variable name, got {out!r}.")
+            steps = cfg.max_steps if max_steps is None else options.max_steps(max_steps)
+            wait = cfg.approval_timeout if timeout is None else options.timeout(timeout)
+            start_url = None if url is None else options.url(url)
+            policy = check_policy(options.approve(approve) if approve is not None else cfg.approve)
+            if model is not None:
+                options.model(model)
             system_prompt = STATE.prompt_text(prompt)
             chosen, note = resolve_model(model, task)
-        except ValueError as exc:  # ModelConfigError is a ValueError: a missing key, package or bad name
-            print(f"%%agent: {exc}")
+        except (ValueError, OSError) as exc:  # ModelConfigError is a ValueError: a missing key, package or bad name
+            print(f"{label}: {exc}")
             return None
-        steps = max_steps or cfg.max_steps
         holder: list[NotebookRun] = []
         view = RunView(
             task,
@@ -134,14 +146,14 @@ class AgentMagics(Magics):
             max_steps=steps,
             approval=policy,
             approver=make_approver(view, lambda: holder[0].session if holder else None),
-            approval_timeout=timeout or cfg.approval_timeout,
+            approval_timeout=wait,
             on_ask_user=make_ask_user(view) if ask else None,
             enable_javascript=js,
             vision=bool(vision if vision is not None else cfg.vision),
             screenshots=cfg.screenshots,
             full_page=full_page,
             system_prompt=system_prompt,
-            start_url=url,
+            start_url=start_url,
         )
         run = NotebookRun(agent, task, view, kernel_browser=True, name=out)
         holder.append(run)
@@ -211,30 +223,29 @@ class AgentMagics(Magics):
         )
 
     def _cmd_config(self, rest: list[str]) -> None:
+        """Change the session defaults; nothing is stored unless every option is valid."""
         cfg = STATE.config
+        changes: dict[str, Any] = {}
         it = iter(rest)
         for word in it:
             try:
-                if word in ("--model", "-m"):
-                    cfg.model = next(it)
-                elif word == "--max-steps":
-                    cfg.max_steps = int(next(it))
-                elif word == "--approve":
-                    cfg.approve = str(check_policy(next(it)))
-                elif word == "--timeout":
-                    cfg.approval_timeout = float(next(it))
-                elif word in ("--headed", "--headless"):
-                    cfg.headless = word == "--headless"
-                elif word == "--vision":
-                    cfg.vision = next(it).lower() in ("on", "true", "1", "yes")
-                elif word == "--screenshots":
-                    cfg.screenshots = next(it).lower() in ("on", "true", "1", "yes")
-                else:
-                    print(f"Unknown option {word!r} for %agent config.")
-                    return
-            except (StopIteration, ValueError) as exc:
-                print(f"Bad value for {word}: {exc or 'missing'}")
+                if word in ("--headed", "--headless"):
+                    changes["headless"] = word == "--headless"
+                    continue
+                if word not in _CONFIG_OPTIONS:
+                    known = ", ".join([*_CONFIG_OPTIONS, "--headed", "--headless"])
+                    raise options.OptionError(f"Unknown option {word!r} for %agent config. Options: {known}.")
+                value = next(it, None)
+                if value is None:
+                    raise options.OptionError(f"{word} needs a value.")
+                options.no_placeholder(word, value)
+                field_name, check = _CONFIG_OPTIONS[word]
+                changes[field_name] = check(value, word)
+            except (options.OptionError, ValueError) as exc:
+                print(f"%agent config: {exc} Nothing was changed.")
                 return
+        for name, value in changes.items():
+            setattr(cfg, name, value)
         print(cfg.describe())
 
     def _cmd_stop(self, rest: list[str]) -> None:
@@ -280,13 +291,14 @@ class AgentMagics(Magics):
             saved.task,
             model=opts.get("--model") or saved.model,
             url=settings.get("start_url"),
-            max_steps=int(opts.get("--max-steps") or settings.get("max_steps") or STATE.config.max_steps),
+            max_steps=opts.get("--max-steps") or settings.get("max_steps"),
             approve=opts.get("--approve") or (saved_policy if saved_policy in POLICY_NAMES else None),
             prompt=prompt,
             vision=settings.get("vision"),
             js=bool(settings.get("enable_javascript")),
             full_page=bool(settings.get("full_page")),
             out=opts.get("--out") or "agent_run",
+            label="%agent rerun",
         )
 
     def _cmd_compare(self, rest: list[str]) -> None:
@@ -362,6 +374,26 @@ class AgentMagics(Magics):
             )
 
         _schedule(show())
+
+
+def _switch(value: str, option: str) -> bool:
+    word = value.strip().lower()
+    if word in ("on", "true", "1", "yes"):
+        return True
+    if word in ("off", "false", "0", "no"):
+        return False
+    raise options.OptionError(f"{option} takes on or off, got {value!r}.")
+
+
+_CONFIG_OPTIONS: dict[str, tuple[str, Callable[[str, str], Any]]] = {
+    "--model": ("model", options.model),
+    "-m": ("model", options.model),
+    "--max-steps": ("max_steps", options.max_steps),
+    "--approve": ("approve", options.approve),
+    "--timeout": ("approval_timeout", options.timeout),
+    "--vision": ("vision", _switch),
+    "--screenshots": ("screenshots", _switch),
+}
 
 
 def _options(words: list[str], allowed: set[str]) -> dict[str, str] | None:

@@ -281,7 +281,8 @@ class RunView:
         self.stop_button.disabled = True
         self.bar.value = min(len(result.steps), self.max_steps)
         cls = "na-ok" if result.success else "na-bad"
-        detail = "" if result.status == "completed" else f"<div class='na-kv'>{_esc(result.error or '')}</div>"
+        error = result.error if result.status != "completed" and result.error != result.text else None
+        detail = f"<div class='na-kv'>{_esc(error)}</div>" if error else ""
         self.final.value = (
             f'<div class="na-kv {cls}"><b>{STATUS_TEXT.get(result.status, result.status)}</b> · '
             f"{len(result.steps)} steps · {result.usage.input + result.usage.output:,} tokens"

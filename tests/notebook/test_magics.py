@@ -15,6 +15,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from notebook_agent.demo import DELETE_TASK, DEMO_TASK, demo_url
 from notebook_agent.notebook.runtime import STATE, NotebookRun
+from tests.bad_inputs import BAD_OPTIONS, BAD_URL, UNSAFE_PORT
 
 
 @pytest.fixture(scope="module")
@@ -269,3 +270,48 @@ async def test_two_overlapping_runs_each_act_in_their_own_tab(shell: Interactive
     assert not second.session.is_started  # its tab was closed when it ended
     assert STATE.main_tab_run is None
     assert len(await STATE.browser.tab_infos()) == 1  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("args,message", [*BAD_OPTIONS, BAD_URL])
+async def test_bad_options_in_a_cell_and_in_config(
+    shell: InteractiveShell, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    """The same rules and messages as the terminal; nothing starts and nothing is stored."""
+    runs = len(STATE.runs)
+    shell.run_cell_magic("agent", " ".join(args), "do something")
+    out = capsys.readouterr().out
+    assert out.startswith(f"%%agent: {message}") and out.count("\n") == 1, out
+    assert len(STATE.runs) == runs
+    if args[0] == "--url":
+        return
+    before = STATE.config.describe()
+    shell.run_line_magic("agent", "config " + " ".join(args))
+    out = capsys.readouterr().out
+    assert out.startswith(f"%agent config: {message}") and out.rstrip().endswith("Nothing was changed."), out
+    assert STATE.config.describe() == before
+
+
+async def test_undefined_names_and_unknown_options(shell: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
+    shell.user_ns.pop("undefined_variable", None)
+    shell.run_cell_magic("agent", "--url {undefined_variable}", "do something")
+    assert capsys.readouterr().out == (
+        "%%agent: --url {undefined_variable}: 'undefined_variable' is not defined in the notebook; define it in a "
+        "cell above (or write the value itself).\n"
+    )
+    shell.run_line_magic("agent", "config --max-steps 5 --timeout 0")
+    out = capsys.readouterr().out
+    assert out.startswith("%agent config: --timeout must be a number of seconds greater than 0 (got '0').")
+    assert STATE.config.max_steps == 20  # nothing stored: the valid option before the bad one neither
+    shell.run_line_magic("agent", "config --colour blue")
+    assert capsys.readouterr().out.startswith("%agent config: Unknown option '--colour' for %agent config.")
+    shell.run_line_magic("agent", "rerun -1 --max-steps 0")
+    assert capsys.readouterr().out.startswith("%agent rerun: --max-steps must be at least 1 (got 0)")
+
+
+async def test_an_unopenable_url_is_one_sentence_in_the_view(shell: InteractiveShell) -> None:
+    shell.run_cell_magic("agent", "--model demo --url http://127.0.0.1:9/ --out run_port", "look")
+    run = shell.user_ns["run_port"]
+    result = await run
+    assert result is not None and result.status == "error" and result.error == UNSAFE_PORT
+    view_text = with_class(run.view.root, "na-result")[0].value
+    assert view_text.count("unsafe ports") == 1 and "Error:" not in view_text and "Traceback" not in view_text

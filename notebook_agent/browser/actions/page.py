@@ -14,7 +14,8 @@ from ...core.abort import AbortSignal
 from ...core.tools import OnUpdate, Tool, ToolResult
 from ..report import ActionError, first_line
 from ..snapshot import ElementInfo, call_page_api
-from .base import ActionHost, AskUser, BrowserTool, ms, quote, title_note
+from ..urls import URLError, navigation_error, normalize_url
+from .base import ActionHost, AskUser, BrowserTool, ms, title_note
 from .params import (
     AskUserParams,
     DoneParams,
@@ -216,20 +217,16 @@ class GoToUrlTool(BrowserTool):
 
     async def run(self, args: GoToUrlParams, signal: AbortSignal) -> str:
         page = await self.browser.ensure_page()
-        url = args.url.strip()
-        if re.match(r"^(localhost|\[::1\]|\d{1,3}(\.\d{1,3}){3})(:\d+)?(/|$)", url):
-            url = "http://" + url
-        elif not _SCHEME.match(url):
-            url = "https://" + url
-        scheme = url.split(":", 1)[0].lower()
-        if scheme not in ("http", "https", "about", "file", "data"):
-            raise ActionError(f"cannot open {quote(url)}: only http(s), file, data and about URLs are supported.")
+        try:
+            url = normalize_url(args.url, files=False)
+        except URLError as exc:
+            raise ActionError(str(exc)) from None
         try:
             response = await signal.race(
                 page.goto(url, wait_until="domcontentloaded", timeout=ms(self.browser.navigation_timeout))
             )
         except PlaywrightError as exc:
-            raise ActionError(f"could not open {url}: {first_line(exc)}") from None
+            raise ActionError(navigation_error(url, exc, self.browser.navigation_timeout)) from None
         text = f"Navigated to {page.url}{await title_note(page)}."
         if response is not None and response.status >= 400:
             text += f" The server answered HTTP {response.status}."
