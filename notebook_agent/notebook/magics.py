@@ -8,6 +8,7 @@ namespace (unknown names stay as written).
 from __future__ import annotations
 
 import asyncio
+import re
 import string
 from collections.abc import Callable
 from typing import Any
@@ -194,7 +195,7 @@ class AgentMagics(Magics):
         )
 
     @line_magic("agent")  # type: ignore[arg-type]
-    def agent_line(self, line: str) -> None:
+    def agent_line(self, line: str) -> Any:
         """``%agent config [--model M] [--max-steps N] [--approve P] [--headed|--headless] [--vision on|off]``,
         ``%agent browser [URL] [--headed]``, ``%agent stop``, ``%agent runs``, ``%agent help``."""
         words = line.split()
@@ -203,7 +204,7 @@ class AgentMagics(Magics):
         if handler is None:
             print(f"Unknown %agent command {command!r}.\n")
             command, handler = "help", self._cmd_help
-        handler(rest)
+        return handler(rest)
 
     # -- line commands ---------------------------------------------------------------------------------------
     def _cmd_help(self, rest: list[str]) -> None:
@@ -336,44 +337,97 @@ class AgentMagics(Magics):
         diff = prompt_diff(default_system_prompt(), text)
         display(as_html_pre(diff if diff else text))
 
-    def _cmd_snapshot(self, rest: list[str]) -> None:
+    def _cmd_snapshot(self, rest: list[str]) -> Shown:
         from .tuning import as_html_pre
 
-        async def show() -> None:
+        async def show() -> Any:
             browser = await STATE.get_browser()
             snap = await browser.snapshot(full_page="--full-page" in rest)
-            display(as_html_pre(snap.text))
+            return as_html_pre(snap.text)
 
-        _schedule(show())
+        return Shown(show(), "%agent snapshot")
 
-    def _cmd_browser(self, rest: list[str]) -> None:
-        url = next((w for w in rest if not w.startswith("--")), None)
+    def _cmd_browser(self, rest: list[str]) -> Shown:
+        typed = next((w for w in rest if not w.startswith("--")), None)
         if "--headed" in rest:
             STATE.config.headless = False
         if "--headless" in rest:
             STATE.config.headless = True
 
-        async def show() -> None:
+        async def show() -> Any:
+            import html
+
             import ipywidgets as widgets
 
             from .view import tabs_html
 
+            url = None
+            if typed is not None:  # a bad URL is reported by the Shown, in one line
+                options.no_placeholder("URL", typed)
+                url = options.url(typed, "URL")
             browser = await STATE.get_browser()
             if url:
-                await browser.page.goto(url)
+                await browser.open(url)
             shot = await browser.screenshot(format="jpeg")
-            title = await browser.page.title()
-            display(
-                widgets.VBox(
-                    [
-                        widgets.HTML(f"<b>{title}</b><br><code>{browser.page.url}</code>"),
-                        widgets.Image(value=shot, format="jpeg", layout=widgets.Layout(max_width="640px")),
-                        widgets.HTML(tabs_html(await STATE.tab_owners())),
-                    ]
-                )
+            title = html.escape(await browser.page.title())
+            return widgets.VBox(
+                [
+                    widgets.HTML(f"<b>{title}</b><br><code>{html.escape(browser.page.url)}</code>"),
+                    widgets.Image(value=shot, format="jpeg", layout=widgets.Layout(max_width="640px")),
+                    widgets.HTML(tabs_html(await STATE.tab_owners())),
+                ]
             )
 
-        _schedule(show())
+        return Shown(show(), "%agent browser")
+
+
+class Shown:
+    """What ``%agent snapshot`` and ``%agent browser`` return: the work runs as a task on the kernel loop (the
+    browser is async), and its result is displayed in the cell that asked for it.
+
+    A cell whose line is just ``%agent snapshot`` is rewritten to ``await`` it (see :func:`_await_display`), so
+    the cell stays busy until the picture is there and the output belongs to that cell, also under nbclient
+    and nbval. Called any other way (``get_ipython().run_line_magic``), the task displays when done.
+    """
+
+    def __init__(self, coro: Any, label: str) -> None:
+        self.label = label
+        self.awaited = False
+        self.task = asyncio.get_running_loop().create_task(coro)
+        STATE.tasks.add(self.task)
+        self.task.add_done_callback(STATE.tasks.discard)
+        self.task.add_done_callback(self._done)
+
+    def _show(self) -> None:
+        if self.task.cancelled():
+            return
+        exc = self.task.exception()
+        if exc is not None:
+            message = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+            print(f"{self.label}: {message}")
+            return
+        display(self.task.result())
+
+    def _done(self, _task: Any) -> None:
+        if not self.awaited:
+            self._show()
+
+    def __await__(self) -> Any:
+        self.awaited = True
+        yield from asyncio.wait([self.task]).__await__()
+        self._show()
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(f"<{self.label}: {'done' if self.task.done() else 'working'}>")
+
+
+_DISPLAY_LINE = re.compile(r"^get_ipython\(\)\.run_line_magic\('agent', '(snapshot|browser)\b.*'\)\s*$")
+
+
+def _await_display(lines: list[str]) -> list[str]:
+    """An input transformer: a top-level line that is only ``%agent snapshot``/``%agent browser`` awaits the
+    command, so its output is displayed by (and in) its own cell."""
+    return [f"await {line}" if _DISPLAY_LINE.match(line) else line for line in lines]
 
 
 def _switch(value: str, option: str) -> bool:
@@ -412,22 +466,21 @@ def _options(words: list[str], allowed: set[str]) -> dict[str, str] | None:
     return out
 
 
-def _schedule(coro: Any) -> None:
-    """Run a coroutine on the kernel loop (its display output is parented to the calling cell)."""
-    task = asyncio.get_running_loop().create_task(coro)
-    STATE.tasks.add(task)
-    task.add_done_callback(STATE.tasks.discard)
-
-
 def load(ipython: Any) -> None:
     if getattr(ipython, "_notebook_agent_loaded", False):
         return
     ipython.register_magics(AgentMagics)
     install_interrupt(ipython)
+    transformers = getattr(ipython, "input_transformers_post", None)
+    if transformers is not None and _await_display not in transformers:
+        transformers.append(_await_display)
     ipython._notebook_agent_loaded = True
 
 
 def unload(ipython: Any) -> None:
     STATE.stop_all("The extension was unloaded")
     uninstall_interrupt(ipython)
+    transformers = getattr(ipython, "input_transformers_post", None)
+    if transformers is not None and _await_display in transformers:
+        transformers.remove(_await_display)
     ipython._notebook_agent_loaded = False

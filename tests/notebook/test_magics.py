@@ -217,14 +217,33 @@ async def test_ask_user_in_the_view(shell: InteractiveShell) -> None:
     assert result is not None and result.steps[0].result == "User answered: Large"
 
 
-async def test_browser_and_snapshot_commands(shell: InteractiveShell) -> None:
-    shell.run_line_magic("agent", f"browser {demo_url()}/account.html")
-    await asyncio.wait(set(STATE.tasks), timeout=30)
+async def run_cell(shell: InteractiveShell, code: str) -> Any:
+    """What the kernel does with a cell: transform it, then run it (awaiting it if it has a top-level await)."""
+    transformed = shell.transform_cell(code)
+    assert shell.should_run_async(code, transformed_cell=transformed, preprocessing_exc_tuple=None)
+    return await shell.run_cell_async(code, store_history=False, transformed_cell=transformed)
+
+
+async def test_browser_and_snapshot_commands_display_in_their_own_cell(shell: InteractiveShell) -> None:
+    """The cell stays busy until the output is there (nbclient keeps only output sent while a cell runs)."""
+    from IPython.utils.capture import capture_output
+
+    with capture_output() as captured:
+        result = await run_cell(shell, f"%agent browser {demo_url()}/account.html")
+    assert result.success and not STATE.tasks
     assert STATE.browser is not None and STATE.browser.page.url.endswith("/account.html")
-    shell.run_line_magic("agent", "snapshot")
-    await asyncio.wait(set(STATE.tasks), timeout=30)
-    snap = STATE.browser.last_snapshot
-    assert snap is not None and "Delete account" in snap.text
+    view = captured.outputs[0].data["application/vnd.jupyter.widget-view+json"]["model_id"]
+    from ipywidgets.widgets.widget import _instances
+
+    box = _instances[view]
+    html = box.children[-1].value  # the tabs and their runs
+    assert "account.html" in html and "<i>no run</i>" in html
+    with capture_output() as captured:
+        result = await run_cell(shell, "%agent snapshot")
+    assert result.success and "Delete account" in captured.outputs[0].data["text/html"]
+    with capture_output() as captured:
+        await run_cell(shell, "%agent browser example")
+    assert captured.stdout == f"%agent browser: URL: {BAD_URL[1].removeprefix('--url: ')}\n"
 
 
 async def test_two_overlapping_runs_each_act_in_their_own_tab(shell: InteractiveShell) -> None:
