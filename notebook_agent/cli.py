@@ -10,6 +10,7 @@ import asyncio
 import json
 import os
 import sys
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -164,16 +165,53 @@ async def _run(task: str, args: argparse.Namespace, *, as_json: bool) -> int:
             start_url=start_url,
         )
         result: PageAgentResult | None = None
-        async for event in agent.stream(task):
-            _print_event(event, out)
-            if event.type == "run_finished":
-                result = event.result
+        printer = _Printer(out)
+        ticker = asyncio.create_task(printer.tick())
+        try:
+            async for event in agent.stream(task):
+                printer.event(event)
+                if event.type == "run_finished":
+                    result = event.result
+        finally:
+            ticker.cancel()
     assert result is not None
     if as_json:
         from .agent.runs import result_to_dict
 
         print(json.dumps(result_to_dict(result), indent=2, ensure_ascii=False))
     return 0 if result.success else 1
+
+
+class _Printer:
+    """Prints a run's events; while the model is being waited on it says so, and for how long (on a terminal
+    the line counts up each second; otherwise the time is printed once the model answered)."""
+
+    def __init__(self, out: Any) -> None:
+        self.out = out
+        self.live = bool(getattr(out, "isatty", lambda: False)())
+        self.waiting_since: float | None = None
+
+    async def tick(self) -> None:
+        while True:
+            await asyncio.sleep(1.0)
+            if self.live and self.waiting_since is not None:
+                seconds = time.monotonic() - self.waiting_since
+                print(f"\r  waiting for the model · {seconds:.0f} s", end="", file=self.out, flush=True)
+
+    def event(self, event: AnyEvent) -> None:
+        if event.type == "step_started":
+            self.waiting_since = time.monotonic()
+            _print_event(event, self.out)
+            print("  waiting for the model…", end="" if self.live else "\n", file=self.out, flush=True)
+            return
+        if event.type in ("model_output", "run_finished") and self.waiting_since is not None:
+            seconds = time.monotonic() - self.waiting_since
+            self.waiting_since = None
+            if self.live:
+                print("\r\x1b[K", end="", file=self.out)
+            said = "answered in" if event.type == "model_output" else "no answer after"
+            print(f"  model:  {said} {seconds:.1f} s", file=self.out)
+        _print_event(event, self.out)
 
 
 def _print_event(event: AnyEvent, out: Any) -> None:

@@ -43,6 +43,8 @@ def test_demo_runs_offline_and_says_which_model() -> None:
     assert "model: offline demo model (no API key needed)" in out.stdout
     assert "completed: success=True" in out.stdout and "TrailSound Wireless Headphones Lite at $54.99" in out.stdout
     assert "── step 1/12" in out.stdout and "action: input_text" in out.stdout
+    # the wait for the model is said, and how long it was
+    assert "── step 1/12\n  waiting for the model…\n  model:  answered in " in out.stdout
 
 
 def test_run_without_a_terminal_denies_risky_actions_and_prints_json() -> None:

@@ -414,3 +414,22 @@ async def test_own_tab_runs_share_a_browser_without_sharing_a_page(browser: Brow
     assert [s.url for s in ra.steps] == ["about:blank", servers.url("nav.html"), servers.url("nav.html")]
     assert [s.url for s in rb.steps] == ["about:blank", servers.url("form.html"), servers.url("form.html")]
     assert browser.page.url == servers.url("tabs.html") and len(await browser.tab_infos()) == 1
+
+
+async def test_builtin_actions_report_progress_while_they_take_time(browser: BrowserSession, servers: Servers) -> None:
+    script = [
+        step("go_to_url", {"url": servers.url("agent_form.html")}),
+        step("input_text", lambda c: {"index": index_of(c, r"name=name"), "text": "Ada"}),
+        step("scroll", {"down": True}),
+        step("wait", {"seconds": 2}),
+        step("done", {"text": "ok"}),
+    ]
+    result, events, _ = await run(browser, script)
+    assert result.status == "completed"
+    progress = [(e.action, e.progress) for e in events if e.type == "action_progress"]
+    assert progress[0] == ("go_to_url", f"loading {servers.url('agent_form.html')}")
+    assert progress[1][0] == "input_text" and progress[1][1].startswith("typing 'Ada' into ")
+    assert ("input_text", "typed; waiting for the page to react") in progress
+    assert ("scroll", "scrolling down") in progress
+    waits = [p for a, p in progress if a == "wait"]
+    assert waits and waits[0].startswith("waiting: ") and waits[-1].endswith("of 2 s")

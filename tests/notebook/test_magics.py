@@ -334,3 +334,70 @@ async def test_an_unopenable_url_is_one_sentence_in_the_view(shell: InteractiveS
     assert result is not None and result.status == "error" and result.error == UNSAFE_PORT
     view_text = with_class(run.view.root, "na-result")[0].value
     assert view_text.count("unsafe ports") == 1 and "Error:" not in view_text and "Traceback" not in view_text
+
+
+async def test_the_card_fills_in_while_the_model_writes(shell: InteractiveShell) -> None:
+    """Streamed AgentOutput arguments show in the current card (evaluation, memory, next goal, then the action)
+    before the action runs; the header keeps one live picture; the end shows a summary."""
+    from notebook_agent.agent import PageAgent
+    from notebook_agent.agent.macro import agent_output
+    from notebook_agent.llm.scripted import ScriptedModel
+    from notebook_agent.notebook.runtime import watch
+
+    browser = await STATE.get_browser()
+    goal = "Open the account page to read the e-mail address shown there"
+    script = [
+        agent_output(
+            "go_to_url",
+            {"url": f"{demo_url()}/account.html"},
+            evaluation="Nothing done yet",
+            memory="Task: read the e-mail",
+            next_goal=goal,
+        ),
+        agent_output("done", {"text": "found it", "success": False}, next_goal="Report"),
+    ]
+    agent = PageAgent(model=ScriptedModel(script, chunk=8), browser=browser)
+    run = watch(agent, "read the e-mail")
+    seen: list[tuple[str, str, str]] = []
+    handle = run.view.handle
+
+    def recording(event: Any) -> None:
+        handle(event)
+        card = run.view.card()
+        if card is not None and card.index == 1:
+            seen.append((event.type, card.reflection.value, card.header.description))
+
+    run.view.handle = recording  # type: ignore[method-assign]
+    result = await run
+    assert result is not None
+    types = [t for t, _, _ in seen]
+    first_action = types.index("action_started")
+    streamed = [(v, h) for t, v, h in seen[:first_action] if t == "message_update" and "Next goal" in v]
+    assert len(streamed) > 2  # the next goal grew over several updates before the action ran
+    partial = [v for v, _ in streamed if goal not in v]
+    assert partial and "Evaluation</span> Nothing done yet" in partial[0]
+    assert any("go_to_url" in v and "being written" in v for v, _ in streamed)
+    assert streamed[-1][1].startswith("Step 1/20 · Open the account page")
+    # one live picture in the header: the latest screenshot
+    assert run.view.live.value == result.steps[-1].screenshot
+    # the end: a failed done is not a "Result ✓", the summary says it all, Stop is gone, the bar is full
+    card = run.view.cards[-1]
+    assert "Failed</span>" in card.result.value and "na-bad" in card.result.value
+    summary = with_class(run.view.root, "na-result")[0].value
+    assert "<b>failed</b> · no success · 2 steps · 0 tokens · " in summary and "found it" in summary
+    assert run.view.stop_button.layout.display == "none"
+    assert run.view.bar.value == run.view.bar.max
+
+
+def test_the_wait_for_the_model_is_shown_with_its_length() -> None:
+    from notebook_agent.notebook.view import StepCard, plural
+
+    card = StepCard(3, 20)
+    assert card.waiting_since is not None
+    card.wait_tick(card.waiting_since + 4.2)
+    assert card.header.description == "Step 3/20 · waiting for the model · 4 s"
+    assert "waiting for the answer · 4 s" in card.progress.value
+    assert card.preview({"memory": "half a thou"})  # the first streamed text ends the wait
+    card.wait_tick(100.0)
+    assert "4 s" not in card.progress.value and card.header.description == "Step 3/20 · the model is answering"
+    assert (plural(1, "step"), plural(2, "step")) == ("1 step", "2 steps")

@@ -54,7 +54,14 @@ class WaitTool(BrowserTool):
     async def run(self, args: WaitParams, signal: AbortSignal) -> str:
         since = self.browser.seconds_since_snapshot
         already = min(since, args.seconds) if since is not None else 0.0
-        await signal.sleep(max(0.0, args.seconds - already))
+        left = max(0.0, args.seconds - already)
+        waited = already
+        while left > 0:  # one progress line a second
+            await self.progress(f"waiting: {waited:.0f} of {args.seconds:g} s")
+            chunk = min(1.0, left)
+            await signal.sleep(chunk)
+            left -= chunk
+            waited += chunk
         return f"Waited for {args.seconds:g} second{'' if args.seconds == 1 else 's'}."
 
 
@@ -96,6 +103,7 @@ class _ScrollBase(BrowserTool):
             direction, end, rest = (
                 ("right", "right edge", "to the right") if forward else ("left", "left edge", "to the left")
             )
+        await self.progress(f"scrolling {direction}" + (f" in element [{index}]" if index is not None else ""))
         page = await self.browser.ensure_page()
         frame: Frame = page.main_frame
         arg: dict[str, Any] = {
@@ -221,6 +229,7 @@ class GoToUrlTool(BrowserTool):
             url = normalize_url(args.url, files=False)
         except URLError as exc:
             raise ActionError(str(exc)) from None
+        await self.progress(f"loading {url}")
         try:
             response = await signal.race(
                 page.goto(url, wait_until="domcontentloaded", timeout=ms(self.browser.navigation_timeout))

@@ -45,6 +45,7 @@ class ClickTool(BrowserTool):
                 via = f" (a trusted click was not possible: {first_line(exc)}; a JavaScript click was used instead)"
             target = info.attributes.get("target", "")
             popup = info.tag == "a" and target not in ("", "_self", "_parent", "_top")
+            await self.progress("clicked; waiting for a new tab" if popup else "clicked; waiting for the page")
             await watch.settle(signal, expect_popup=popup)
             effects = watch.describe()
         parts = [f"Clicked {info.describe()}{via}."]
