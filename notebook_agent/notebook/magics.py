@@ -159,7 +159,7 @@ class AgentMagics(Magics):
         run = NotebookRun(agent, task, view, kernel_browser=True, name=out)
         holder.append(run)
         STATE.runs.append(run)
-        display(view.root)
+        run.show()
         run.start()
         if self.shell is not None:
             self.shell.user_ns[out] = run

@@ -228,11 +228,35 @@ class NotebookRun:
         """Run in the kernel's shared browser: in its tab, or in a tab of its own if another run has it."""
         self.session: BrowserSession | None = agent.browser
         """The browser session this run acts on (the shared one, or a tab session of it)."""
+        self.display_handle: Any = None
+        self._bundle: dict[str, Any] = {}
         self.result: PageAgentResult | None = None
         self.error: BaseException | None = None
         self.task: asyncio.Task[PageAgentResult | None] | None = None
         self.events: list[AnyEvent] = []
         self.saved_path: str | None = None
+
+    def show(self) -> None:
+        """Display the live view in the current cell, under a display id, so that the static record can be
+        added to the same output when the run ends."""
+        from IPython.display import display
+
+        self._bundle = dict(self.view.root._repr_mimebundle_() or {})
+        self.display_handle = display(self._bundle, raw=True, display_id=True)
+
+    def leave_record(self) -> None:
+        """Add the static HTML record (see :mod:`.record`) next to the widget in the view's output."""
+        from .record import error_html, record_html
+
+        if self.display_handle is None:
+            return
+        if self.result is not None:
+            record = record_html(self.result)
+        elif self.error is not None:
+            record = error_html(self.task_text, self.error)
+        else:
+            return
+        self.display_handle.update({**self._bundle, "text/html": record}, raw=True)
 
     @property
     def done(self) -> bool:
@@ -311,6 +335,10 @@ class NotebookRun:
             return await self._run()
         finally:
             await asyncio.shield(self._release_browser())
+            try:
+                self.leave_record()
+            except Exception as exc:  # the record is a courtesy: never lose the run over it
+                self.view.note(f"Could not write the static record: {exc}")
 
     async def _run(self) -> PageAgentResult | None:
         try:
@@ -369,6 +397,7 @@ class NotebookRun:
         # record the finished view and not the state from when the %%agent cell returned.
         for widget in self.view.widgets():
             widget.send_state()
+        self.leave_record()  # again from this cell: nbclient keeps only what the running cell sends
         if self.error is not None:
             raise self.error
         return result
@@ -395,8 +424,6 @@ def watch(agent: PageAgent, task: str, *, ask_user: bool = False) -> NotebookRun
     approver) appear in the view; with ``ask_user=True`` (and no ``on_ask_user`` of its own) so do its
     questions.
     """
-    from IPython.display import display
-
     holder: list[NotebookRun] = []
     view = RunView(
         task,
@@ -411,7 +438,7 @@ def watch(agent: PageAgent, task: str, *, ask_user: bool = False) -> NotebookRun
     run = NotebookRun(agent, task, view)
     holder.append(run)
     STATE.runs.append(run)
-    display(view.root)
+    run.show()
     run.start()
     return run
 
