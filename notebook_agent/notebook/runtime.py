@@ -446,8 +446,8 @@ def watch(agent: PageAgent, task: str, *, ask_user: bool = False) -> NotebookRun
 _OUTLINE_JS = """([x, y, w, h]) => {
   const d = document.createElement('div');
   d.id = '__na_target_outline';
-  Object.assign(d.style, {position: 'fixed', left: x - 3 + 'px', top: y - 3 + 'px', width: w + 6 + 'px',
-    height: h + 6 + 'px', border: '3px solid #e3342f', borderRadius: '4px', zIndex: 2147483647,
+  Object.assign(d.style, {position: 'fixed', left: x + 'px', top: y + 'px', width: w + 'px',
+    height: h + 'px', border: '3px solid #e3342f', borderRadius: '4px', zIndex: 2147483647,
     pointerEvents: 'none', boxSizing: 'border-box'});
   document.documentElement.appendChild(d);
 }"""
@@ -460,13 +460,17 @@ async def target_crop(browser: BrowserSession, index: int, padding: int = 60) ->
     if info is None or info.box is None:
         return None
     x, y, w, h = info.box
-    vw, vh = browser.viewport
-    left, top = max(0.0, x - padding), max(0.0, y - padding)
-    right, bottom = min(float(vw), x + w + padding), min(float(vh), y + h + padding)
-    if right <= left or bottom <= top:
-        return None
     page = browser.page
-    await page.evaluate(_OUTLINE_JS, [x, y, w, h])
+    size = page.viewport_size  # the real one (a headed window may differ from the configured size)
+    vw, vh = (size["width"], size["height"]) if size else browser.viewport
+    # the outline (3 px outside the element, 3 px wide) is kept inside the viewport, and the crop holds all of it
+    ox, oy = max(0.0, x - 3), max(0.0, y - 3)
+    ow, oh = min(float(vw), x + w + 3) - ox, min(float(vh), y + h + 3) - oy
+    left, top = max(0.0, ox - padding), max(0.0, oy - padding)
+    right, bottom = min(float(vw), ox + ow + padding), min(float(vh), oy + oh + padding)
+    if right <= left or bottom <= top or ow <= 0 or oh <= 0:
+        return None
+    await page.evaluate(_OUTLINE_JS, [ox, oy, ow, oh])
     try:
         return await page.screenshot(
             type="png", clip={"x": left, "y": top, "width": right - left, "height": bottom - top}

@@ -15,6 +15,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from notebook_agent.demo import DELETE_TASK, DEMO_TASK, demo_url
 from notebook_agent.notebook.runtime import STATE, NotebookRun
+from notebook_agent.notebook.tuning import short_task
 from tests.bad_inputs import BAD_OPTIONS, BAD_URL, UNSAFE_PORT
 
 
@@ -192,7 +193,9 @@ async def test_config_runs_and_errors(shell: InteractiveShell, capsys: pytest.Ca
     for row, run in zip(rows, saved, strict=True):
         cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
         assert cells[0] == f"<code>{run.run_id}</code>" and cells[1] == run.status
-        assert cells[2] == str(len(run.steps)) and cells[-1] == html_escape(run.task[:60])
+        assert cells[2] == str(len(run.steps)) and cells[-1] == html_escape(short_task(run.task))
+        shown = cells[-1].removesuffix(" …")  # cut at a word boundary, never mid-word
+        assert run.task.startswith(shown) and run.task[len(shown) : len(shown) + 1] in ("", " ", ",", ".")
     shell.run_line_magic("agent", "frobnicate")
     assert "Unknown %agent command 'frobnicate'" in capsys.readouterr().out
 
