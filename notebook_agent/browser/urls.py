@@ -34,7 +34,7 @@ def normalize_url(text: str, *, files: bool = True) -> str:
         if scheme not in SCHEMES:
             raise URLError(f"Cannot open {url!r}: only http(s), file, data and about URLs are supported.")
         return url
-    if files and (url.startswith(("/", "~", "./", "../")) or Path(url).suffix.lower() in (".html", ".htm")):
+    if files:
         path = Path(url).expanduser()
         if path.exists():
             return path.resolve().as_uri()
