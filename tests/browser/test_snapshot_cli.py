@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from notebook_agent.browser.urls import URLError, normalize_url
 from notebook_agent.llm import tokens
 from notebook_agent.llm.tokens import count_tokens
-from notebook_agent.browser.urls import URLError, normalize_url
 from notebook_agent.snapshot_cli import snapshot_command
 
 
