@@ -171,14 +171,46 @@ def test_interrupt_with_the_kernel_idle_stops_a_run_waiting_on_a_silent_model(ke
     # the kernel is idle (no cell runs), the run waits on the model: Interrupt
     t0 = time.monotonic()
     kernel_manager_interrupt(kernel)
-    while True:  # the view's status label turns to "stopped" (a widget update on iopub)
+    deadline = time.monotonic() + 60  # a bound, so a run that is not stopped fails instead of hanging
+    while time.monotonic() < deadline:  # the view's status label turns to "stopped" (a widget update on iopub)
         msg = kernel.get_iopub_msg(timeout=30)
         state = msg["content"].get("data", {}).get("state", {}) if msg["msg_type"] == "comm_msg" else {}
         if "stopped" in str(state.get("value", "")):
             break
+    else:
+        pytest.fail("Interrupt with the kernel idle did not stop the run")
     print(f"interrupt (kernel idle) -> run stopped in {(time.monotonic() - t0) * 1000:.0f} ms")
     reply, out, _ = execute(
         kernel, "r = await quiet_run\nprint(r.status, '|', r.error, '|', quiet_run.view.status.value)"
     )
     assert reply["status"] == "ok", reply
     assert "stopped | Stopped by Kernel → Interrupt |" in out, out
+
+
+def test_interrupting_an_unrelated_cell_also_stops_the_runs(kernel: BlockingKernelClient) -> None:
+    """A cell busy with something else while a run works in the background: Interrupt stops both (ipykernel
+    still cancels its cell, and our handler, chained in front of its own, stops the run)."""
+    reply, _, _ = execute(kernel, "%load_ext notebook_agent")
+    reply, _, _ = execute(kernel, SILENT.replace("quiet_run", "quiet2").replace("silent", "silent2"))
+    assert reply["status"] == "ok", reply
+    reply, out, _ = execute(kernel, "await silent2.asked.wait()\nprint('asked', quiet2.done)")
+    assert "asked False" in out, out
+    started = "cell-started"
+    msg_id = kernel.execute(f"print({started!r}, flush=True)\nawait asyncio.Event().wait()")
+    while True:  # wait until the unrelated cell runs (its output), then Interrupt
+        msg = kernel.get_iopub_msg(timeout=30)
+        if msg["parent_header"].get("msg_id") == msg_id and started in msg["content"].get("text", ""):
+            break
+    kernel_manager_interrupt(kernel)
+    while True:
+        reply_msg = kernel.get_shell_msg(timeout=30)
+        if reply_msg["parent_header"].get("msg_id") == msg_id:
+            break
+    assert reply_msg["content"]["status"] == "error"  # ipykernel's own handling of the cell is unchanged
+    reply, out, _ = execute(  # a bound on the wait, so a run that was not stopped fails here instead of hanging
+        kernel,
+        "await asyncio.wait({quiet2.task}, timeout=30)\n"
+        "print(quiet2.done, '|', quiet2.agent.last_result.error if quiet2.done else '')",
+    )
+    assert reply["status"] == "ok", reply
+    assert "True | Stopped by Kernel → Interrupt" in out, out

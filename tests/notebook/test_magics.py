@@ -81,6 +81,8 @@ async def test_approval_deny_reaches_the_model(shell: InteractiveShell) -> None:
     run = await start(shell, "--model demo --approve ask-risky", DELETE_TASK, out="run_deny")
     request = await run.wait_for_approval(timeout=30)
     assert request.action == "click_element_by_index" and "delete" in request.reason
+    action_line = run.view.card().action.value  # type: ignore[union-attr]
+    assert "waiting for approval" in action_line and "running" not in action_line
     panel = with_class(run.view.root, "na-approval")
     assert len(panel) == 1 and with_class(panel[0], "na-approve") and with_class(panel[0], "na-deny")
     crop = with_class(panel[0], "na-approval-crop")  # the target element, outlined, for the person
@@ -390,6 +392,12 @@ async def test_the_card_fills_in_while_the_model_writes(shell: InteractiveShell)
     assert "<b>failed</b> · no success · 2 steps · 0 tokens · " in summary and "found it" in summary
     assert run.view.stop_button.layout.display == "none"
     assert run.view.bar.value == run.view.bar.max
+    # no symbol that needs an emoji font anywhere in the view
+    texts = [getattr(x, "value", "") for x in run.view.widgets()] + [
+        getattr(x, "description", "") for x in run.view.widgets()
+    ]
+    emoji = [c for t in texts if isinstance(t, str) for c in t if ord(c) >= 0x1F000 or 0x2600 <= ord(c) <= 0x27BF]
+    assert not emoji, emoji
 
 
 def test_the_wait_for_the_model_is_shown_with_its_length() -> None:
