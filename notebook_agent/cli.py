@@ -10,6 +10,7 @@ import asyncio
 import json
 import os
 import sys
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -69,7 +70,7 @@ def _agent_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--model", "-m", default=None, help="provider:model (default NOTEBOOK_AGENT_MODEL); 'demo' = offline"
     )
-    p.add_argument("--max-steps", type=int, default=20)
+    p.add_argument("--max-steps", default="20", help="model calls at most, 1 or more (default 20)")
     p.add_argument("--approve", default=None, help="auto, ask-risky (default on a terminal), ask-all, deny-risky")
     p.add_argument("--headed", action="store_true", help="show the browser window")
     p.add_argument("--vision", action="store_true", help="also send a screenshot to the model each step")
@@ -102,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .browser.launch import BrowserNotFoundError
         from .llm.errors import ModelConfigError
 
-        if isinstance(exc, (BrowserNotFoundError, ModelConfigError, ValueError)):
+        if isinstance(exc, (BrowserNotFoundError, ModelConfigError, ValueError, OSError)):
             print(f"error: {exc}", file=sys.stderr)
             return 2
         raise
@@ -135,40 +136,84 @@ async def _terminal_ask(question: str, signal: Any) -> str:
 
 
 async def _run(task: str, args: argparse.Namespace, *, as_json: bool) -> int:
+    from . import options
     from .agent import PageAgent
+    from .agent.approval import check_policy
     from .browser.session import BrowserSession
 
-    model, label = _model_for(args.model, task)
+    # the same checks (and messages) as %%agent and %agent config
+    max_steps = options.max_steps(args.max_steps)
+    start_url = None if args.url is None else options.url(args.url)
+    if args.model is not None:
+        options.model(args.model)
     interactive = sys.stdin.isatty()
-    from .agent.approval import check_policy
-
-    policy = check_policy(args.approve or ("ask-risky" if interactive else "deny-risky"))
+    policy = check_policy(
+        options.approve(args.approve) if args.approve else ("ask-risky" if interactive else "deny-risky")
+    )
+    model, label = _model_for(args.model, task)
     out = sys.stderr if as_json else sys.stdout
     print(f"model: {label}", file=out)
     async with BrowserSession(headless=not args.headed) as browser:
         agent = PageAgent(
             model=model,
             browser=browser,
-            max_steps=args.max_steps,
+            max_steps=max_steps,
             approval=policy,
             approver=_terminal_approver if interactive else None,
             on_ask_user=_terminal_ask if interactive else None,
             enable_javascript=args.js,
             vision=args.vision,
             screenshots=False,
-            start_url=args.url,
+            start_url=start_url,
         )
         result: PageAgentResult | None = None
-        async for event in agent.stream(task):
-            _print_event(event, out)
-            if event.type == "run_finished":
-                result = event.result
+        printer = _Printer(out)
+        ticker = asyncio.create_task(printer.tick())
+        try:
+            async for event in agent.stream(task):
+                printer.event(event)
+                if event.type == "run_finished":
+                    result = event.result
+        finally:
+            ticker.cancel()
     assert result is not None
     if as_json:
         from .agent.runs import result_to_dict
 
         print(json.dumps(result_to_dict(result), indent=2, ensure_ascii=False))
     return 0 if result.success else 1
+
+
+class _Printer:
+    """Prints a run's events; while the model is being waited on it says so, and for how long (on a terminal
+    the line counts up each second; otherwise the time is printed once the model answered)."""
+
+    def __init__(self, out: Any) -> None:
+        self.out = out
+        self.live = bool(getattr(out, "isatty", lambda: False)())
+        self.waiting_since: float | None = None
+
+    async def tick(self) -> None:
+        while True:
+            await asyncio.sleep(1.0)
+            if self.live and self.waiting_since is not None:
+                seconds = time.monotonic() - self.waiting_since
+                print(f"\r  waiting for the model · {seconds:.0f} s", end="", file=self.out, flush=True)
+
+    def event(self, event: AnyEvent) -> None:
+        if event.type == "step_started":
+            self.waiting_since = time.monotonic()
+            _print_event(event, self.out)
+            print("  waiting for the model…", end="" if self.live else "\n", file=self.out, flush=True)
+            return
+        if event.type in ("model_output", "run_finished") and self.waiting_since is not None:
+            seconds = time.monotonic() - self.waiting_since
+            self.waiting_since = None
+            if self.live:
+                print("\r\x1b[K", end="", file=self.out)
+            said = "answered in" if event.type == "model_output" else "no answer after"
+            print(f"  model:  {said} {seconds:.1f} s", file=self.out)
+        _print_event(event, self.out)
 
 
 def _print_event(event: AnyEvent, out: Any) -> None:
@@ -253,7 +298,10 @@ def _eval(args: argparse.Namespace) -> int:
         if not sep:
             raise ValueError(f"--var takes NAME=VALUE, got {item!r}")
         variables[name] = value
-    if "{demo}" in Path(args.suite).read_text(encoding="utf-8") and "demo" not in variables:
+    suite_path = Path(args.suite)
+    if not suite_path.is_file():
+        raise ValueError(f"There is no suite file {args.suite!r}: give the path of a YAML or JSON suite.")
+    if "{demo}" in suite_path.read_text(encoding="utf-8") and "demo" not in variables:
         from .demo import demo_url
 
         variables["demo"] = demo_url()

@@ -9,26 +9,12 @@ import asyncio
 import json
 import sys
 import time
-from pathlib import Path
 from typing import Any
-
-from playwright.async_api import Error as PlaywrightError
 
 from .browser.launch import BrowserNotFoundError
 from .browser.session import BrowserSession
+from .browser.urls import URLError, normalize_url
 from .llm.tokens import count_tokens, exact_available
-
-
-def _normalise_url(url: str) -> str:
-    """Accept bare paths and host names the way people type them."""
-    if "://" in url or url.startswith(("about:", "data:")):
-        return url
-    path = Path(url).expanduser()
-    if path.exists():
-        return path.resolve().as_uri()
-    if url.startswith(("localhost", "127.", "[::1]")):
-        return "http://" + url
-    return "https://" + url
 
 
 async def _snapshot(url: str, full_page: bool, as_json: bool) -> int:
@@ -36,9 +22,9 @@ async def _snapshot(url: str, full_page: bool, as_json: bool) -> int:
     async with BrowserSession() as browser:
         launched = time.perf_counter()
         try:
-            await browser.page.goto(url, wait_until="load", timeout=browser.navigation_timeout * 1000)
-        except PlaywrightError as exc:
-            print(f"error: could not open {url}: {str(exc).splitlines()[0]}", file=sys.stderr)
+            await browser.open(url)
+        except URLError as exc:
+            print(f"error: {exc}", file=sys.stderr)
             return 2
         loaded = time.perf_counter()
         snap = await browser.snapshot(full_page=full_page)
@@ -88,10 +74,13 @@ async def _snapshot(url: str, full_page: bool, as_json: bool) -> int:
 def snapshot_command(url: str, full_page: bool = False, as_json: bool = False) -> int:
     """Entry point for the main CLI. Returns the process exit code (0 ok, 1 no browser, 2 page failed)."""
     try:
-        return asyncio.run(_snapshot(_normalise_url(url), full_page, as_json))
+        return asyncio.run(_snapshot(normalize_url(url), full_page, as_json))
     except BrowserNotFoundError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except URLError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from notebook_agent import __version__
+from tests.bad_inputs import BAD_OPTIONS, BAD_URL, UNSAFE_PORT
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,6 +43,8 @@ def test_demo_runs_offline_and_says_which_model() -> None:
     assert "model: offline demo model (no API key needed)" in out.stdout
     assert "completed: success=True" in out.stdout and "TrailSound Wireless Headphones Lite at $54.99" in out.stdout
     assert "── step 1/12" in out.stdout and "action: input_text" in out.stdout
+    # the wait for the model is said, and how long it was
+    assert "── step 1/12\n  waiting for the model…\n  model:  answered in " in out.stdout
 
 
 def test_run_without_a_terminal_denies_risky_actions_and_prints_json() -> None:
@@ -88,3 +91,44 @@ def test_snapshot(flag: list[str]) -> None:
     assert out.returncode == 0, out.stderr
     text = json.loads(out.stdout)["text"] if flag else out.stdout
     assert "Northwind Outfitters" in text and "<input type=search" in text
+
+
+@pytest.mark.parametrize("args,message", [*BAD_OPTIONS, BAD_URL])
+def test_bad_options_are_one_sentence_and_exit_2(args: list[str], message: str) -> None:
+    out = cli("run", "anything", "--model", "demo", *args)
+    assert out.returncode == 2
+    assert out.stderr.startswith(f"error: {message}") and out.stderr.count("\n") == 1, out.stderr
+    assert out.stdout == ""
+
+
+def test_url_rule_and_unreachable_pages() -> None:
+    snap = cli("snapshot", "example")  # the same rule as run --url: a word is not a URL
+    assert snap.returncode == 2 and snap.stderr == f"error: {BAD_URL[1].removeprefix('--url: ')}\n"
+    run = cli("run", "look", "--model", "demo", "--url", "http://127.0.0.1:9/")
+    assert run.returncode == 1 and "Traceback" not in run.stderr + run.stdout
+    assert (run.stdout + run.stderr).count(UNSAFE_PORT) == 1, run.stdout + run.stderr
+    snap = cli("snapshot", "127.0.0.1:9/")
+    assert snap.returncode == 2 and snap.stderr == f"error: {UNSAFE_PORT}\n"
+
+
+def test_eval_input_errors_name_the_file(tmp_path: Path) -> None:
+    missing = cli("eval", str(tmp_path / "nope.yaml"))
+    assert missing.returncode == 2
+    assert (
+        missing.stderr
+        == f"error: There is no suite file {str(tmp_path / 'nope.yaml')!r}: give the path of a YAML or JSON suite.\n"
+    )
+    bad_yaml = tmp_path / "suite.yaml"
+    bad_yaml.write_text("tasks:\n  - id: a\n    task: [unclosed\n")
+    out = cli("eval", str(bad_yaml))
+    assert out.returncode == 2 and out.stderr.startswith(f"error: The suite {bad_yaml} is not valid YAML: ")
+    assert "line" in out.stderr and out.stderr.count("\n") == 1, out.stderr
+    bad_json = tmp_path / "suite.json"
+    bad_json.write_text('{"tasks": [}')
+    out = cli("eval", str(bad_json))
+    assert out.returncode == 2 and out.stderr.count("\n") == 1
+    assert out.stderr.startswith(f"error: The suite {bad_json} is not valid JSON: Expecting value at line 1, column 12")
+    empty = tmp_path / "empty.json"
+    empty.write_text("{}")
+    out = cli("eval", str(empty))
+    assert out.returncode == 2 and out.stderr.startswith(f"error: The suite {empty}: a suite needs a non-empty")

@@ -96,16 +96,33 @@ def load_suite(source: str | Path | Mapping[str, Any], variables: Mapping[str, s
         default_name = "suite"
     else:
         path = Path(source)
-        raw = path.read_text(encoding="utf-8")
+        try:
+            raw = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ValueError(f"Cannot read the suite {path}: {exc.strerror or exc}.") from None
         if path.suffix.lower() == ".json":
-            data = json.loads(raw)
+            try:
+                data = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise ValueError(
+                    f"The suite {path} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}."
+                ) from None
         else:
             import yaml
 
-            data = yaml.safe_load(raw)
+            try:
+                data = yaml.safe_load(raw)
+            except yaml.YAMLError as exc:
+                mark = getattr(exc, "problem_mark", None)
+                where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+                problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+                raise ValueError(f"The suite {path} is not valid YAML: {problem}{where}.") from None
         default_name = path.stem
     if not isinstance(data, dict) or not isinstance(data.get("tasks"), list) or not data["tasks"]:
-        raise ValueError("A suite needs a non-empty 'tasks' list (each with 'id', 'task' and optional 'url', 'check')")
+        where = "" if isinstance(source, Mapping) else f"The suite {source}: "
+        raise ValueError(
+            f"{where}a suite needs a non-empty 'tasks' list (each with 'id', 'task' and optional 'url', 'check')."
+        )
     vars_ = dict(variables or {})
     tasks = []
     for i, t in enumerate(data["tasks"]):

@@ -52,6 +52,8 @@ class PageAgent:
 
     ``model``: a :class:`Model` or a ``provider:model`` name (default ``NOTEBOOK_AGENT_MODEL``).
     ``browser``: a started :class:`BrowserSession`; when omitted the agent starts a headless one per run.
+    ``own_tab``: each run acts in a new tab of ``browser`` (same cookies), so runs of several agents sharing
+    one browser never touch each other's pages; the tab is closed when the run ends.
     ``custom_tools``: ``{name: tool}`` adds or overrides an action, ``{name: None}`` removes one.
     ``approval``: ``auto`` (default), ``ask-risky``, ``ask-all``, ``deny-risky`` or a function of an
     :class:`ApprovalRequest`; ``approver`` answers the ``ask`` cases (no approver: asks are denied).
@@ -67,6 +69,7 @@ class PageAgent:
         model: Model | str | None = None,
         browser: BrowserSession | None = None,
         *,
+        own_tab: bool = False,
         max_steps: int = 20,
         max_failures: int = 3,
         custom_tools: Mapping[str, Tool | None] | None = None,
@@ -106,6 +109,7 @@ class PageAgent:
             )
         self.model = _resolve_model(model)
         self.browser = browser
+        self.own_tab = own_tab
         self.max_steps = max_steps
         self.max_failures = max_failures
         self.custom_tools = dict(custom_tools or {})

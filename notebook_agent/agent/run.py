@@ -23,9 +23,8 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Protocol
 
-from ..browser.report import ActionError
 from ..browser.session import BrowserBusyError, BrowserSession
-from ..browser.urls import normalise_url
+from ..browser.urls import URLError, normalise_url
 from ..core.abort import AbortController, AbortedError, AbortSignal
 from ..core.events import AgentEvent, ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate, TurnEnd, TurnStart
 from ..core.loop import AfterHook, AgentContext, BeforeToolCall, BlockToolCall, LoopConfig, run_agent_loop
@@ -67,6 +66,7 @@ class RunSpec(Protocol):
 
     model: Model
     browser: BrowserSession | None
+    own_tab: bool
     max_steps: int
     max_failures: int
     start_url: str | None
@@ -135,6 +135,10 @@ class PageRun:
             if own_browser:
                 self.browser = BrowserSession()
                 await self.browser.start()
+            elif self.agent.own_tab:  # a tab of its own in the given browser (closed when the run ends)
+                own_browser = True
+                assert self.agent.browser is not None
+                self.browser = await self.agent.browser.tab_session()
             else:
                 self.browser = self.agent.browser
                 assert self.browser is not None
@@ -179,7 +183,7 @@ class PageRun:
             raise
         except AbortedError as exc:
             self.status, self.error = "stopped", exc.reason
-        except (StartUrlError, BrowserBusyError) as exc:
+        except (StartUrlError, BrowserBusyError, URLError) as exc:
             self.status, self.error = "error", str(exc)
         except Exception as exc:
             self.status, self.error = "error", f"{type(exc).__name__}: {exc}"
@@ -220,8 +224,8 @@ class PageRun:
         pixel must not cost 30 s), bounded by the navigation timeout, and stopped by Stop."""
         try:
             await self.controller.signal.race(browser.open(url))
-        except ActionError as exc:
-            raise StartUrlError(f"The start URL {url} could not be opened: {exc}") from None
+        except URLError as exc:
+            raise StartUrlError(f"The start URL could not be opened: {exc}") from None
 
     def _record(self, write: Callable[[RunWriter], None]) -> None:
         """Write to the run file; a disk problem is reported once on the result, never ends the run."""

@@ -43,9 +43,10 @@ from ..core.tools import Tool, ToolResult
 from .actions import AskUser, builtin_tools, run_action
 from .launch import open_browser, start_playwright
 from .reader import PageReader
-from .report import ActionError, Notices, first_line, log
+from .report import ActionError, Notices, log
 from .snapshot import FULL_PAGE_MAX_CHARS, LISTENER_TRACKER, MISSING, ElementInfo, Snapshot, TabInfo
-from .tabs import DialogInfo, DialogPolicy, Tabs
+from .tabs import DialogInfo, DialogPolicy, TabRouter, Tabs
+from .urls import URLError, navigation_error, normalize_url
 from .watch import ActionWatch
 
 _NAMES = ("token", "secret", "password", "passwd", "apikey", "api_key", "api-key", "otp", "cvv", "cvc", "ssn")
@@ -128,9 +129,12 @@ class BrowserSession:
         self._notices = Notices()
         self._reader = PageReader()
         self._tabs = Tabs(self._notices, dialog_policy, self._reader.on_frame_detached, downloads_dir)
+        self._router = TabRouter(self._tabs)
+        self._tabs.next_id = self._router.next_id
         #: Which browser binary was launched ("" when connected to a running browser).
         self.browser_path = ""
         self._fork_of: BrowserSession | None = None
+        self._tab_of: BrowserSession | None = None
         self._guard: NavigationGuard | None = None
         self._suspect = False
         self._owner: str | None = None
@@ -148,6 +152,8 @@ class BrowserSession:
         """Start Playwright and the browser, open one tab. Idempotent."""
         if self._started:
             return self
+        if self._tab_of is not None:
+            raise RuntimeError("This tab session was closed; ask the browser session for a new one (tab_session()).")
         self._notices.closing = False
         if self._pw is None:
             self._pw = await start_playwright(new_session=self.new_process_session)
@@ -183,10 +189,10 @@ class BrowserSession:
         if self._guard is not None:  # a relaunched browser keeps its guard
             await context.route("**/*", self._route)
             self._guarded_context = context
-        context.on("page", self._tabs.on_context_page)
+        context.on("page", self._router.on_context_page)
         existing = [p for p in context.pages if not p.is_closed()]
         for p in existing:
-            self._tabs.register(p)
+            self._router.adopt(p, self._tabs)
         if existing:
             self._tabs.current = existing[-1]
         else:
@@ -194,14 +200,52 @@ class BrowserSession:
 
     async def _new_page(self) -> Page:
         assert self._context is not None
-        self._tabs.creating_page = True
-        try:
+        async with self._router.creating(self._tabs):
             page = await self._context.new_page()
-        finally:
-            self._tabs.creating_page = False
-        self._tabs.register(page)
+            self._router.adopt(page, self._tabs)
         self._tabs.current = page
         return page
+
+    async def tab_session(self, url: str | None = None) -> BrowserSession:
+        """A session bound to a new tab of this browser, for a run that must not share a tab with another.
+
+        It shares the browser and the context (cookies, storage, logins) but has its own current tab, tab
+        list, snapshot and notices: its actions, snapshots and screenshots only ever touch its own tabs, and
+        tabs its pages open (popups, ``target=_blank``) are its own too. Tab ids are unique across the
+        browser. Closing it closes only its tabs. It cannot relaunch the browser; if the browser goes away,
+        its next use raises.
+        """
+        await self.ensure_page()
+        root = self._tab_of or self
+        child = BrowserSession(
+            headless=root.headless,
+            viewport=root.viewport,
+            dialog_policy=root.dialog_policy,
+            on_ask_user=root.on_ask_user,
+            track_listeners=root.track_listeners,
+            action_timeout=root.action_timeout,
+            navigation_timeout=root.navigation_timeout,
+        )
+        child._pw, child._browser, child._context, child._owns_context = root._pw, root._browser, root._context, False
+        child._tab_of, child._router = root, root._router
+        child._tabs.next_id = root._router.next_id
+        child.browser_path = root.browser_path
+        child.downloads_dir = root.downloads_dir
+        root._router.add(child._tabs)
+        try:
+            await child._new_page()
+            child._started = True
+            if url:
+                await child.page.goto(url, wait_until="domcontentloaded", timeout=child.navigation_timeout * 1000)
+        except BaseException:
+            await child.close()
+            raise
+        return child
+
+    @property
+    def is_tab_session(self) -> bool:
+        """True for a session made by :meth:`tab_session` (bound to its own tabs of a shared browser)."""
+        return self._tab_of is not None
 
     async def fork(self) -> BrowserSession:
         """A new session in the same browser with a context of its own (fresh cookies, storage and tabs), so
@@ -226,6 +270,17 @@ class BrowserSession:
 
     async def close(self) -> None:
         """Close the browser (or disconnect from it) and stop Playwright. Safe to call twice."""
+        if self._tab_of is not None:  # a tab session owns only its tabs
+            self._notices.closing = True
+            self._started = False
+            pages = self._tabs.open_pages()
+            self._router.remove(self._tabs)
+            self._tabs.current = None
+            self._reader.reset()
+            for page in pages:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(page.close(), 10)
+            return
         if self._fork_of is not None:  # a fork owns only its context
             context, self._context, self._started = self._context, None, False
             self._tabs.current = None
@@ -267,10 +322,15 @@ class BrowserSession:
             return self._tabs.current
 
     async def _relaunch(self) -> None:
+        if self._tab_of is not None:
+            raise RuntimeError(
+                "The shared browser was closed while this run used one of its tabs; start the run again."
+            )
         log.warning("browser disconnected; relaunching")
         old_browser, self._browser = self._browser, None
         self._context = None
         self._tabs.clear()
+        self._router.reset()
         self._reader.reset()
         if old_browser is not None:
             with contextlib.suppress(Exception):
@@ -473,17 +533,6 @@ class BrowserSession:
         """Open tabs in opening order; ``current_title`` spares a round trip when the caller knows it."""
         return await self._tabs.infos(current_title)
 
-    async def open(self, url: str) -> Page:
-        """Open ``url`` in the current tab (replacing a closed or crashed tab or browser first), waiting for
-        the document, not every subresource; a failure is an :class:`ActionError` with Playwright's one
-        informative line."""
-        page = await self.ensure_page()
-        try:
-            await page.goto(url, wait_until="domcontentloaded", timeout=self.navigation_timeout * 1000)
-        except PlaywrightError as exc:
-            raise ActionError(first_line(exc)) from None
-        return page
-
     async def new_tab(self, url: str | None = None) -> Page:
         """Open a tab (optionally at ``url``) and make it current; no "new tab" notice, since the caller knows."""
         await self.ensure_page()
@@ -495,13 +544,13 @@ class BrowserSession:
     @property
     def popup_mark(self) -> frozenset[Page]:
         """A mark for :meth:`close_popups`: the tabs open now."""
-        return frozenset(p for p in self.context.pages if not p.is_closed()) if self._context else frozenset()
+        return frozenset(self._tabs.open_pages())
 
     async def close_popups(self, mark: frozenset[Page]) -> int:
         """Close every tab opened since ``mark`` (see :attr:`popup_mark`) except the current one: a run's
         popups do not outlive it. Returns how many were closed."""
         closed = 0
-        for page in list(self.context.pages) if self._context else []:
+        for page in self._tabs.open_pages():  # only this session's own tabs, never another run's
             if page in mark or page is self._tabs.current or page.is_closed():
                 continue
             with contextlib.suppress(Exception):
@@ -522,6 +571,18 @@ class BrowserSession:
     def downloads(self) -> list[Path]:
         """Files the pages downloaded, where they were saved."""
         return list(self._tabs.downloads)
+
+    async def open(self, url: str, wait_until: Literal["domcontentloaded", "load"] = "domcontentloaded") -> Page:
+        """Open ``url`` in the current tab, read the way people type it (``localhost:8000``, ``example.com``,
+        a file path; see :func:`~.urls.normalize_url`). Raises :class:`~.urls.URLError` saying, in a sentence,
+        why the URL is not one or why the page could not be opened."""
+        target = normalize_url(url)
+        page = await self.ensure_page()
+        try:
+            await page.goto(target, wait_until=wait_until, timeout=self.navigation_timeout * 1000)
+        except PlaywrightError as exc:
+            raise URLError(navigation_error(target, exc, self.navigation_timeout)) from None
+        return page
 
     async def switch_tab(self, tab_id: int) -> Page:
         """Make tab ``tab_id`` current; raises :class:`ActionError` naming the open tabs if there is none."""
@@ -605,6 +666,8 @@ class BrowserSession:
             top = False
         guard = self._guard
         try:
+            if top and guard is not None and self._tabs.tab_id(request.frame.page) < 0:
+                top = False  # another session's tab (a run in its own tab): its own guard decides
             if not top or guard is None:
                 await route.fallback()
                 return
@@ -659,4 +722,13 @@ class BrowserSession:
         return await run_action(self.tools, action, args, signal=signal)
 
 
-__all__ = ["MISSING", "ActionError", "ActionWatch", "BrowserBusyError", "BrowserSession", "DialogInfo", "DialogPolicy"]
+__all__ = [
+    "MISSING",
+    "ActionError",
+    "ActionWatch",
+    "BrowserBusyError",
+    "BrowserSession",
+    "DialogInfo",
+    "DialogPolicy",
+    "URLError",
+]

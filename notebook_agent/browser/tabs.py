@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeAlias
@@ -42,7 +42,8 @@ DialogPolicy: TypeAlias = (
 
 
 class Tabs:
-    """Tab bookkeeping for one context. ``current`` is the tab actions and snapshots use."""
+    """Tab bookkeeping for one owner of tabs in a context (the session, or one tab session of it). ``current``
+    is the tab actions and snapshots use."""
 
     #: Tabs a site may open before further ones are closed at once (a popup storm).
     POPUP_MAX = 10
@@ -53,6 +54,7 @@ class Tabs:
         dialog_policy: DialogPolicy,
         on_frame_detached: Callable[[Frame], None],
         downloads_dir: str | Path = "agent_downloads",
+        next_id: Callable[[], int] | None = None,
     ) -> None:
         self.notices = notices
         self.dialog_policy: DialogPolicy = dialog_policy
@@ -62,6 +64,8 @@ class Tabs:
         self.creating_page = False
         self._ids: dict[Page, int] = {}
         self._next = 0
+        self.next_id = next_id
+        """Where tab ids come from when several owners share a context (see :class:`TabRouter`)."""
         self._on_frame_detached = on_frame_detached
         self.downloads_dir = Path(downloads_dir)
         self.site_opened: list[Page] = []
@@ -87,8 +91,11 @@ class Tabs:
     def register(self, page: Page) -> None:
         if page in self._ids:
             return
-        self._ids[page] = self._next
-        self._next += 1
+        if self.next_id is not None:
+            self._ids[page] = self.next_id()
+        else:
+            self._ids[page] = self._next
+            self._next += 1
         page.on("dialog", self._on_dialog)
         page.on("crash", self._on_crash)
         page.on("close", self._on_close)
@@ -199,3 +206,84 @@ class Tabs:
             outcome = f"it could not be answered ({first_line(exc)})"
         article = "An" if info.type[:1] in "aeiou" else "A"
         self.notices.add(f"{article} {info.type} dialog said '{short(info.message, 200)}'; {outcome}.")
+
+
+class TabRouter:
+    """Hands every tab that appears in a shared context to exactly one owner (a :class:`Tabs`).
+
+    A tab an owner creates is that owner's; a tab a page opens (a popup, ``target=_blank``) belongs to the
+    owner of the page that opened it; any other tab (opened from outside, e.g. by the user through
+    ``context.new_page()``) goes to the first owner, the session's own tabs. Tab ids are unique across owners,
+    so a listing of every tab in the browser is unambiguous.
+    """
+
+    def __init__(self, root: Tabs) -> None:
+        self.owners: list[Tabs] = [root]
+        self._owner_of: dict[Page, Tabs] = {}
+        self._creator: Tabs | None = None
+        self._create_lock = asyncio.Lock()
+        self._next = 0
+
+    def next_id(self) -> int:
+        self._next += 1
+        return self._next - 1
+
+    def add(self, owner: Tabs) -> None:
+        self.owners.append(owner)
+
+    def remove(self, owner: Tabs) -> None:
+        with contextlib.suppress(ValueError):
+            self.owners.remove(owner)
+        for page in [p for p, o in self._owner_of.items() if o is owner]:
+            del self._owner_of[page]
+
+    def owner(self, page: Page) -> Tabs | None:
+        return self._owner_of.get(page)
+
+    @contextlib.asynccontextmanager
+    async def creating(self, owner: Tabs) -> AsyncIterator[None]:
+        """Around ``context.new_page()``: the page that appears meanwhile is ``owner``'s (one at a time)."""
+        async with self._create_lock:
+            self._creator = owner
+            owner.creating_page = True
+            try:
+                yield
+            finally:
+                owner.creating_page = False
+                self._creator = None
+
+    def reset(self) -> None:
+        """The context went away: only the first owner remains, and no tab is known."""
+        self.owners = self.owners[:1]
+        self._owner_of.clear()
+
+    def _claim(self, page: Page, owner: Tabs) -> bool:
+        if page in self._owner_of:
+            return False
+        self._owner_of[page] = owner
+        page.on("popup", lambda popup: self._on_popup(popup, owner))
+        return True
+
+    def adopt(self, page: Page, owner: Tabs) -> None:
+        """Record ``page`` as ``owner``'s without announcing it (a tab the owner made or already had)."""
+        if self._claim(page, owner):
+            owner.register(page)
+
+    def assign(self, page: Page, owner: Tabs) -> None:
+        """Give a tab that appeared to ``owner``, which makes it current and tells its watch or notices."""
+        if self._claim(page, owner):
+            owner.on_context_page(page)
+
+    def _on_popup(self, popup: Page, opener_owner: Tabs) -> None:
+        if opener_owner in self.owners:
+            self.assign(popup, opener_owner)
+
+    def on_context_page(self, page: Page) -> None:
+        """The context's "page" event. Playwright emits the opener's "popup" right after it (same call), which
+        claims a popup for its opener's owner; whatever is still unclaimed one loop turn later is the
+        creator's (which also assigns it explicitly once ``new_page()`` returns), else the first owner's."""
+        asyncio.get_running_loop().call_soon(self._unclaimed, page)
+
+    def _unclaimed(self, page: Page) -> None:
+        if page not in self._owner_of and not page.is_closed():
+            self.assign(page, self._creator or self.owners[0])

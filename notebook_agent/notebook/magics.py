@@ -8,16 +8,27 @@ namespace (unknown names stay as written).
 from __future__ import annotations
 
 import asyncio
+import re
 import string
+from collections.abc import Callable
 from typing import Any
 
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import display
 
+from .. import options
 from ..agent import PageAgent
 from ..agent.approval import POLICY_NAMES, check_policy
-from .runtime import STATE, NotebookRun, make_approver, make_ask_user, resolve_model
+from .runtime import (
+    STATE,
+    NotebookRun,
+    install_interrupt,
+    make_approver,
+    make_ask_user,
+    resolve_model,
+    uninstall_interrupt,
+)
 from .view import RunView
 
 
@@ -46,14 +57,14 @@ class AgentMagics(Magics):
         help="provider:model, e.g. openai:gpt-4.1-mini; 'demo' = offline; 'replay:RUN' replays a saved run",
     )
     @argument("--url", "-u", default=None, help="open this URL before the first step")
-    @argument("--max-steps", type=int, default=None, help="model calls at most (default from %%agent config)")
+    @argument("--max-steps", default=None, help="model calls at most, 1 or more (default from %%agent config)")
     @argument("--approve", default=None, help=f"approval policy: {', '.join(POLICY_NAMES)}")
     @argument("--prompt", "-p", default=None, help="a system prompt set with %%agent_prompt (default: the active one)")
     @argument("--vision", action="store_true", default=None, help="also send a screenshot to the model")
     @argument("--js", action="store_true", help="enable the execute_javascript action")
     @argument("--ask", action="store_true", help="let the agent ask you questions (ask_user)")
     @argument("--full-page", action="store_true", help="show the model the whole page, not just the viewport")
-    @argument("--timeout", type=float, default=None, help="seconds to wait for an approval before denying")
+    @argument("--timeout", default=None, help="seconds to wait for an approval before denying")
     @argument("--out", "-o", default="agent_run", help="variable bound to the run handle (default agent_run)")
     @cell_magic
     def agent(self, line: str, cell: str) -> None:
@@ -88,31 +99,41 @@ class AgentMagics(Magics):
         *,
         model: str | None = None,
         url: str | None = None,
-        max_steps: int | None = None,
+        max_steps: int | str | None = None,
         approve: str | None = None,
         prompt: str | None = None,
         vision: bool | None = None,
         js: bool = False,
         ask: bool = False,
         full_page: bool = False,
-        timeout: float | None = None,
+        timeout: float | str | None = None,
         out: str = "agent_run",
+        label: str = "%%agent",
     ) -> NotebookRun | None:
-        """Start a run with the live view (shared by %%agent and %agent rerun)."""
+        """Start a run with the live view (shared by %%agent and %agent rerun). Every option is checked by the
+        rules the terminal and ``%agent config`` use; a bad one prints one sentence (prefixed with ``label``)."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            print("%%agent needs a running event loop: use it in a Jupyter kernel (or `await agent.run()`).")
+            print(f"{label} needs a running event loop: use it in a Jupyter kernel (or `await agent.run()`).")
             return None
         cfg = STATE.config
         try:
-            policy = check_policy(approve or cfg.approve)
+            for option, value in (("--model", model), ("--url", url), ("--prompt", prompt), ("--out", out)):
+                options.no_placeholder(option, value)
+            if not out.isidentifier():
+                raise options.OptionError(f"--out needs a Python variable name, got {out!r}.")
+            steps = cfg.max_steps if max_steps is None else options.max_steps(max_steps)
+            wait = cfg.approval_timeout if timeout is None else options.timeout(timeout)
+            start_url = None if url is None else options.url(url)
+            policy = check_policy(options.approve(approve) if approve is not None else cfg.approve)
+            if model is not None:
+                options.model(model)
             system_prompt = STATE.prompt_text(prompt)
             chosen, note = resolve_model(model, task)
-        except ValueError as exc:  # ModelConfigError is a ValueError: a missing key, package or bad name
-            print(f"%%agent: {exc}")
+        except (ValueError, OSError) as exc:  # ModelConfigError is a ValueError: a missing key, package or bad name
+            print(f"{label}: {exc}")
             return None
-        steps = max_steps or cfg.max_steps
         holder: list[NotebookRun] = []
         view = RunView(
             task,
@@ -121,25 +142,25 @@ class AgentMagics(Magics):
             on_stop=lambda: holder[0].stop() if holder else None,
             note=note,
         )
-        agent = _KernelBrowserAgent(
+        agent = PageAgent(
             model=chosen,
             max_steps=steps,
             approval=policy,
-            approver=make_approver(view, lambda: STATE.browser),
-            approval_timeout=timeout or cfg.approval_timeout,
+            approver=make_approver(view, lambda: holder[0].session if holder else None),
+            approval_timeout=wait,
             on_ask_user=make_ask_user(view) if ask else None,
             enable_javascript=js,
             vision=bool(vision if vision is not None else cfg.vision),
             screenshots=cfg.screenshots,
             full_page=full_page,
             system_prompt=system_prompt,
-            start_url=url,
+            start_url=start_url,
             runs_dir=cfg.runs_dir or None,
         )
-        run = NotebookRun(agent, task, view)
+        run = NotebookRun(agent, task, view, kernel_browser=True, name=out)
         holder.append(run)
         STATE.runs.append(run)
-        display(view.root)
+        run.show()
         run.start()
         if self.shell is not None:
             self.shell.user_ns[out] = run
@@ -175,7 +196,7 @@ class AgentMagics(Magics):
         )
 
     @line_magic("agent")  # type: ignore[arg-type]
-    def agent_line(self, line: str) -> None:
+    def agent_line(self, line: str) -> Any:
         """``%agent config [--model M] [--max-steps N] [--approve P] [--headed|--headless] [--vision on|off]``,
         ``%agent browser [URL] [--headed]``, ``%agent stop``, ``%agent runs``, ``%agent help``."""
         words = line.split()
@@ -184,7 +205,7 @@ class AgentMagics(Magics):
         if handler is None:
             print(f"Unknown %agent command {command!r}.\n")
             command, handler = "help", self._cmd_help
-        handler(rest)
+        return handler(rest)
 
     # -- line commands ---------------------------------------------------------------------------------------
     def _cmd_help(self, rest: list[str]) -> None:
@@ -204,30 +225,29 @@ class AgentMagics(Magics):
         )
 
     def _cmd_config(self, rest: list[str]) -> None:
+        """Change the session defaults; nothing is stored unless every option is valid."""
         cfg = STATE.config
+        changes: dict[str, Any] = {}
         it = iter(rest)
         for word in it:
             try:
-                if word in ("--model", "-m"):
-                    cfg.model = next(it)
-                elif word == "--max-steps":
-                    cfg.max_steps = int(next(it))
-                elif word == "--approve":
-                    cfg.approve = str(check_policy(next(it)))
-                elif word == "--timeout":
-                    cfg.approval_timeout = float(next(it))
-                elif word in ("--headed", "--headless"):
-                    cfg.headless = word == "--headless"
-                elif word == "--vision":
-                    cfg.vision = next(it).lower() in ("on", "true", "1", "yes")
-                elif word == "--screenshots":
-                    cfg.screenshots = next(it).lower() in ("on", "true", "1", "yes")
-                else:
-                    print(f"Unknown option {word!r} for %agent config.")
-                    return
-            except (StopIteration, ValueError) as exc:
-                print(f"Bad value for {word}: {exc or 'missing'}")
+                if word in ("--headed", "--headless"):
+                    changes["headless"] = word == "--headless"
+                    continue
+                if word not in _CONFIG_OPTIONS:
+                    known = ", ".join([*_CONFIG_OPTIONS, "--headed", "--headless"])
+                    raise options.OptionError(f"Unknown option {word!r} for %agent config. Options: {known}.")
+                value = next(it, None)
+                if value is None:
+                    raise options.OptionError(f"{word} needs a value.")
+                options.no_placeholder(word, value)
+                field_name, check = _CONFIG_OPTIONS[word]
+                changes[field_name] = check(value, word)
+            except (options.OptionError, ValueError) as exc:
+                print(f"%agent config: {exc} Nothing was changed.")
                 return
+        for name, value in changes.items():
+            setattr(cfg, name, value)
         print(cfg.describe())
 
     def _cmd_stop(self, rest: list[str]) -> None:
@@ -285,13 +305,14 @@ class AgentMagics(Magics):
             saved.task,
             model=opts.get("--model") or saved.model,
             url=settings.get("start_url"),
-            max_steps=int(opts.get("--max-steps") or settings.get("max_steps") or STATE.config.max_steps),
+            max_steps=opts.get("--max-steps") or settings.get("max_steps"),
             approve=opts.get("--approve"),
             prompt=prompt,
             vision=settings.get("vision"),
             js=False,
             full_page=bool(settings.get("full_page")),
             out=opts.get("--out") or "agent_run",
+            label="%agent rerun",
         )
 
     def _cmd_compare(self, rest: list[str]) -> None:
@@ -329,41 +350,48 @@ class AgentMagics(Magics):
         diff = prompt_diff(default_system_prompt(), text)
         display(as_html_pre(diff if diff else text))
 
-    def _cmd_snapshot(self, rest: list[str]) -> None:
+    def _cmd_snapshot(self, rest: list[str]) -> Shown:
         from .tuning import as_html_pre
 
-        async def show() -> None:
+        async def show() -> Any:
             browser = await STATE.get_browser()
             snap = await browser.snapshot(full_page="--full-page" in rest)
-            display(as_html_pre(snap.text))
+            return as_html_pre(snap.text)
 
-        _schedule(show())
+        return Shown(show(), "%agent snapshot")
 
-    def _cmd_browser(self, rest: list[str]) -> None:
-        url = next((w for w in rest if not w.startswith("--")), None)
+    def _cmd_browser(self, rest: list[str]) -> Shown:
+        typed = next((w for w in rest if not w.startswith("--")), None)
         if "--headed" in rest:
             STATE.config.headless = False
         if "--headless" in rest:
             STATE.config.headless = True
 
-        async def show() -> None:
+        async def show() -> Any:
+            import html
+
             import ipywidgets as widgets
 
+            from .view import tabs_html
+
+            url = None
+            if typed is not None:  # a bad URL is reported by the Shown, in one line
+                options.no_placeholder("URL", typed)
+                url = options.url(typed, "URL")
             browser = await STATE.get_browser()
             if url:
-                await browser.page.goto(url)
+                await browser.open(url)
             shot = await browser.screenshot(format="jpeg")
-            title = await browser.page.title()
-            display(
-                widgets.VBox(
-                    [
-                        widgets.HTML(f"<b>{title}</b><br><code>{browser.page.url}</code>"),
-                        widgets.Image(value=shot, format="jpeg", layout=widgets.Layout(max_width="640px")),
-                    ]
-                )
+            title = html.escape(await browser.page.title())
+            return widgets.VBox(
+                [
+                    widgets.HTML(f"<b>{title}</b><br><code>{html.escape(browser.page.url)}</code>"),
+                    widgets.Image(value=shot, format="jpeg", layout=widgets.Layout(max_width="640px")),
+                    widgets.HTML(tabs_html(await STATE.tab_owners())),
+                ]
             )
 
-        _schedule(show())
+        return Shown(show(), "%agent browser")
 
 
 def cfg_policy() -> str:
@@ -371,13 +399,73 @@ def cfg_policy() -> str:
     return STATE.config.approve
 
 
-class _KernelBrowserAgent(PageAgent):
-    """A PageAgent that takes the kernel's shared browser when its run starts (not when the cell parses)."""
+class Shown:
+    """What ``%agent snapshot`` and ``%agent browser`` return: the work runs as a task on the kernel loop (the
+    browser is async), and its result is displayed in the cell that asked for it.
 
-    async def stream(self, task: str):  # type: ignore[no-untyped-def, override]
-        self.browser = await STATE.get_browser()
-        async for event in super().stream(task):
-            yield event
+    A cell whose line is just ``%agent snapshot`` is rewritten to ``await`` it (see :func:`_await_display`), so
+    the cell stays busy until the picture is there and the output belongs to that cell, also under nbclient
+    and nbval. Called any other way (``get_ipython().run_line_magic``), the task displays when done.
+    """
+
+    def __init__(self, coro: Any, label: str) -> None:
+        self.label = label
+        self.awaited = False
+        self.task = asyncio.get_running_loop().create_task(coro)
+        STATE.tasks.add(self.task)
+        self.task.add_done_callback(STATE.tasks.discard)
+        self.task.add_done_callback(self._done)
+
+    def _show(self) -> None:
+        if self.task.cancelled():
+            return
+        exc = self.task.exception()
+        if exc is not None:
+            message = str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+            print(f"{self.label}: {message}")
+            return
+        display(self.task.result())
+
+    def _done(self, _task: Any) -> None:
+        if not self.awaited:
+            self._show()
+
+    def __await__(self) -> Any:
+        self.awaited = True
+        yield from asyncio.wait([self.task]).__await__()
+        self._show()
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(f"<{self.label}: {'done' if self.task.done() else 'working'}>")
+
+
+_DISPLAY_LINE = re.compile(r"^get_ipython\(\)\.run_line_magic\('agent', '(snapshot|browser)\b.*'\)\s*$")
+
+
+def _await_display(lines: list[str]) -> list[str]:
+    """An input transformer: a top-level line that is only ``%agent snapshot``/``%agent browser`` awaits the
+    command, so its output is displayed by (and in) its own cell."""
+    return [f"await {line}" if _DISPLAY_LINE.match(line) else line for line in lines]
+
+
+def _switch(value: str, option: str) -> bool:
+    word = value.strip().lower()
+    if word in ("on", "true", "1", "yes"):
+        return True
+    if word in ("off", "false", "0", "no"):
+        return False
+    raise options.OptionError(f"{option} takes on or off, got {value!r}.")
+
+
+_CONFIG_OPTIONS: dict[str, tuple[str, Callable[[str, str], Any]]] = {
+    "--model": ("model", options.model),
+    "-m": ("model", options.model),
+    "--max-steps": ("max_steps", options.max_steps),
+    "--approve": ("approve", options.approve),
+    "--timeout": ("approval_timeout", options.timeout),
+    "--vision": ("vision", _switch),
+    "--screenshots": ("screenshots", _switch),
+}
 
 
 def _options(words: list[str], allowed: set[str]) -> dict[str, str] | None:
@@ -396,20 +484,21 @@ def _options(words: list[str], allowed: set[str]) -> dict[str, str] | None:
     return out
 
 
-def _schedule(coro: Any) -> None:
-    """Run a coroutine on the kernel loop (its display output is parented to the calling cell)."""
-    task = asyncio.get_running_loop().create_task(coro)
-    STATE.tasks.add(task)
-    task.add_done_callback(STATE.tasks.discard)
-
-
 def load(ipython: Any) -> None:
     if getattr(ipython, "_notebook_agent_loaded", False):
         return
     ipython.register_magics(AgentMagics)
+    install_interrupt(ipython)
+    transformers = getattr(ipython, "input_transformers_post", None)
+    if transformers is not None and _await_display not in transformers:
+        transformers.append(_await_display)
     ipython._notebook_agent_loaded = True
 
 
 def unload(ipython: Any) -> None:
     STATE.stop_all("The extension was unloaded")
+    uninstall_interrupt(ipython)
+    transformers = getattr(ipython, "input_transformers_post", None)
+    if transformers is not None and _await_display in transformers:
+        transformers.remove(_await_display)
     ipython._notebook_agent_loaded = False

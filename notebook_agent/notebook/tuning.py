@@ -61,6 +61,15 @@ def inspect_html(step: PageStep) -> str:
     return "".join(parts)
 
 
+def short_task(task: str, limit: int = 60) -> str:
+    """A task cut at a word boundary (with an ellipsis) so a table column never ends mid-word."""
+    text = " ".join(task.split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit]
+    return cut.rstrip(",.;:") + " …"
+
+
 def runs_table_html(runs: list[PageAgentResult]) -> str:
     rows = []
     for r in runs:
@@ -70,7 +79,7 @@ def runs_table_html(runs: list[PageAgentResult]) -> str:
             f"<tr><td><code>{_e(r.run_id)}</code></td><td style='color:{color}'>{_e(r.status)}</td>"
             f"<td>{len(r.steps)}</td><td>{tokens:,}</td><td>${r.usage.cost.total:.4f}</td>"
             f"<td>{r.duration_s:.1f}s</td><td><code>{_e(r.prompt_version)}</code></td><td>{_e(r.model)}</td>"
-            f"<td>{_e(r.task[:60])}</td></tr>"
+            f"<td title='{_e(r.task)}'>{_e(short_task(r.task))}</td></tr>"
         )
     head = "".join(
         f"<th>{h}</th>" for h in ("run", "status", "steps", "tokens", "cost", "time", "prompt", "model", "task")

@@ -400,3 +400,56 @@ async def test_one_screenshot_serves_the_view_and_the_model(browser: BrowserSess
         image = next(p for p in content if isinstance(p, ImageContent))
         assert base64.b64decode(image.data) == shots[k - 1].data
     assert shots[0].data != shots[1].data  # taken between the clicks: the checkbox differs
+
+
+class Meet(Tool):
+    """Both runs wait here until the other has arrived (after each navigated its own way)."""
+
+    name = "meet"
+    description = "Wait for the other run."
+    parameters = {"type": "object", "properties": {}}
+
+    def __init__(self, barrier: Any) -> None:
+        self.barrier = barrier
+
+    async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> str:
+        await signal.race(self.barrier.wait())
+        return "met"
+
+
+async def test_own_tab_runs_share_a_browser_without_sharing_a_page(browser: BrowserSession, servers: Servers) -> None:
+    import asyncio
+
+    barrier = asyncio.Barrier(2)
+
+    def agent_for(page: str) -> PageAgent:
+        script = [step("go_to_url", {"url": servers.url(page)}), step("meet"), step("done", {"text": page})]
+        meet = {"meet": Meet(barrier)}
+        return PageAgent(model=ScriptedModel(script), browser=browser, own_tab=True, custom_tools=meet)
+
+    await browser.page.goto(servers.url("tabs.html"))
+    a, b = agent_for("nav.html"), agent_for("form.html")
+    ra, rb = await asyncio.gather(a.run("a"), b.run("b"))
+    # after both had navigated, each still saw its own page, and the session's own tab was never touched
+    assert [s.url for s in ra.steps] == ["about:blank", servers.url("nav.html"), servers.url("nav.html")]
+    assert [s.url for s in rb.steps] == ["about:blank", servers.url("form.html"), servers.url("form.html")]
+    assert browser.page.url == servers.url("tabs.html") and len(await browser.tab_infos()) == 1
+
+
+async def test_builtin_actions_report_progress_while_they_take_time(browser: BrowserSession, servers: Servers) -> None:
+    script = [
+        step("go_to_url", {"url": servers.url("agent_form.html")}),
+        step("input_text", lambda c: {"index": index_of(c, r"name=name"), "text": "Ada"}),
+        step("scroll", {"down": True}),
+        step("wait", {"seconds": 2}),
+        step("done", {"text": "ok"}),
+    ]
+    result, events, _ = await run(browser, script)
+    assert result.status == "completed"
+    progress = [(e.action, e.progress) for e in events if e.type == "action_progress"]
+    assert progress[0] == ("go_to_url", f"loading {servers.url('agent_form.html')}")
+    assert progress[1][0] == "input_text" and progress[1][1].startswith("typing 'Ada' into ")
+    assert ("input_text", "typed; waiting for the page to react") in progress
+    assert ("scroll", "scrolling down") in progress
+    waits = [p for a, p in progress if a == "wait"]
+    assert waits and waits[0].startswith("waiting: ") and waits[-1].endswith("of 2 s")

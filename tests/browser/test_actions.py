@@ -518,9 +518,23 @@ async def test_go_to_url_and_back(browser: BrowserSession, servers: Any) -> None
     res = ok(await b.act({"go_to_url": {"url": servers.url("status?code=404")}}))
     assert res.endswith("The server answered HTTP 404.")
     msg = err(await b.act({"go_to_url": {"url": "javascript:alert(1)"}}))
-    assert msg == "Error: cannot open 'javascript:alert(1)': only http(s), file, data and about URLs are supported."
-    msg = err(await b.act({"go_to_url": {"url": "http://127.0.0.1:9/"}}))
-    assert msg.startswith("Error: could not open http://127.0.0.1:9/: ") and "ERR_" in msg
+    assert msg == "Error: Cannot open 'javascript:alert(1)': only http(s), file, data and about URLs are supported."
+    msg = err(await b.act({"go_to_url": {"url": "http://127.0.0.1:9/"}}))  # 9 (discard) is an unsafe port
+    assert msg == (
+        "Error: Chromium refuses to open http://127.0.0.1:9/: port 9 is on its list of unsafe ports (ports of "
+        "other protocols, such as 6000 for X11). Serve the page on another port, e.g. 8000."
+    )
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    msg = err(await b.act({"go_to_url": {"url": f"127.0.0.1:{port}/x"}}))
+    assert msg == f"Error: Nothing answers at http://127.0.0.1:{port}/: is the server running, and on that port?"
+    msg = err(await b.act({"go_to_url": {"url": "example"}}))
+    assert msg == "Error: 'example' is not a URL: write the whole address, e.g. https://example.com/ or " + (
+        "http://localhost:8000/."
+    )
 
 
 async def test_hover_reveals_menu(load: Any) -> None:

@@ -172,3 +172,39 @@ def test_the_sandbox_is_dropped_only_for_root(monkeypatch: Any) -> None:
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     assert launch.sandbox_possible() is True
     assert "--no-sandbox" not in launch.DEFAULT_ARGS
+
+
+async def test_tab_sessions_keep_to_their_own_tabs(browser: BrowserSession, servers: Any) -> None:
+    """Two tab sessions of one browser act at the same time; each one's popups stay its own."""
+    await browser.page.goto(servers.url("nav.html"))
+    a = await browser.tab_session(servers.url("tabs.html"))
+    b = await browser.tab_session(servers.url("form.html"))
+    try:
+        assert a.is_tab_session and not browser.is_tab_session
+        assert a.context is browser.context  # same cookies and storage
+        ids = {browser.tab_id(browser.page), a.tab_id(a.page), b.tab_id(b.page)}
+        assert len(ids) == 3  # tab ids are unique across the browser
+        # a and b navigate concurrently: neither interrupts the other, the session's own tab is untouched
+        await asyncio.gather(a.page.goto(servers.url("nav2.html")), b.page.goto(servers.url("scroll.html")))
+        assert a.page.url.endswith("/nav2.html") and b.page.url.endswith("/scroll.html")
+        assert browser.page.url.endswith("/nav.html")
+        await a.page.goto(servers.url("tabs.html"))
+        snap = await a.snapshot()
+        result = (await a.act("click_element_by_index", {"index": idx(snap.text, "Open docs")})).text_content
+        assert "It opened a new tab" in result and "is now the current tab" in result, result
+        assert a.page.url.endswith("/target.html")  # the popup is a's current tab ...
+        assert b.page.url.endswith("/scroll.html") and browser.page.url.endswith("/nav.html")  # ... nobody else's
+        assert [t.url.rsplit("/", 1)[-1] for t in await a.tab_infos()] == ["tabs.html", "target.html"]
+        assert len(await b.tab_infos()) == 1 and len(await browser.tab_infos()) == 1
+        assert not browser.take_notices() and not b.take_notices()  # no "a new tab was opened" elsewhere
+        popup = a.page
+    finally:
+        await a.close()
+        await b.close()
+    assert popup.is_closed()  # closing a tab session closes its tabs (and its popups), nothing else
+    assert not browser.page.is_closed() and browser.page.url.endswith("/nav.html")
+    # a tab the user opens from outside the sessions belongs to the session itself, with a notice
+    outside = await browser.context.new_page()
+    await asyncio.sleep(0)
+    await browser.ensure_page()
+    assert browser.page is outside and any("new tab" in n for n in browser.take_notices())

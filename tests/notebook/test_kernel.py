@@ -94,15 +94,23 @@ def test_interrupt_cancels_an_awaiting_cell_and_the_browser_survives(kernel: Blo
         if reply_msg["parent_header"].get("msg_id") == msg_id:
             break
     print(f"interrupt -> cell released in {(time.monotonic() - t0) * 1000:.0f} ms")
-    assert reply_msg["content"]["status"] == "error"
-    assert reply_msg["content"]["ename"] in ("CancelledError", "KeyboardInterrupt")
+    content = reply_msg["content"]
+    assert content["status"] == "error"
     if kernel_blocks_clicks(kernel)[1]:
         # An older kernel: the interrupt released only the cell (the panel asks for it, so that the Approve
         # click can arrive); the run still waits for a person, and Stop ends it.
+        assert content["ename"] in ("CancelledError", "KeyboardInterrupt")
         reply, out, _ = execute(
             kernel, "print('waiting', agent_run.done, agent_run.pending_approval is not None)\nagent_run.stop()"
         )
         assert "waiting False True" in out, (reply, out)
+    else:
+        # one line, not asyncio's CancelledError traceback
+        assert content["ename"] == "RunInterrupted", content
+        assert len(content["traceback"]) == 1, content["traceback"]
+        assert (
+            "Interrupted: agent_run was stopped; 0 finished steps kept in agent_run.result" in (content["traceback"][0])
+        )
 
     # the run was stopped, and the kernel's browser is alive and reused
     reply, out, _ = execute(
@@ -220,3 +228,123 @@ def test_approve_while_a_cell_awaits_the_run(kernel: BlockingKernelClient) -> No
     click(kernel, ids["approve"])
     reply, out, _ = execute(kernel, "result = await gated\nprint('result', result.status, result.success)")
     assert "result completed True" in out, (reply, out)
+
+
+INTERLEAVE = """
+import asyncio
+order = []
+while not (run_a.done and run_b.done):
+    for run in (run_a, run_b):
+        if run.done:
+            continue
+        if run.pending_approval is None:
+            try:
+                await run.wait_for_approval(60)
+            except RuntimeError:
+                continue
+        order.append(run.name)
+        run.approve()
+        await asyncio.sleep(0)
+a, b = await run_a, await run_b
+print("status", a.status, b.status)
+print("order", order[:4])
+print("a pages", sorted({s.url.rsplit('/', 1)[-1].split('?')[0] for s in a.steps}))
+print("b pages", sorted({s.url.rsplit('/', 1)[-1] for s in b.steps}))
+print("b tab", run_b.view.where.value)
+"""
+
+
+def test_two_overlapping_runs_act_only_on_their_own_tabs(kernel: BlockingKernelClient) -> None:
+    from notebook_agent.demo import DELETE_TASK
+
+    reply, _, _ = execute(
+        kernel, "%load_ext notebook_agent\nfrom notebook_agent.demo import demo_url\nurl = demo_url()"
+    )
+    assert reply["status"] == "ok"
+    reply, _, _ = execute(kernel, f"%%agent --model demo --approve ask-all --url {{url}} --out run_a\n{DEMO_TASK}")
+    assert reply["status"] == "ok"
+    reply, _, _ = execute(
+        kernel, f"%%agent --model demo --approve ask-all --url {{url}}/account.html --out run_b\n{DELETE_TASK}"
+    )
+    assert reply["status"] == "ok"
+    reply, out, _ = execute(kernel, INTERLEAVE, timeout=120)
+    assert reply["status"] == "ok", reply
+    assert "status completed completed" in out, out
+    assert "order ['run_a', 'run_b', 'run_a', 'run_b']" in out, out
+    assert "account" not in out.split("a pages", 1)[1].split("\n", 1)[0], out
+    assert "b pages ['account-deleted.html', 'account.html']" in out, out
+    assert "its own tab" in out and "run_a is using" in out, out
+
+
+SILENT = """
+import asyncio
+from notebook_agent.agent import PageAgent
+from notebook_agent.notebook.runtime import STATE, watch
+
+class SilentModel:
+    provider, id = "test", "silent"
+    def __init__(self):
+        self.asked = asyncio.Event()
+    async def stream(self, context, options):
+        self.asked.set()
+        await asyncio.Event().wait()  # never answers
+        yield None
+
+silent = SilentModel()
+quiet_run = watch(PageAgent(model=silent, browser=await STATE.get_browser()), "wait for a model that never answers")
+"""
+
+
+def test_interrupt_with_the_kernel_idle_stops_a_run_waiting_on_a_silent_model(kernel: BlockingKernelClient) -> None:
+    reply, _, _ = execute(kernel, "%load_ext notebook_agent")
+    assert reply["status"] == "ok"
+    reply, _, _ = execute(kernel, SILENT)
+    assert reply["status"] == "ok", reply
+    reply, out, _ = execute(kernel, "await silent.asked.wait()\nprint('asked', quiet_run.done)")
+    assert "asked False" in out, out
+    # the kernel is idle (no cell runs), the run waits on the model: Interrupt
+    t0 = time.monotonic()
+    kernel_manager_interrupt(kernel)
+    deadline = time.monotonic() + 60  # a bound, so a run that is not stopped fails instead of hanging
+    while time.monotonic() < deadline:  # the view's status label turns to "stopped" (a widget update on iopub)
+        msg = kernel.get_iopub_msg(timeout=30)
+        state = msg["content"].get("data", {}).get("state", {}) if msg["msg_type"] == "comm_msg" else {}
+        if "stopped" in str(state.get("value", "")):
+            break
+    else:
+        pytest.fail("Interrupt with the kernel idle did not stop the run")
+    print(f"interrupt (kernel idle) -> run stopped in {(time.monotonic() - t0) * 1000:.0f} ms")
+    reply, out, _ = execute(
+        kernel, "r = await quiet_run\nprint(r.status, '|', r.error, '|', quiet_run.view.status.value)"
+    )
+    assert reply["status"] == "ok", reply
+    assert "stopped | Stopped by Kernel → Interrupt |" in out, out
+
+
+def test_interrupting_an_unrelated_cell_also_stops_the_runs(kernel: BlockingKernelClient) -> None:
+    """A cell busy with something else while a run works in the background: Interrupt stops both (ipykernel
+    still cancels its cell, and our handler, chained in front of its own, stops the run)."""
+    reply, _, _ = execute(kernel, "%load_ext notebook_agent")
+    reply, _, _ = execute(kernel, SILENT.replace("quiet_run", "quiet2").replace("silent", "silent2"))
+    assert reply["status"] == "ok", reply
+    reply, out, _ = execute(kernel, "await silent2.asked.wait()\nprint('asked', quiet2.done)")
+    assert "asked False" in out, out
+    started = "cell-started"
+    msg_id = kernel.execute(f"print({started!r}, flush=True)\nawait asyncio.Event().wait()")
+    while True:  # wait until the unrelated cell runs (its output), then Interrupt
+        msg = kernel.get_iopub_msg(timeout=30)
+        if msg["parent_header"].get("msg_id") == msg_id and started in msg["content"].get("text", ""):
+            break
+    kernel_manager_interrupt(kernel)
+    while True:
+        reply_msg = kernel.get_shell_msg(timeout=30)
+        if reply_msg["parent_header"].get("msg_id") == msg_id:
+            break
+    assert reply_msg["content"]["status"] == "error"  # ipykernel's own handling of the cell is unchanged
+    reply, out, _ = execute(  # a bound on the wait, so a run that was not stopped fails here instead of hanging
+        kernel,
+        "await asyncio.wait({quiet2.task}, timeout=30)\n"
+        "print(quiet2.done, '|', quiet2.agent.last_result.error if quiet2.done else '')",
+    )
+    assert reply["status"] == "ok", reply
+    assert "True | Stopped by Kernel → Interrupt" in out, out

@@ -217,6 +217,98 @@ def test_agent_approve_and_deny(open_notebook: OpenNotebook) -> None:
     print(f"  approval panel shows the element crop: {crop_shown}")
 
 
+THINK_CELLS = [
+    "%load_ext notebook_agent",
+    # 1: a model that writes its reflection, then stops until the test opens the gate, then writes the action
+    """\
+import asyncio
+from notebook_agent.agent import PageAgent
+from notebook_agent.core.messages import Usage
+from notebook_agent.core.model import AssistantStreamBuilder
+from notebook_agent.demo import demo_url
+from notebook_agent.notebook.runtime import STATE, watch
+
+gate = asyncio.Event()
+
+class GatedModel:
+    provider, id = "test", "gated"
+    calls = 0
+
+    async def stream(self, context, options):
+        self.calls += 1
+        b = AssistantStreamBuilder(api="test", provider="test", model="gated")
+        for ev in b.start():
+            yield ev
+        if self.calls == 1:
+            head = ('{"evaluation_previous_goal": "Nothing done yet", "memory": "The shop is open", '
+                    '"next_goal": "Scroll down to see the products", ')
+            for ev in b.tool_call_delta("c", id="call_1", name="AgentOutput", arguments=head):
+                yield ev
+            await gate.wait()  # the reflection is out; the action is not written yet
+            tail = '"action": {"scroll": {"down": true}}}'
+        else:
+            tail = ('{"evaluation_previous_goal": "Scrolled", "memory": "done", "next_goal": "Finish", '
+                    '"action": {"done": {"text": "Saw the products", "success": true}}}')
+        for ev in b.tool_call_delta("c", id=f"call_{self.calls}", name="AgentOutput", arguments=tail):
+            yield ev
+        for ev in b.end_block("c"):
+            yield ev
+        b.set_usage(Usage())
+        for ev in b.finish():
+            yield ev
+
+agent = PageAgent(model=GatedModel(), browser=await STATE.get_browser(), start_url=demo_url())
+think = watch(agent, "Look at the products of the demo shop")""",
+    "gate.set()",
+    "r = await think\nprint('THINK', r.status, len(r.steps))",
+]
+
+_JS_LIVE = """(run) => [...run.querySelectorAll('img.na-live, .na-live img')].some(
+  (i) => /^(blob|data):/.test(i.src) && i.naturalWidth > 0 && getComputedStyle(i).display !== 'none')"""
+
+
+def test_watching_the_agent_think_and_the_saved_record(open_notebook: OpenNotebook, lab_server: Any) -> None:
+    import nbformat
+
+    nb = open_notebook("think.ipynb", THINK_CELLS)
+    nb.run_cell(0)
+    nb.run_cell(1)
+    nb.assert_no_error(1)
+    run = nb.widget(".na-run").nth(0)
+    card = run.locator(".na-step").nth(0)
+    # the reflection is in the current card while the model still writes (the action has not run)
+    expect(card.locator(".na-streaming")).to_contain_text("Scroll down to see the products")
+    expect(card.locator(".na-streaming")).to_contain_text("Nothing done yet")
+    expect(card.locator(".na-step-header")).to_contain_text("Step 1/20 · Scroll down to see the products")
+    assert card.locator(".na-result-text").inner_text().strip() == ""  # no action result yet
+    align = card.locator(".na-step-header").evaluate("(b) => getComputedStyle(b).textAlign")
+    assert align in ("left", "start"), align
+    nb.screenshot("think-reflection", ".na-run")
+
+    nb.run_cell(2)  # open the gate: the action is written and runs
+    expect(run.locator(".na-status")).to_contain_text("completed", timeout=30_000)
+    _wait_in_run(nb, run, _JS_LIVE, "the live picture rendered")  # one live picture in the header
+    expect(run.locator(".na-result")).to_contain_text("2 steps")
+    expect(run.locator(".na-stop")).to_be_hidden()
+    nb.run_cell(3)
+    assert "THINK completed 2" in nb.output_text(3), nb.output_text(3)
+
+    # save from JupyterLab, then read the file with no kernel: the view's output carries the static record
+    nb.page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    path = lab_server.root / "think.ipynb"
+    deadline = time.monotonic() + 30
+    record = ""
+    while not record and time.monotonic() < deadline:  # the save is asynchronous: poll the file, not the clock
+        saved = nbformat.read(path, as_version=4)
+        record = "".join(
+            o.get("data", {}).get("text/html", "") for o in saved.cells[1].get("outputs", []) if "data" in o
+        )
+        if not record:
+            nb.page.wait_for_timeout(200)
+    assert "na-record" in record and "Scroll down to see the products" in record, record[:500]
+    assert "Saw the products" in record and 'src="data:image/jpeg;base64,' in record
+
+
 def _print_timings(title: str, timings: dict[str, float]) -> None:
     print(f"\n[{title}] timings")
     for name, seconds in timings.items():

@@ -15,6 +15,8 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from notebook_agent.demo import DELETE_TASK, DEMO_TASK, demo_url
 from notebook_agent.notebook.runtime import STATE, NotebookRun
+from notebook_agent.notebook.tuning import short_task
+from tests.bad_inputs import BAD_OPTIONS, BAD_URL, UNSAFE_PORT
 
 
 @pytest.fixture(scope="module")
@@ -79,6 +81,8 @@ async def test_approval_deny_reaches_the_model(shell: InteractiveShell) -> None:
     run = await start(shell, "--model demo --approve ask-risky", DELETE_TASK, out="run_deny")
     request = await run.wait_for_approval(timeout=30)
     assert request.action == "click_element_by_index" and "delete" in request.reason
+    action_line = run.view.card().action.value  # type: ignore[union-attr]
+    assert "waiting for approval" in action_line and "running" not in action_line
     panel = with_class(run.view.root, "na-approval")
     assert len(panel) == 1 and with_class(panel[0], "na-approve") and with_class(panel[0], "na-deny")
     crop = with_class(panel[0], "na-approval-crop")  # the target element, outlined, for the person
@@ -143,8 +147,13 @@ async def test_interrupting_an_awaiting_cell_cancels_the_run(shell: InteractiveS
     loop = asyncio.get_running_loop()
     t0 = loop.time()
     waiting.cancel()  # what Interrupt does to a cell blocked in `await agent_run`
-    with pytest.raises(asyncio.CancelledError):
+    with pytest.raises(asyncio.CancelledError) as raised:  # still a cancellation, for asyncio code ...
         await waiting
+    # ... that IPython shows as one line (no traceback through asyncio)
+    assert raised.value._render_traceback_() == [  # type: ignore[attr-defined]
+        "\x1b[33mInterrupted: run_int was stopped; 0 finished steps kept in run_int.result, saved to "
+        f"{run.saved_path}.\x1b[0m"
+    ]
     assert run.task is not None
     await asyncio.wait({run.task}, timeout=5)
     assert run.task.done()
@@ -222,7 +231,9 @@ async def test_config_runs_and_errors(shell: InteractiveShell, capsys: pytest.Ca
     for row, run in zip(rows, saved, strict=True):
         cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
         assert cells[0] == f"<code>{run.run_id}</code>" and cells[1] == run.status
-        assert cells[2] == str(len(run.steps)) and cells[-1] == html_escape(run.task[:60])
+        assert cells[2] == str(len(run.steps)) and cells[-1] == html_escape(short_task(run.task))
+        shown = cells[-1].removesuffix(" …")  # cut at a word boundary, never mid-word
+        assert run.task.startswith(shown) and run.task[len(shown) : len(shown) + 1] in ("", " ", ",", ".")
     shell.run_line_magic("agent", "frobnicate")
     assert "Unknown %agent command 'frobnicate'" in capsys.readouterr().out
 
@@ -247,11 +258,193 @@ async def test_ask_user_in_the_view(shell: InteractiveShell) -> None:
     assert result is not None and result.steps[0].result == "User answered: Large"
 
 
-async def test_browser_and_snapshot_commands(shell: InteractiveShell) -> None:
-    shell.run_line_magic("agent", f"browser {demo_url()}/account.html")
-    await asyncio.wait(set(STATE.tasks), timeout=30)
+async def run_cell(shell: InteractiveShell, code: str) -> Any:
+    """What the kernel does with a cell: transform it, then run it (awaiting it if it has a top-level await)."""
+    transformed = shell.transform_cell(code)
+    assert shell.should_run_async(code, transformed_cell=transformed, preprocessing_exc_tuple=None)
+    return await shell.run_cell_async(code, store_history=False, transformed_cell=transformed)
+
+
+async def test_browser_and_snapshot_commands_display_in_their_own_cell(shell: InteractiveShell) -> None:
+    """The cell stays busy until the output is there (nbclient keeps only output sent while a cell runs)."""
+    from IPython.utils.capture import capture_output
+
+    with capture_output() as captured:
+        result = await run_cell(shell, f"%agent browser {demo_url()}/account.html")
+    assert result.success and not STATE.tasks
     assert STATE.browser is not None and STATE.browser.page.url.endswith("/account.html")
-    shell.run_line_magic("agent", "snapshot")
-    await asyncio.wait(set(STATE.tasks), timeout=30)
-    snap = STATE.browser.last_snapshot
-    assert snap is not None and "Delete account" in snap.text
+    view = captured.outputs[0].data["application/vnd.jupyter.widget-view+json"]["model_id"]
+    from ipywidgets.widgets.widget import _instances
+
+    box = _instances[view]
+    html = box.children[-1].value  # the tabs and their runs
+    assert "account.html" in html and "<i>no run</i>" in html
+    with capture_output() as captured:
+        result = await run_cell(shell, "%agent snapshot")
+    assert result.success and "Delete account" in captured.outputs[0].data["text/html"]
+    with capture_output() as captured:
+        await run_cell(shell, "%agent browser example")
+    assert captured.stdout == f"%agent browser: URL: {BAD_URL[1].removeprefix('--url: ')}\n"
+
+
+async def test_two_overlapping_runs_each_act_in_their_own_tab(shell: InteractiveShell) -> None:
+    """Two %%agent cells back to back: the second gets a tab of its own, and the runs interleave step by step
+    (each waits for an approval in turn) without touching each other's page."""
+    from notebook_agent.notebook.view import tabs_html
+
+    first = await start(shell, "--model demo --approve ask-all", DEMO_TASK, out="run_a")
+    await first.wait_for_approval(timeout=30)
+    account = f"--url {demo_url()}/account.html"
+    second = await start(shell, f"--model demo --approve ask-all {account}", DELETE_TASK, out="run_b")
+    await second.wait_for_approval(timeout=30)
+    assert first.session is STATE.browser and second.session is not None and second.session.is_tab_session
+    main_tab = STATE.browser.tab_id(STATE.browser.page)  # type: ignore[union-attr]
+    own_tab = second.session.tab_id(second.session.page)
+    assert f"tab {main_tab} (the kernel browser" in first.view.where.value
+    assert f"its own tab {own_tab} (run_a is using" in second.view.where.value
+    owners = {tab.id: owner for tab, owner in await STATE.tab_owners()}
+    assert owners[main_tab].startswith("run_a: ") and owners[own_tab].startswith("run_b: ")
+    assert "run_b: " in tabs_html(await STATE.tab_owners())
+    # approve the two runs in turn: each step of one happens between two steps of the other
+    order = []
+    while not (first.done and second.done):
+        for run in (first, second):
+            if run.done:
+                continue
+            if run.pending_approval is None:
+                try:
+                    await run.wait_for_approval(timeout=30)
+                except RuntimeError:  # it finished
+                    continue
+            order.append(run.name)
+            run.approve()
+            await asyncio.sleep(0)
+    a, b = await first, await second
+    assert a is not None and b is not None
+    # both completed, each on its own pages: neither saw the other's page nor had its navigation interrupted
+    assert (a.status, a.success, b.status, b.success) == ("completed", True, "completed", True), (a.error, b.error)
+    assert "$54.99" in a.text and "deleted" in b.text.lower()
+    assert not [s.url for s in a.steps if "account" in s.url]
+    assert all("/account" in s.url for s in b.steps), [s.url for s in b.steps]
+    assert order[:4] == ["run_a", "run_b", "run_a", "run_b"]
+    assert not second.session.is_started  # its tab was closed when it ended
+    assert STATE.main_tab_run is None
+    assert len(await STATE.browser.tab_infos()) == 1  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("args,message", [*BAD_OPTIONS, BAD_URL])
+async def test_bad_options_in_a_cell_and_in_config(
+    shell: InteractiveShell, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    """The same rules and messages as the terminal; nothing starts and nothing is stored."""
+    runs = len(STATE.runs)
+    shell.run_cell_magic("agent", " ".join(args), "do something")
+    out = capsys.readouterr().out
+    assert out.startswith(f"%%agent: {message}") and out.count("\n") == 1, out
+    assert len(STATE.runs) == runs
+    if args[0] == "--url":
+        return
+    before = STATE.config.describe()
+    shell.run_line_magic("agent", "config " + " ".join(args))
+    out = capsys.readouterr().out
+    assert out.startswith(f"%agent config: {message}") and out.rstrip().endswith("Nothing was changed."), out
+    assert STATE.config.describe() == before
+
+
+async def test_undefined_names_and_unknown_options(shell: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
+    shell.user_ns.pop("undefined_variable", None)
+    shell.run_cell_magic("agent", "--url {undefined_variable}", "do something")
+    assert capsys.readouterr().out == (
+        "%%agent: --url {undefined_variable}: 'undefined_variable' is not defined in the notebook; define it in a "
+        "cell above (or write the value itself).\n"
+    )
+    shell.run_line_magic("agent", "config --max-steps 5 --timeout 0")
+    out = capsys.readouterr().out
+    assert out.startswith("%agent config: --timeout must be a number of seconds greater than 0 (got '0').")
+    assert STATE.config.max_steps == 20  # nothing stored: the valid option before the bad one neither
+    shell.run_line_magic("agent", "config --colour blue")
+    assert capsys.readouterr().out.startswith("%agent config: Unknown option '--colour' for %agent config.")
+    shell.run_line_magic("agent", "rerun -1 --max-steps 0")
+    assert capsys.readouterr().out.startswith("%agent rerun: --max-steps must be at least 1 (got 0)")
+
+
+async def test_an_unopenable_url_is_one_sentence_in_the_view(shell: InteractiveShell) -> None:
+    shell.run_cell_magic("agent", "--model demo --url http://127.0.0.1:9/ --out run_port", "look")
+    run = shell.user_ns["run_port"]
+    result = await run
+    assert result is not None and result.status == "error" and result.error == UNSAFE_PORT
+    view_text = with_class(run.view.root, "na-result")[0].value
+    assert view_text.count("unsafe ports") == 1 and "Error:" not in view_text and "Traceback" not in view_text
+
+
+async def test_the_card_fills_in_while_the_model_writes(shell: InteractiveShell) -> None:
+    """Streamed AgentOutput arguments show in the current card (evaluation, memory, next goal, then the action)
+    before the action runs; the header keeps one live picture; the end shows a summary."""
+    from notebook_agent.agent import PageAgent
+    from notebook_agent.agent.macro import agent_output
+    from notebook_agent.llm.scripted import ScriptedModel
+    from notebook_agent.notebook.runtime import watch
+
+    browser = await STATE.get_browser()
+    goal = "Open the account page to read the e-mail address shown there"
+    script = [
+        agent_output(
+            "go_to_url",
+            {"url": f"{demo_url()}/account.html"},
+            evaluation="Nothing done yet",
+            memory="Task: read the e-mail",
+            next_goal=goal,
+        ),
+        agent_output("done", {"text": "found it", "success": False}, next_goal="Report"),
+    ]
+    agent = PageAgent(model=ScriptedModel(script, chunk=8), browser=browser)
+    run = watch(agent, "read the e-mail")
+    seen: list[tuple[str, str, str]] = []
+    handle = run.view.handle
+
+    def recording(event: Any) -> None:
+        handle(event)
+        card = run.view.card()
+        if card is not None and card.index == 1:
+            seen.append((event.type, card.reflection.value, card.header.description))
+
+    run.view.handle = recording  # type: ignore[method-assign]
+    result = await run
+    assert result is not None
+    types = [t for t, _, _ in seen]
+    first_action = types.index("action_started")
+    streamed = [(v, h) for t, v, h in seen[:first_action] if t == "message_update" and "Next goal" in v]
+    assert len(streamed) > 2  # the next goal grew over several updates before the action ran
+    partial = [v for v, _ in streamed if goal not in v]
+    assert partial and "Evaluation</span> Nothing done yet" in partial[0]
+    assert any("go_to_url" in v and "being written" in v for v, _ in streamed)
+    assert streamed[-1][1].startswith("Step 1/20 · Open the account page")
+    # one live picture in the header: the latest screenshot
+    assert run.view.live.value == result.steps[-1].screenshot
+    # the end: a failed done is not a "Result ✓", the summary says it all, Stop is gone, the bar is full
+    card = run.view.cards[-1]
+    assert "Failed</span>" in card.result.value and "na-bad" in card.result.value
+    summary = with_class(run.view.root, "na-result")[0].value
+    assert "<b>failed</b> · no success · 2 steps · 0 tokens · " in summary and "found it" in summary
+    assert run.view.stop_button.layout.display == "none"
+    assert run.view.bar.value == run.view.bar.max
+    # no symbol that needs an emoji font anywhere in the view
+    texts = [getattr(x, "value", "") for x in run.view.widgets()] + [
+        getattr(x, "description", "") for x in run.view.widgets()
+    ]
+    emoji = [c for t in texts if isinstance(t, str) for c in t if ord(c) >= 0x1F000 or 0x2600 <= ord(c) <= 0x27BF]
+    assert not emoji, emoji
+
+
+def test_the_wait_for_the_model_is_shown_with_its_length() -> None:
+    from notebook_agent.notebook.view import StepCard, plural
+
+    card = StepCard(3, 20)
+    assert card.waiting_since is not None
+    card.wait_tick(card.waiting_since + 4.2)
+    assert card.header.description == "Step 3/20 · waiting for the model · 4 s"
+    assert "waiting for the answer · 4 s" in card.progress.value
+    assert card.preview({"memory": "half a thou"})  # the first streamed text ends the wait
+    card.wait_tick(100.0)
+    assert "4 s" not in card.progress.value and card.header.description == "Step 3/20 · the model is answering"
+    assert (plural(1, "step"), plural(2, "step")) == ("1 step", "2 steps")

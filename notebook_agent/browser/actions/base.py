@@ -8,6 +8,7 @@ caused, finish a result with pending notices. That keeps the session free to cha
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol, TypeAlias
@@ -103,11 +104,26 @@ class BrowserTool(Tool):
 
     def __init__(self, browser: ActionHost) -> None:
         self.browser = browser
+        self._on_update: OnUpdate | None = None
 
     async def run(self, args: Any, signal: AbortSignal) -> str | ToolResult:
         raise NotImplementedError
 
+    async def progress(self, text: str) -> None:
+        """Report what the action is doing while it takes time (a view shows it on the step)."""
+        if self._on_update is not None:
+            result = self._on_update(text)
+            if inspect.isawaitable(result):
+                await result
+
     async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> ToolResult | str:
+        self._on_update = on_update
+        try:
+            return await self._execute(args, signal)
+        finally:
+            self._on_update = None
+
+    async def _execute(self, args: Any, signal: AbortSignal) -> ToolResult | str:
         try:
             if self.needs_page:
                 await signal.race(self.browser.ensure_page())

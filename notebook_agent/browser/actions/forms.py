@@ -65,6 +65,9 @@ class InputTextTool(BrowserTool):
         if kind["readonly"]:
             raise ActionError(f"{info.describe()} is read-only.")
         via = ""
+        secret = info.sensitive or kind.get("type") == "password"
+        typing = f"{len(args.text)} characters" if secret else quote(args.text)
+        await self.progress(f"typing {typing} into {info.describe()}")
         async with self.browser.watch() as watch:
             try:
                 await signal.race(target.fill(args.text, timeout=self.timeout_ms))
@@ -78,6 +81,7 @@ class InputTextTool(BrowserTool):
                     ) from None
                 await signal.race(target.evaluate(SYNTHETIC_INPUT_JS, args.text))
                 via = f" (using a JavaScript fallback: {message})"
+            await self.progress("typed; waiting for the page to react")
             await watch.settle(signal, grace=0.02)
             effects = watch.describe()
         value = ""

@@ -13,8 +13,8 @@ from ...core.abort import AbortSignal
 from ...core.tools import OnUpdate, Tool, ToolResult
 from ..report import ActionError, first_line
 from ..snapshot import ElementInfo, call_page_api
-from ..urls import OPENABLE, normalise_url, scheme
-from .base import ActionHost, AskUser, BrowserTool, ms, quote, title_note
+from ..urls import URLError, navigation_error, normalize_url
+from .base import ActionHost, AskUser, BrowserTool, ms, title_note
 from .params import (
     AskUserParams,
     DoneParams,
@@ -48,7 +48,14 @@ class WaitTool(BrowserTool):
     async def run(self, args: WaitParams, signal: AbortSignal) -> str:
         since = self.browser.seconds_since_snapshot
         already = min(since, args.seconds) if since is not None else 0.0
-        await signal.sleep(max(0.0, args.seconds - already))
+        left = max(0.0, args.seconds - already)
+        waited = already
+        while left > 0:  # one progress line a second
+            await self.progress(f"waiting: {waited:.0f} of {args.seconds:g} s")
+            chunk = min(1.0, left)
+            await signal.sleep(chunk)
+            left -= chunk
+            waited += chunk
         return f"Waited for {args.seconds:g} second{'' if args.seconds == 1 else 's'}."
 
 
@@ -90,6 +97,7 @@ class _ScrollBase(BrowserTool):
             direction, end, rest = (
                 ("right", "right edge", "to the right") if forward else ("left", "left edge", "to the left")
             )
+        await self.progress(f"scrolling {direction}" + (f" in element [{index}]" if index is not None else ""))
         page = await self.browser.ensure_page()
         frame: Frame = page.main_frame
         arg: dict[str, Any] = {
@@ -204,18 +212,20 @@ class GoToUrlTool(BrowserTool):
 
     async def run(self, args: GoToUrlParams, signal: AbortSignal) -> str:
         page = await self.browser.ensure_page()
-        url = normalise_url(args.url)
-        if scheme(url) not in OPENABLE:
-            raise ActionError(f"cannot open {quote(url)}: only http(s), file, data and about URLs are supported.")
+        try:
+            url = normalize_url(args.url, files=False)
+        except URLError as exc:
+            raise ActionError(str(exc)) from None
         refusal = self.browser.navigation_refusal(url)
         if refusal:
             raise ActionError(f"{refusal} The page stayed at {page.url}.")
+        await self.progress(f"loading {url}")
         try:
             response = await signal.race(
                 page.goto(url, wait_until="domcontentloaded", timeout=ms(self.browser.navigation_timeout))
             )
         except PlaywrightError as exc:
-            raise ActionError(f"could not open {url}: {first_line(exc)}") from None
+            raise ActionError(navigation_error(url, exc, self.browser.navigation_timeout)) from None
         text = f"Navigated to {page.url}{await title_note(page)}."
         if response is not None and response.status >= 400:
             text += f" The server answered HTTP {response.status}."

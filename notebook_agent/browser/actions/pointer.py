@@ -47,6 +47,8 @@ class ClickTool(BrowserTool):
             popup = info.tag == "a" and target not in ("", "_self", "_parent", "_top")
             nav, live = await signal.race(read_after(el))
             quiet = not popup and not nav and not watch.saw_anything
+            if not quiet:
+                await self.progress("clicked; waiting for a new tab" if popup else "clicked; waiting for the page")
             await watch.settle(signal, expect_popup=popup, may_navigate=not quiet)
             effects = watch.describe()
         parts = [f"Clicked {info.describe()}{via}."]

@@ -1,0 +1,116 @@
+"""The static record of a finished run: plain HTML that needs no kernel and no widget manager.
+
+A widget view is blank where no kernel runs (GitHub, nbviewer, a notebook opened later). When a run ends its
+view's output gets this record as a ``text/html`` part next to the widget, so the saved notebook shows the
+task, the outcome and every step (reflection, action, result, a thumbnail of the page) wherever it is opened.
+
+Only inline styles and basic tags (viewers that sanitise HTML drop ``<style>`` blocks and scripts).
+Screenshots are embedded as they were taken (JPEG); past ``image_budget`` bytes the earliest steps go without
+their picture (the record says so), so a long run does not bloat the notebook.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+
+from ..agent import PageAgentResult, PageStep
+
+IMAGE_BUDGET = 1_500_000
+"""Bytes of screenshots a record embeds at most (the latest steps first)."""
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _row(label: str, value: str, color: str = "#57606a") -> str:
+    return (
+        f'<div style="margin:1px 0"><span style="color:{color};display:inline-block;min-width:6.5em">{label}</span> '
+        f"{value}</div>"
+    )
+
+
+def _step(step: PageStep, picture: bool) -> str:
+    parts = []
+    for label, text in (
+        ("Evaluation", step.evaluation_previous_goal),
+        ("Memory", step.memory),
+        ("Next goal", step.next_goal),
+    ):
+        if text:
+            parts.append(_row(label, _e(text)))
+    if step.output_error:
+        parts.append(_row("Invalid output", _e(step.output_error), "#cf222e"))
+    if step.action:
+        call = f"{step.action} {json.dumps(step.args, ensure_ascii=False)}"
+        parts.append(_row("Action", f"<code>{_e(call)}</code>"))
+    if step.approval:
+        parts.append(_row("Approval", _e(f"{step.approval.get('decision')} by {step.approval.get('by')}")))
+    if step.result:
+        failed = step.is_error or (step.action == "done" and not step.args.get("success", True))
+        label = "Error" if step.is_error else ("Failed" if failed else "Result")
+        parts.append(_row(label, _e(step.result), "#cf222e" if failed else "#1a7f37"))
+    if step.url:
+        parts.append(_row("Page", f"<code>{_e(step.url)}</code>"))
+    image = ""
+    if picture and step.screenshot:
+        data = base64.b64encode(step.screenshot).decode("ascii")
+        image = (
+            f'<img src="data:{_e(step.screenshot_mime)};base64,{data}" width="240" alt="page after step '
+            f'{step.index}" style="border:1px solid #d0d7de;max-width:240px">'
+        )
+    return (
+        f'<tr><td style="vertical-align:top;text-align:left;padding:4px"><b>{step.index}</b></td>'
+        f'<td style="vertical-align:top;padding:4px">{image}</td>'
+        f'<td style="vertical-align:top;text-align:left;padding:4px">{"".join(parts)}</td></tr>'
+    )
+
+
+def record_html(result: PageAgentResult, *, image_budget: int = IMAGE_BUDGET) -> str:
+    """The whole run as one self-contained HTML block."""
+    pictures: set[int] = set()
+    used = 0
+    for step in reversed(result.steps):
+        size = len(step.screenshot or b"") * 4 // 3
+        if step.screenshot and used + size <= image_budget:
+            pictures.add(step.index)
+            used += size
+    tokens = result.usage.input + result.usage.output + result.usage.cache_read
+    cost = f" · ${result.usage.cost.total:.4f}" if result.usage.cost.total else ""
+    n = len(result.steps)
+    color = "#1a7f37" if result.success else "#cf222e"
+    head = (
+        f'<div style="font-weight:bold">{_e(result.task)}</div>'
+        f'<div><span style="color:{color};font-weight:bold">{_e(result.status.replace("_", " "))}</span> · '
+        f"{'success' if result.success else 'no success'} · {n} step{'' if n == 1 else 's'} · {tokens:,} tokens"
+        f"{cost} · {result.duration_s:.1f} s · model <code>{_e(result.model)}</code></div>"
+    )
+    if result.text:
+        head += _row("Answer", f"<code>{_e(result.text)}</code>")
+    if result.error and result.error != result.text:
+        head += _row("Error", _e(result.error), "#cf222e")
+    with_steps = [s for s in result.steps if s.screenshot]
+    skipped = len(with_steps) - len(pictures)
+    note = (
+        f'<div style="color:#57606a">The pictures of the first {skipped} step{"" if skipped == 1 else "s"} are left '
+        "out to keep the notebook small; the saved run has them all.</div>"
+        if skipped > 0
+        else ""
+    )
+    rows = "".join(_step(s, s.index in pictures) for s in result.steps)
+    return (
+        '<div class="na-record" style="border:1px solid #d0d7de;border-radius:8px;padding:8px;'
+        f'font-family:system-ui,sans-serif">{head}{note}'
+        f'<table style="border-collapse:collapse;margin-top:6px">{rows}</table>'
+        f'<div style="color:#57606a;font-size:0.85em">notebook_agent run {_e(result.run_id)} (a static record: '
+        "the live view needs a running kernel)</div></div>"
+    )
+
+
+def error_html(task: str, error: BaseException) -> str:
+    return (
+        '<div class="na-record" style="border:1px solid #d0d7de;border-radius:8px;padding:8px">'
+        f"<b>{_e(task)}</b><div style='color:#cf222e'>{_e(type(error).__name__)}: {_e(error)}</div></div>"
+    )

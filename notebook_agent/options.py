@@ -1,0 +1,93 @@
+"""The rules for the options a person types, shared by the terminal (``notebook-agent run``), ``%%agent`` and
+``%agent config``: the same checks, the same messages (each names the option, what was given and what to do).
+
+Every check raises :class:`OptionError` (a ``ValueError``) or returns the value to use.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .agent.approval import POLICY_NAMES, check_policy
+from .browser.urls import URLError, normalize_url
+
+
+class OptionError(ValueError):
+    """An option value that cannot be used, said in a sentence."""
+
+
+def _number(option: str, value: Any, kind: type) -> Any:
+    try:
+        return kind(value)
+    except (TypeError, ValueError):
+        noun = "a whole number" if kind is int else "a number"
+        raise OptionError(f"{option} needs {noun}, got {value!r}.") from None
+
+
+def max_steps(value: Any, option: str = "--max-steps") -> int:
+    """At least 1: the number of model calls a run may make."""
+    steps = _number(option, value, int)
+    if steps < 1:
+        raise OptionError(f"{option} must be at least 1 (got {steps}): it is how many steps a run may take.")
+    if steps > 1000:
+        raise OptionError(f"{option} must be at most 1000 (got {steps}).")
+    return int(steps)
+
+
+def timeout(value: Any, option: str = "--timeout") -> float:
+    """Seconds to wait for an approval; more than 0."""
+    seconds = _number(option, value, float)
+    if not seconds > 0:
+        raise OptionError(f"{option} must be a number of seconds greater than 0 (got {value!r}).")
+    return float(seconds)
+
+
+def approve(value: Any, option: str = "--approve") -> str:
+    try:
+        return str(check_policy(str(value)))
+    except ValueError as exc:
+        raise OptionError(f"{option}: {exc}") from None
+
+
+def model(value: Any, option: str = "--model") -> str:
+    """A model name that can be resolved later: ``demo``, ``replay:RUN`` or ``provider:model`` with a known
+    provider (a missing API key is reported when a run starts, since it may be set meanwhile)."""
+    name = str(value).strip()
+    if not name:
+        raise OptionError(f"{option} needs a model name, e.g. openai:gpt-4o-mini (or demo for the offline one).")
+    if name == "demo" or name.startswith(("demo:", "replay:")):
+        return name
+    from .llm.registry import parse_model_name
+
+    try:
+        parse_model_name(name)
+    except ValueError as exc:
+        raise OptionError(f"{option}: {exc}") from None
+    return name
+
+
+def url(value: Any, option: str = "--url") -> str:
+    """The URL to open, by the one rule every entry point uses (:func:`normalize_url`)."""
+    try:
+        return normalize_url(str(value))
+    except URLError as exc:
+        raise OptionError(f"{option}: {exc}") from None
+
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.]*)\}")
+
+
+def no_placeholder(option: str, value: Any) -> None:
+    """IPython fills ``{name}`` in a magic's line from the notebook and leaves it as written when the name is
+    not defined: say so instead of using the text literally."""
+    if isinstance(value, str):
+        found = _PLACEHOLDER.search(value)
+        if found:
+            raise OptionError(
+                f"{option} {value}: {found.group(1)!r} is not defined in the notebook; define it in a cell above "
+                "(or write the value itself)."
+            )
+
+
+__all__ = ["POLICY_NAMES", "OptionError", "approve", "max_steps", "model", "no_placeholder", "timeout", "url"]
