@@ -225,7 +225,7 @@ class PageRun:
         try:
             await self.controller.signal.race(browser.open(url))
         except URLError as exc:
-            raise StartUrlError(f"The start URL could not be opened: {exc}") from None
+            raise StartUrlError(str(exc)) from None  # already a sentence naming the URL
 
     def _record(self, write: Callable[[RunWriter], None]) -> None:
         """Write to the run file; a disk problem is reported once on the result, never ends the run."""

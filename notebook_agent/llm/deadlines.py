@@ -24,8 +24,8 @@ from typing import Any, Literal, TypeVar
 
 from ..core.abort import AbortedError, AbortSignal
 from ..core.model import Deadlines, StreamEvent
+from .endpoints import is_local_url
 from .errors import ErrorContext, ProviderTimeoutError
-from .registry import is_local_url
 
 T = TypeVar("T")
 DeadlineName = Literal["first_token", "idle", "total"]

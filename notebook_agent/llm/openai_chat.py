@@ -51,9 +51,9 @@ from .convert import (
     transform_messages,
     user_parts,
 )
+from .endpoints import is_local_url
 from .errors import BadRequestError, ModelConfigError, StreamCutError
 from .pricing import Prices
-from .registry import is_local_url
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 MISTRAL_BASE_URL = "https://api.mistral.ai/v1"

@@ -18,13 +18,12 @@ start without one). A remote base_url still needs a real key.
 from __future__ import annotations
 
 import importlib.util
-import ipaddress
 import os
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlparse
 
 from ..core.model import Model
+from .endpoints import is_local_url
 from .errors import ModelConfigError
 
 MODEL_ENV = "NOTEBOOK_AGENT_MODEL"
@@ -111,18 +110,6 @@ def parse_model_name(name: str) -> tuple[str, str]:
         f"Model name {name!r} must be 'provider:model'. Valid providers: {_valid_list()} "
         f"(for example 'openai:gpt-4o-mini'; a local OpenAI-compatible server is 'openai:<model>' with base_url=...)."
     )
-
-
-def is_local_url(url: str) -> bool:
-    """Loopback, private-network or ``.local``/``localhost`` hosts: where keyless servers live."""
-    host = (urlparse(url if "//" in url else f"//{url}").hostname or "").lower()
-    if host in ("localhost", "host.docker.internal") or host.endswith((".localhost", ".local")):
-        return True
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return address.is_loopback or address.is_private or address.is_link_local or address.is_unspecified
 
 
 def _package_available(module: str) -> bool:

@@ -280,7 +280,11 @@ class AgentMagics(Magics):
         opts = _options(rest[1:], {"--prompt", "--model", "--out", "--max-steps", "--approve"})
         if opts is None:
             return
-        try:
+        try:  # the options first: a typo is reported whatever runs are saved
+            if opts.get("--max-steps") is not None:
+                options.max_steps(opts["--max-steps"])
+            if opts.get("--approve") is not None:
+                options.approve(opts["--approve"])
             saved = load_run(find_run(STATE.config.runs_dir, rest[0]), with_screenshots=False)
         except (ValueError, OSError) as exc:
             print(f"%agent rerun: {exc}")

@@ -18,7 +18,7 @@ from notebook_agent.llm import (
     get_model,
     parse_model_name,
 )
-from notebook_agent.llm.registry import is_local_url
+from notebook_agent.llm.endpoints import is_local_url
 
 from .conftest import collect, context, final
 from .server import ScriptedServer
