@@ -351,9 +351,9 @@ class AgentMagics(Magics):
 
             browser = await STATE.get_browser()
             if url:
-                await browser.page.goto(url)
+                await browser.open(url)
             shot = await browser.screenshot(format="jpeg")
-            title = await browser.page.title()
+            title = await browser.call(lambda: browser.page.title())
             display(
                 widgets.VBox(
                     [
