@@ -36,7 +36,8 @@ async def _snapshot(url: str, full_page: bool, as_json: bool) -> int:
     async with BrowserSession() as browser:
         launched = time.perf_counter()
         try:
-            await browser.page.goto(url, wait_until="load", timeout=browser.navigation_timeout * 1000)
+            timeout = browser.navigation_timeout * 1000
+            await browser.call(lambda: browser.page.goto(url, wait_until="load", timeout=timeout))
         except PlaywrightError as exc:
             print(f"error: could not open {url}: {str(exc).splitlines()[0]}", file=sys.stderr)
             return 2

@@ -234,7 +234,10 @@ class OnBrowserLoop(Tool):
         return await self.thread.call(_run(self.inner.execute, tool_call_id, args, signal, update))
 
     def __getattr__(self, name: str) -> Any:
-        # anything else a caller reads (``browser``, ``on_ask_user``, a custom tool's own fields)
+        # anything else a caller reads (``browser``, ``on_ask_user``, a custom tool's own fields); ``inner``
+        # itself is missing only on a half-built copy, which must not recurse
+        if name == "inner":
+            raise AttributeError(name)
         return getattr(self.inner, name)
 
 

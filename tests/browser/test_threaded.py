@@ -62,6 +62,9 @@ def test_a_loop_that_can_spawn_keeps_the_browser_in_loop() -> None:
         async with BrowserSession() as browser:
             assert not browser.is_threaded
             assert browser.bridge_tools(browser.tools) == browser.tools  # nothing wrapped, no hop per call
+        async with BrowserSession(threaded=True) as forced:
+            assert forced.is_threaded
+            assert await forced.call(_thread_name) != threading.current_thread().name
 
     on_plain_loop(main)
 

@@ -64,6 +64,7 @@ def _with_class(x, cls, found):
     for child in getattr(x, "children", ()):
         _with_class(child, cls, found)
     return found
+print("crops", len(_with_class(agent_run.view.root, "na-approval-crop", [])))
 print("button", _with_class(agent_run.view.root, "na-approve", [])[0].model_id)
 """
 
@@ -101,6 +102,7 @@ def test_agent_runs_with_approval_interrupt_and_a_second_run(kernel: BlockingKer
     assert "asked click_element_by_index" in out, (reply, out)
     reply, out, _ = execute(kernel, FIND_BUTTON)
     assert reply["status"] == "ok", reply
+    assert "crops 1" in out, out  # the target's picture was taken on the browser thread for the person
     click(kernel, out.split("button", 1)[1].strip())
     reply, out, _ = execute(
         kernel,
