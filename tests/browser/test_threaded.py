@@ -17,7 +17,7 @@ import pytest
 
 from notebook_agent.agent import PageAgent
 from notebook_agent.agent.approval import ApprovalAnswer, ApprovalRequest
-from notebook_agent.browser import BrowserSession
+from notebook_agent.browser import BrowserSession, threaded
 from notebook_agent.browser.launch import start_playwright
 from notebook_agent.browser.threaded import loop_can_spawn
 from notebook_agent.core.abort import AbortController
@@ -67,6 +67,22 @@ def test_a_loop_that_can_spawn_keeps_the_browser_in_loop() -> None:
             assert await forced.call(_thread_name) != threading.current_thread().name
 
     on_plain_loop(main)
+
+
+def test_a_refusal_the_probe_missed_still_moves_the_browser_to_a_thread() -> None:
+    """If the loop looked able to spawn (a wrapper that refuses only some spawns, say) but Playwright's own
+    spawn is refused, the session switches to the thread instead of failing, and remembers it for the loop."""
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        threaded._can_spawn[loop] = True  # what the probe would have concluded
+        async with BrowserSession() as browser:
+            assert browser.is_threaded
+            await browser.open(demo_url())
+            assert "Northwind" in (await browser.snapshot()).text
+        assert not await loop_can_spawn(loop)
+
+    on_refusing_loop(main)
 
 
 def test_the_session_moves_to_a_thread_and_its_methods_work_from_the_callers_loop() -> None:
