@@ -17,6 +17,7 @@ import pytest
 
 from notebook_agent.agent import PageAgent
 from notebook_agent.agent.approval import ApprovalAnswer, ApprovalRequest
+from notebook_agent.agent.effects import describe_effects
 from notebook_agent.browser import BrowserSession, threaded
 from notebook_agent.browser.launch import start_playwright
 from notebook_agent.browser.threaded import loop_can_spawn
@@ -265,5 +266,21 @@ def test_act_drives_the_page_on_the_thread_and_asks_the_user_on_the_callers_loop
             assert asked_on == [threading.current_thread().name]
         finally:
             await browser.close()
+
+    on_refusing_loop(main)
+
+
+def test_the_approval_policy_sees_what_keys_would_press_on_a_threaded_browser() -> None:
+    """``send_keys`` approval reads the element the keys act on through a live handle: on the browser thread."""
+
+    async def main() -> None:
+        async with BrowserSession() as browser:
+            await browser.open(demo_url())
+            snap = await browser.snapshot()
+            box = next(i for i, e in snap.elements.items() if e.tag == "input")
+            request = ApprovalRequest("send_keys", {"keys": "Enter", "index": box}, snap.url)
+            raw = {"keys": "Enter", "index": box}
+            await describe_effects(request, raw, raw, browser=browser, tools={}, agent_domains=(), custom=False)
+            assert request.keys_target is not None and request.keys_target["tag"] == "input", request.keys_target
 
     on_refusing_loop(main)
