@@ -675,7 +675,8 @@ class BrowserSession:
     # -- acting ---------------------------------------------------------------------------------------------
     @contextlib.asynccontextmanager
     async def watch(self) -> AsyncIterator[ActionWatch]:
-        """Track navigations and new tabs caused by the actions inside the block."""
+        """Track navigations and new tabs caused by the actions inside the block. For actions, which run where
+        the page lives; in threaded mode it cannot be entered from the caller's loop (it yields live objects)."""
         page = await self.ensure_page()
         watcher = ActionWatch(page, self._tabs.tab_of)
         self._tabs.watchers.append(watcher)

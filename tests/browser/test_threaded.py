@@ -15,14 +15,17 @@ from typing import Any, TypeVar
 
 import pytest
 
-from notebook_agent.agent import PageAgent
+from notebook_agent.agent import ActionProgress, PageAgent, RunFinished
 from notebook_agent.agent.approval import ApprovalAnswer, ApprovalRequest
 from notebook_agent.agent.effects import describe_effects
+from notebook_agent.agent.macro import agent_output
 from notebook_agent.browser import BrowserSession, threaded
 from notebook_agent.browser.launch import start_playwright
 from notebook_agent.browser.threaded import loop_can_spawn
-from notebook_agent.core.abort import AbortController
+from notebook_agent.core.abort import AbortController, AbortSignal
+from notebook_agent.core.tools import OnUpdate, Tool
 from notebook_agent.demo import DELETE_TASK, DEMO_TASK, demo_model, demo_url
+from notebook_agent.llm.scripted import ScriptedModel
 from tests.refusing_loop import RefusingEventLoop
 
 T = TypeVar("T")
@@ -282,5 +285,57 @@ def test_the_approval_policy_sees_what_keys_would_press_on_a_threaded_browser() 
             raw = {"keys": "Enter", "index": box}
             await describe_effects(request, raw, raw, browser=browser, tools={}, agent_domains=(), custom=False)
             assert request.keys_target is not None and request.keys_target["tag"] == "input", request.keys_target
+
+    on_refusing_loop(main)
+
+
+class PageTitle(Tool):
+    """A custom tool that drives Playwright itself: it says so, and executes on the browser thread."""
+
+    name = "page_title"
+    description = "Read the page title."
+    parameters = {"type": "object", "properties": {}}
+    runs_on_browser = True
+
+    def __init__(self, browser: BrowserSession) -> None:
+        self.browser = browser
+        self.ran_on = ""
+
+    async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> str:
+        self.ran_on = threading.current_thread().name
+        await on_update("reading")  # type: ignore[misc]
+        return f"Title: {await self.browser.page.title()}"
+
+
+class Where(Tool):
+    """A custom tool that does not touch the browser: it runs on the caller's loop."""
+
+    name = "where"
+    description = "Say where this runs."
+    parameters = {"type": "object", "properties": {}}
+    ran_on = ""
+
+    async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> str:
+        self.ran_on = threading.current_thread().name
+        return "here"
+
+
+def test_custom_tools_run_where_they_say_and_their_progress_reaches_the_run() -> None:
+    async def main() -> None:
+        async with BrowserSession() as browser:
+            title, where = PageTitle(browser), Where()
+            model = ScriptedModel(
+                [agent_output("page_title", {}), agent_output("where", {}), agent_output("done", {"text": "ok"})]
+            )
+            agent = PageAgent(
+                model=model, browser=browser, start_url=demo_url(), custom_tools={"page_title": title, "where": where}
+            )
+            events = [e async for e in agent.stream("read the title")]
+            result = next(e for e in events if isinstance(e, RunFinished)).result
+            assert result.status == "completed", (result.status, result.error)
+            assert result.steps[0].result == "Title: Northwind Outfitters"
+            assert title.ran_on.startswith("notebook-agent-browser")
+            assert where.ran_on == threading.current_thread().name
+            assert any(isinstance(e, ActionProgress) and e.progress == "reading" for e in events)
 
     on_refusing_loop(main)
