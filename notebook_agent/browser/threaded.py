@@ -49,11 +49,20 @@ def _surely_refuses(loop: asyncio.AbstractEventLoop) -> bool:
     return make is getattr(asyncio.BaseEventLoop, "_make_subprocess_transport", object())
 
 
+def _surely_spawns(loop: asyncio.AbstractEventLoop) -> bool:
+    """True for asyncio's own spawning loops used as they are (a Linux or macOS kernel's loop, a script's
+    ``asyncio.run`` on Windows): no need to start a process to find out. Subclasses and other loops are probed."""
+    if sys.platform == "win32":
+        return type(loop) is getattr(asyncio, "ProactorEventLoop", None)
+    return type(loop) is asyncio.SelectorEventLoop
+
+
 async def loop_can_spawn(loop: asyncio.AbstractEventLoop | None = None) -> bool:
     """Whether ``loop`` (default: the running one) can start subprocesses, decided once per loop.
 
-    A loop whose class has no subprocess support is known to refuse; otherwise one trivial subprocess
-    (``python -c ""``) is started and waited for, since a policy or a wrapper may refuse at run time.
+    A loop whose class has no subprocess support is known to refuse, and asyncio's own spawning loop classes
+    are known to spawn; for any other loop one trivial subprocess (``python -c ""``) is started and waited for,
+    since a subclass or a wrapper may refuse at run time.
     Only ``NotImplementedError`` means "cannot": any other failure (a missing executable, a full process
     table) says nothing about the loop, so the in-loop mode is kept and Playwright reports the real problem.
     """
@@ -61,9 +70,9 @@ async def loop_can_spawn(loop: asyncio.AbstractEventLoop | None = None) -> bool:
     known = _can_spawn.get(loop)
     if known is not None:
         return known
-    if _surely_refuses(loop):
-        _can_spawn[loop] = False
-        return False
+    if _surely_refuses(loop) or _surely_spawns(loop):
+        _can_spawn[loop] = not _surely_refuses(loop)
+        return _can_spawn[loop]
     try:
         proc = await asyncio.create_subprocess_exec(
             sys.executable,

@@ -60,6 +60,19 @@ def test_the_refusing_loop_refuses_and_the_in_loop_mode_fails_there() -> None:
     on_refusing_loop(main)
 
 
+class SpawningLoop(asyncio.SelectorEventLoop):
+    """A loop class the package does not know, that can spawn: only the probe can tell."""
+
+
+def test_the_probe_tells_a_spawning_loop_from_a_refusing_one() -> None:
+    async def main() -> bool:
+        return await loop_can_spawn()
+
+    with asyncio.Runner(loop_factory=SpawningLoop) as runner:
+        assert runner.run(main()) is True
+    assert on_refusing_loop(main) is False
+
+
 def test_a_loop_that_can_spawn_keeps_the_browser_in_loop() -> None:
     async def main() -> None:
         assert await loop_can_spawn()
