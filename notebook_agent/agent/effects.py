@@ -46,7 +46,8 @@ async def describe_effects(
         request.target_allowed = bool(agent_domains) and matches_any(target, agent_domains)
     if name == "send_keys" and browser is not None:
         index = raw.get("index")
-        request.keys_target = await key_target(browser, int(index) if index is not None else None)
+        # the element handle key_target reads lives where the browser does
+        request.keys_target = await browser.call(key_target, browser, int(index) if index is not None else None)
     if custom:
         request.custom = True
         tool = tools.get(name)

@@ -241,7 +241,11 @@ ProgressCallback = Callable[[str, Job, EvalRow | None], None]
 
 
 async def check_run(task: SuiteTask, result: PageAgentResult, browser: BrowserSession) -> list[str]:
-    """The checks that failed (empty: passed)."""
+    """The checks that failed (empty: passed). They read the page, so they run where it lives."""
+    return await browser.call(_check_run, task, result, browser)
+
+
+async def _check_run(task: SuiteTask, result: PageAgentResult, browser: BrowserSession) -> list[str]:
     failures: list[str] = []
     c = task.check
     page = browser.page

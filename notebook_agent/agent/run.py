@@ -153,7 +153,8 @@ class PageRun:
                 if refusal:
                     raise StartUrlError(f"The start URL is not allowed: {refusal}")
                 await self._open_start_url(self.browser, self.agent.start_url)
-            self.tools = self.agent.tools(self.browser)
+            # in threaded mode the browser-driving tools execute on the browser thread
+            self.tools = self.browser.bridge_tools(self.agent.tools(self.browser))
             self._record(lambda w: w.start(run_head(self._result(0.0)), self.agent.full_system_prompt))
             context = AgentContext(
                 system_prompt=self.agent.full_system_prompt, messages=[], tools=list(self.tools.values())

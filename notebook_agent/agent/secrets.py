@@ -193,6 +193,7 @@ class SecretInputText(Tool):
         self.description = inner.description
         self.parameters = inner.parameters
         self.execution_mode = inner.execution_mode
+        self.runs_on_browser = bool(getattr(inner, "runs_on_browser", False))
 
     def prepare_arguments(self, raw: dict[str, Any]) -> dict[str, Any]:
         return self.inner.prepare_arguments(raw)

@@ -13,6 +13,10 @@ parts it composes, each in a module of its own:
   :meth:`act` runs one of them by name.
 
 The browser survives "Interrupt kernel": the driver runs in its own process session (see ``launch.py``).
+
+Where the caller's event loop cannot start subprocesses (Jupyter on Windows), the session runs the browser on
+a thread of its own (see ``threaded.py``): its public coroutine methods hop to that thread's loop, so callers
+do not need to know which mode it is in.
 """
 
 from __future__ import annotations
@@ -20,9 +24,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 from urllib.parse import urljoin
 
 from playwright.async_api import (
@@ -46,6 +50,7 @@ from .reader import PageReader
 from .report import ActionError, Notices, log
 from .snapshot import FULL_PAGE_MAX_CHARS, LISTENER_TRACKER, MISSING, ElementInfo, Snapshot, TabInfo
 from .tabs import DialogInfo, DialogPolicy, TabRouter, Tabs
+from .threaded import BrowserThread, bridge_tools, loop_can_spawn, on_browser_loop, remember_refusal
 from .urls import URLError, navigation_error, normalize_url
 from .watch import ActionWatch
 
@@ -67,6 +72,8 @@ class BrowserBusyError(RuntimeError):
     """Another run holds this session (see :meth:`BrowserSession.claim`)."""
 
 
+T = TypeVar("T")
+
 NavigationGuard = Callable[[str], "str | None"]
 """``guard(url)`` returns why a top-level navigation to ``url`` is refused, or None to let it through."""
 
@@ -83,6 +90,11 @@ class BrowserSession:
     Interrupt safety has two layers: the Playwright driver runs in a new process session
     (``new_process_session``), and the driver is told not to close the browser on SIGINT/SIGTERM/SIGHUP
     (override through ``launch_options``, which are passed to ``chromium.launch``).
+
+    ``threaded``: None (default) runs the browser on the caller's event loop when that loop can start
+    subprocesses, and on a thread with its own loop when it cannot (Jupyter on Windows); True or False forces
+    one mode. In threaded mode ``page``, ``context`` and every other Playwright object belong to the browser
+    thread: use them inside ``await browser.call(fn)``, not directly from the kernel's loop.
     """
 
     def __init__(
@@ -103,6 +115,7 @@ class BrowserSession:
         context_options: Mapping[str, Any] | None = None,
         launch_options: Mapping[str, Any] | None = None,
         downloads_dir: str = "agent_downloads",
+        threaded: bool | None = None,
     ) -> None:
         self.headless = headless
         self.viewport = viewport
@@ -117,6 +130,8 @@ class BrowserSession:
         self.navigation_timeout = navigation_timeout
         self.context_options = dict(context_options or {})
         self.launch_options = dict(launch_options or {})
+        self.threaded = threaded
+        self._thread: BrowserThread | None = None
 
         self._pw: Playwright | None = None
         self._browser: Browser | None = None
@@ -148,6 +163,15 @@ class BrowserSession:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
+    async def _choose_mode(self) -> None:
+        """Decide, before anything Playwright exists, which loop the browser will live on (see ``threaded``)."""
+        if self._thread is not None or self._started or self._pw is not None:
+            return
+        threaded = self.threaded if self.threaded is not None else not await loop_can_spawn()
+        if threaded:
+            self._thread = BrowserThread()
+
+    @on_browser_loop
     async def start(self) -> BrowserSession:
         """Start Playwright and the browser, open one tab. Idempotent."""
         if self._started:
@@ -156,7 +180,15 @@ class BrowserSession:
             raise RuntimeError("This tab session was closed; ask the browser session for a new one (tab_session()).")
         self._notices.closing = False
         if self._pw is None:
-            self._pw = await start_playwright(new_session=self.new_process_session)
+            try:
+                self._pw = await start_playwright(new_session=self.new_process_session)
+            except NotImplementedError:
+                # the loop looked able to spawn but Playwright's spawn was refused: switch to a browser thread
+                if self._thread is not None or self.threaded is False:
+                    raise
+                remember_refusal(asyncio.get_running_loop())
+                self._thread = BrowserThread()
+                return await self._thread.call(self.start())
         try:
             await self._open_browser()
         except BaseException:
@@ -206,6 +238,7 @@ class BrowserSession:
         self._tabs.current = page
         return page
 
+    @on_browser_loop
     async def tab_session(self, url: str | None = None) -> BrowserSession:
         """A session bound to a new tab of this browser, for a run that must not share a tab with another.
 
@@ -231,6 +264,7 @@ class BrowserSession:
         child._tabs.next_id = root._router.next_id
         child.browser_path = root.browser_path
         child.downloads_dir = root.downloads_dir
+        child._thread = root._thread  # its Playwright objects live where the root's do
         root._router.add(child._tabs)
         try:
             await child._new_page()
@@ -247,6 +281,7 @@ class BrowserSession:
         """True for a session made by :meth:`tab_session` (bound to its own tabs of a shared browser)."""
         return self._tab_of is not None
 
+    @on_browser_loop
     async def fork(self) -> BrowserSession:
         """A new session in the same browser with a context of its own (fresh cookies, storage and tabs), so
         parallel runs share one browser process without seeing each other's state. Closing the fork closes
@@ -263,13 +298,25 @@ class BrowserSession:
             context_options=self.context_options,
         )
         child._pw, child._browser, child._fork_of = self._pw, self._browser, self
+        child._thread = self._thread  # the fork's Playwright objects live where its parent's do
         child._context = await self._browser.new_context(viewport=self._viewport(), **self.context_options)
         await child._adopt_context(child._context)
         child._started = True
         return child
 
     async def close(self) -> None:
-        """Close the browser (or disconnect from it) and stop Playwright. Safe to call twice."""
+        """Close the browser (or disconnect from it) and stop Playwright. Safe to call twice. In threaded mode
+        the browser thread ends too (a fork leaves it to its parent), so a later start decides afresh."""
+        try:
+            await self._close()
+        finally:
+            thread = self._thread
+            if thread is not None and self._fork_of is None and self._tab_of is None:  # forks and tab sessions share it
+                self._thread = None
+                await thread.stop()
+
+    @on_browser_loop
+    async def _close(self) -> None:
         if self._tab_of is not None:  # a tab session owns only its tabs
             self._notices.closing = True
             self._started = False
@@ -343,6 +390,7 @@ class BrowserSession:
             self._pw = await start_playwright(new_session=self.new_process_session)
             await self._open_browser()
 
+    @on_browser_loop
     async def ensure_page(self) -> Page:
         """The current page, replacing a closed or crashed browser/tab first (with a notice)."""
         async with self._lock:
@@ -412,6 +460,7 @@ class BrowserSession:
         return self._owner
 
     # -- hung pages ----------------------------------------------------------------------------------------
+    @on_browser_loop
     async def is_responsive(self, page: Page | None = None, timeout: float = 2.0) -> bool:
         """Whether the page's main thread still runs scripts (a page stuck in ``while(true){}`` does not)."""
         page = page or self._tabs.current
@@ -429,6 +478,7 @@ class BrowserSession:
         """An action was cut off mid-flight: check the page answers before it is used again."""
         self._suspect = True
 
+    @on_browser_loop
     async def replace_hung_page(self) -> str:
         """Close the current tab (without running its unload handlers, which could hang too) and open a new
         one at about:blank; returns the URL the hung tab was at."""
@@ -519,6 +569,25 @@ class BrowserSession:
         return None if snap is None else snap.elements.get(index)
 
     @property
+    def is_threaded(self) -> bool:
+        """Whether the browser runs on a thread of its own (the caller's loop could not start subprocesses)."""
+        return self._thread is not None
+
+    @on_browser_loop
+    async def call(self, fn: Callable[..., Awaitable[T]], /, *args: Any, **kwargs: Any) -> T:
+        """``await fn(*args, **kwargs)`` where the browser's Playwright objects live: in place normally, on the
+        browser thread in threaded mode. The way to drive ``browser.page`` yourself in either mode::
+
+            title = await browser.call(lambda: browser.page.title())
+        """
+        return await fn(*args, **kwargs)
+
+    def bridge_tools(self, tools: Mapping[str, Tool]) -> dict[str, Tool]:
+        """``tools`` made safe to execute from the caller's loop: in threaded mode the browser-driving ones
+        (``runs_on_browser``) execute on the browser thread; otherwise they are returned as they are."""
+        return bridge_tools(tools, self._thread)
+
+    @property
     def tools(self) -> dict[str, Tool]:
         """The built-in action tools bound to this session (created once)."""
         if self._tools is None:
@@ -529,10 +598,12 @@ class BrowserSession:
     def tab_id(self, page: Page) -> int:
         return self._tabs.tab_id(page)
 
+    @on_browser_loop
     async def tab_infos(self, current_title: str | None = None) -> list[TabInfo]:
         """Open tabs in opening order; ``current_title`` spares a round trip when the caller knows it."""
         return await self._tabs.infos(current_title)
 
+    @on_browser_loop
     async def new_tab(self, url: str | None = None) -> Page:
         """Open a tab (optionally at ``url``) and make it current; no "new tab" notice, since the caller knows."""
         await self.ensure_page()
@@ -546,6 +617,7 @@ class BrowserSession:
         """A mark for :meth:`close_popups`: the tabs open now."""
         return frozenset(self._tabs.open_pages())
 
+    @on_browser_loop
     async def close_popups(self, mark: frozenset[Page]) -> int:
         """Close every tab opened since ``mark`` (see :attr:`popup_mark`) except the current one: a run's
         popups do not outlive it. Returns how many were closed."""
@@ -572,6 +644,7 @@ class BrowserSession:
         """Files the pages downloaded, where they were saved."""
         return list(self._tabs.downloads)
 
+    @on_browser_loop
     async def open(self, url: str, wait_until: Literal["domcontentloaded", "load"] = "domcontentloaded") -> Page:
         """Open ``url`` in the current tab, read the way people type it (``localhost:8000``, ``example.com``,
         a file path; see :func:`~.urls.normalize_url`). Raises :class:`~.urls.URLError` saying, in a sentence,
@@ -584,11 +657,13 @@ class BrowserSession:
             raise URLError(navigation_error(target, exc, self.navigation_timeout)) from None
         return page
 
+    @on_browser_loop
     async def switch_tab(self, tab_id: int) -> Page:
         """Make tab ``tab_id`` current; raises :class:`ActionError` naming the open tabs if there is none."""
         return await self._tabs.switch(tab_id)
 
     # -- reading the page -----------------------------------------------------------------------------------
+    @on_browser_loop
     async def snapshot(
         self,
         full_page: bool = False,
@@ -618,10 +693,12 @@ class BrowserSession:
             resend_script=_resend_script,
         )
 
+    @on_browser_loop
     async def resolve(self, index: int) -> tuple[ElementHandle, ElementInfo, Frame, int]:
         """Element ``[index]`` of the latest snapshot as a live handle, or :class:`ActionError` saying why not."""
         return await self._reader.resolve(index, self._tabs.current)
 
+    @on_browser_loop
     async def screenshot(
         self,
         highlight: bool = False,
@@ -647,6 +724,7 @@ class BrowserSession:
         """Why the guard refuses a navigation to ``url`` (a sentence), or None."""
         return self._guard(url) if self._guard is not None else None
 
+    @on_browser_loop
     async def set_navigation_guard(self, guard: NavigationGuard | None) -> None:
         """Check every top-level navigation of every tab (typed URLs, link clicks, redirects, popups) with
         ``guard(url) -> reason or None``. A refused one is aborted before it loads, so the page stays where it
@@ -691,7 +769,8 @@ class BrowserSession:
     # -- acting ---------------------------------------------------------------------------------------------
     @contextlib.asynccontextmanager
     async def watch(self) -> AsyncIterator[ActionWatch]:
-        """Track navigations and new tabs caused by the actions inside the block."""
+        """Track navigations and new tabs caused by the actions inside the block. For actions, which run where
+        the page lives; in threaded mode it cannot be entered from the caller's loop (it yields live objects)."""
         page = await self.ensure_page()
         watcher = ActionWatch(page, self._tabs.tab_of)
         self._tabs.watchers.append(watcher)
@@ -718,8 +797,10 @@ class BrowserSession:
     ) -> ToolResult:
         """Run one built-in action: ``act({"click_element_by_index": {"index": 3}})`` or
         ``act("scroll", {"down": True})``. Arguments are validated by the tool; problems come back as
-        error results, never as exceptions."""
-        return await run_action(self.tools, action, args, signal=signal)
+        error results, never as exceptions. In threaded mode the browser actions execute on the browser thread
+        and ``ask_user`` stays on the caller's loop, as in an agent run."""
+        await self._choose_mode()
+        return await run_action(self.bridge_tools(self.tools), action, args, signal=signal)
 
 
 __all__ = [

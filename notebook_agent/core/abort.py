@@ -3,11 +3,16 @@
 Task cancellation alone cannot carry a reason, and a tool may want to finish a write before it stops, so the
 loop hands each participant an :class:`AbortSignal` (the asyncio counterpart of the web's AbortSignal).
 ``signal.race(awaitable)`` is the usual way to make a long await stop promptly.
+
+One signal may be awaited on two loops at once (the kernel's, and the browser thread's when the browser runs
+on a thread of its own) and fired from a third thread (a widget callback), so registering a waiter and firing
+are done under a lock: a waiter registered while the signal fires is either woken or sees the reason.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -29,6 +34,7 @@ class AbortSignal:
         self._reason: str | None = None
         self._callbacks: list[Callable[[str], None]] = []
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self._lock = threading.Lock()
 
     @property
     def aborted(self) -> bool:
@@ -44,28 +50,34 @@ class AbortSignal:
 
     def add_callback(self, callback: Callable[[str], None]) -> Callable[[], None]:
         """Call ``callback(reason)`` once on abort (at once if already aborted). Returns a remover."""
-        if self._reason is not None:
-            callback(self._reason)
+        with self._lock:
+            reason = self._reason
+            if reason is None:
+                self._callbacks.append(callback)
+        if reason is not None:
+            callback(reason)
             return lambda: None
-        self._callbacks.append(callback)
 
         def remove() -> None:
-            if callback in self._callbacks:
-                self._callbacks.remove(callback)
+            with self._lock:
+                if callback in self._callbacks:
+                    self._callbacks.remove(callback)
 
         return remove
 
     async def wait(self) -> str:
         """Wait until aborted; returns the reason."""
-        if self._reason is not None:
-            return self._reason
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[None] = loop.create_future()
-        self._waiters.append((loop, fut))
+        with self._lock:
+            if self._reason is not None:
+                return self._reason
+            self._waiters.append((loop, fut))
         try:
             await fut
         finally:
-            self._waiters = [(lp, f) for lp, f in self._waiters if f is not fut]
+            with self._lock:
+                self._waiters = [(lp, f) for lp, f in self._waiters if f is not fut]
         assert self._reason is not None
         return self._reason
 
@@ -99,16 +111,18 @@ class AbortSignal:
         await self.race(asyncio.sleep(seconds))
 
     def _fire(self, reason: str) -> None:
-        if self._reason is not None:
-            return
-        self._reason = reason
-        callbacks, self._callbacks = self._callbacks, []
+        with self._lock:
+            if self._reason is not None:
+                return
+            self._reason = reason
+            callbacks, self._callbacks = self._callbacks, []
+            waiters = list(self._waiters)
         for cb in callbacks:
             try:
                 cb(reason)
             except Exception:
                 continue
-        for loop, fut in list(self._waiters):
+        for loop, fut in waiters:
             if loop.is_closed():
                 continue
 

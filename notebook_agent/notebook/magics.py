@@ -386,7 +386,7 @@ class AgentMagics(Magics):
             if url:
                 await browser.open(url)
             shot = await browser.screenshot(format="jpeg")
-            title = html.escape(await browser.page.title())
+            title = html.escape(await browser.call(lambda: browser.page.title()))
             return widgets.VBox(
                 [
                     widgets.HTML(f"<b>{title}</b><br><code>{html.escape(browser.page.url)}</code>"),

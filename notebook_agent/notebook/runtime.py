@@ -480,7 +480,12 @@ _OUTLINE_JS = """([x, y, w, h]) => {
 
 async def target_crop(browser: BrowserSession, index: int, padding: int = 60) -> bytes | None:
     """A PNG of the area around element ``index`` with the element outlined in red (for the person who
-    approves). Uses the box from the latest snapshot, which the model's decision was based on."""
+    approves). Uses the box from the latest snapshot, which the model's decision was based on. Runs where the
+    page lives (the browser thread when the kernel's loop cannot start one)."""
+    return await browser.call(_target_crop, browser, index, padding)
+
+
+async def _target_crop(browser: BrowserSession, index: int, padding: int) -> bytes | None:
     info = browser.element(index)
     if info is None or info.box is None:
         return None

@@ -100,6 +100,8 @@ class BrowserTool(Tool):
 
     execution_mode = "sequential"
     needs_page = True
+    runs_on_browser = True
+    """It touches Playwright objects, so it executes where they live (the browser thread in threaded mode)."""
     failure = "Failed"
 
     def __init__(self, browser: ActionHost) -> None:

@@ -64,6 +64,7 @@ class AskUserTool(BrowserTool):
     description = "Ask the user for missing information or a decision; returns the answer."
     parameters = AskUserParams
     needs_page = False
+    runs_on_browser = False  # it waits for the person (a widget on the kernel's loop), not for the page
 
     def __init__(self, browser: ActionHost, on_ask_user: AskUser | None = None) -> None:
         super().__init__(browser)
