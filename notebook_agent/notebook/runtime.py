@@ -125,6 +125,18 @@ class KernelState:
                 count += 1
         return count
 
+    def stop_on_interrupt(self) -> int:
+        """Kernel → Interrupt: stop every active run, except one whose panel asked for this interrupt (on a
+        kernel older than ipykernel 7.4 the cell awaiting the run holds the kernel's only turn, and
+        interrupting that cell is how the Approve click gets through)."""
+        count = 0
+        for run in self.runs:
+            if run.done or (run.view.waiting_for_person and run.view.blocked_version is not None):
+                continue
+            run.stop(INTERRUPT_REASON)
+            count += 1
+        return count
+
 
 STATE = KernelState()
 
@@ -156,7 +168,7 @@ def _stop_on_interrupt(previous: Any) -> Any:
     def handler(signum: int, frame: Any) -> Any:
         if any(not run.done for run in STATE.runs):
             # signal handlers run between bytecodes on the main thread: hand the stop to the loop
-            loop.call_soon_threadsafe(STATE.stop_all, INTERRUPT_REASON)
+            loop.call_soon_threadsafe(STATE.stop_on_interrupt)
         if callable(previous):
             return previous(signum, frame)
         if previous == signal.SIG_DFL:
