@@ -324,7 +324,16 @@ def _run_job_in_own_browser(
 
     async def main() -> EvalRow:
         async with BrowserSession(cdp_url=cdp_url) as browser:
-            row, _ = await run_job(job, browser, model_factory)
+            if cdp_url is None:
+                row, _ = await run_job(job, browser, model_factory)
+                return row
+            # A browser someone else runs is shared by every worker: its default context (and tabs) too. Each
+            # job gets a context of its own there, so jobs never navigate each other's pages.
+            own = await browser.fork()
+            try:
+                row, _ = await run_job(job, own, model_factory)
+            finally:
+                await own.close()
             return row
 
     return asyncio.run(main())
