@@ -27,22 +27,13 @@ from snapshot import serve, small_form, table  # benchmarks/snapshot.py: page ge
 
 from notebook_agent.agent import PageAgent, default_system_prompt
 from notebook_agent.agent.macro import agent_output, macro_spec
+from notebook_agent.agent.page_agent import BUILTIN_ORDER
 from notebook_agent.browser import BrowserSession
 from notebook_agent.demo import DEMO_TASK, demo_model, demo_url
 from notebook_agent.llm.scripted import ScriptedModel
 from notebook_agent.llm.tokens import EXACT, count_tokens
 
-PAGE_AGENT_NINE = (
-    "done",
-    "wait",
-    "ask_user",
-    "click_element_by_index",
-    "input_text",
-    "select_dropdown_option",
-    "scroll",
-    "scroll_horizontally",
-    "execute_javascript",
-)
+PAGE_AGENT_NINE = BUILTIN_ORDER[:9]  # the actions page-agent itself has, in the same order
 
 
 STEP_PAGES = (

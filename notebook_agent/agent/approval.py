@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from ..browser.urls import normalise_url, scheme, site
+from ..browser.urls import navigation_target, scheme, site
 from ..core.abort import AbortSignal
 
 Decision: TypeAlias = Literal["allow", "ask", "deny"]
@@ -125,7 +125,7 @@ def risk_reason(request: ApprovalRequest) -> str | None:
     if name == "execute_javascript":
         return "runs arbitrary JavaScript in the page"
     if name == "go_to_url":
-        target = request.target_url or normalise_url(str(args.get("url", "")))
+        target = request.target_url or navigation_target(str(args.get("url", "")))
         return navigation_risk(request.url, target, request.target_allowed)
     if name == "click_element_by_index" and request.target_url:
         reason = navigation_risk(request.url, request.target_url, request.target_allowed)

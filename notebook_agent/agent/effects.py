@@ -15,7 +15,7 @@ from urllib.parse import urljoin, urlsplit
 
 from ..browser.actions import key_target
 from ..browser.session import BrowserSession
-from ..browser.urls import normalise_url, scheme
+from ..browser.urls import navigation_target, scheme
 from ..core.tools import Tool
 from .approval import ApprovalRequest
 from .secrets import DomainPattern, matches_any
@@ -36,7 +36,7 @@ async def describe_effects(
     name = request.action
     target: str | None = None
     if name == "go_to_url":
-        target = normalise_url(str(raw.get("url", "")))
+        target = navigation_target(str(raw.get("url", "")))
     elif name == "click_element_by_index" and request.element and request.element.get("tag") == "a":
         href = str((request.element.get("attributes") or {}).get("href") or "")
         if href and not href.startswith(("#", "javascript:")):

@@ -24,7 +24,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from ..browser.session import BrowserBusyError, BrowserSession
-from ..browser.urls import URLError, normalise_url
+from ..browser.urls import URLError, navigation_target
 from ..core.abort import AbortController, AbortedError, AbortSignal
 from ..core.events import AgentEvent, ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate, TurnEnd, TurnStart
 from ..core.loop import AfterHook, AgentContext, BeforeToolCall, BlockToolCall, LoopConfig, run_agent_loop
@@ -149,7 +149,7 @@ class PageRun:
             if self.agent.allowed_domains or self.agent.blocked_domains:
                 await self.browser.set_navigation_guard(self.navigation_refusal)
             if self.agent.start_url:
-                refusal = self.navigation_refusal(normalise_url(self.agent.start_url))
+                refusal = self.navigation_refusal(navigation_target(self.agent.start_url))
                 if refusal:
                     raise StartUrlError(f"The start URL is not allowed: {refusal}")
                 await self._open_start_url(self.browser, self.agent.start_url)

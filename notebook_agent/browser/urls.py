@@ -85,7 +85,7 @@ def navigation_error(url: str, error: BaseException | str, timeout: float | None
     return f"Could not open {url} ({code.group(0) if code else first})."
 
 
-def normalise_url(text: str) -> str:
+def navigation_target(text: str) -> str:
     """What a page would open for ``text`` (the model's ``go_to_url`` rule, no file paths), never raising:
     an address :func:`normalize_url` refuses is returned as typed, and the action reports why."""
     try:
