@@ -21,7 +21,8 @@ from notebook_agent.llm import get_model, local_server
 
 from .conftest import Recorder, local_model_file, server_timings
 
-pytestmark = [pytest.mark.local_llm]
+# A real model on 2 cores takes minutes per run; the global hang guard (600 s) is for everything else.
+pytestmark = [pytest.mark.local_llm, pytest.mark.timeout(1800)]
 RATE_ENV = "NOTEBOOK_AGENT_LOCAL_LLM_RATE"
 
 
