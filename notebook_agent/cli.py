@@ -44,6 +44,12 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="run the demo task on the bundled demo shop")
     demo.add_argument("--lab", action="store_true", help="open JupyterLab on the quickstart notebook instead")
     demo.add_argument("--model", "-m", default=None, help="provider:model (default: NOTEBOOK_AGENT_MODEL or offline)")
+    demo.add_argument(
+        "--local",
+        metavar="MODEL.gguf",
+        default=None,
+        help="drive the demo with a real model on this machine: a GGUF file (runs llama-server) or ollama:NAME",
+    )
     demo.add_argument("--headed", action="store_true", help="show the browser window")
 
     ev = sub.add_parser("eval", help="evaluate variants (models, prompts, settings) over a task suite")
@@ -241,8 +247,10 @@ def _print_event(event: AnyEvent, out: Any) -> None:
         r = event.result
         tokens = r.usage.input + r.usage.output + r.usage.cache_read
         cost = f", ${r.usage.cost.total:.4f}" if r.usage.cost.total else ""
+        mode = f" · output: {r.output_mode}" if r.output_mode else ""
         print(
-            f"\n{r.status}: success={r.success} · {len(r.steps)} steps · {tokens} tokens{cost} · {r.duration_s:.1f}s",
+            f"\n{r.status}: success={r.success} · {len(r.steps)} steps · {tokens} tokens{cost} · "
+            f"{r.duration_s:.1f}s{mode}",
             file=out,
         )
         print(r.text, file=out)
@@ -253,12 +261,17 @@ def _demo(args: argparse.Namespace) -> int:
 
     if args.lab:
         return _lab()
+    model = args.model
+    if args.local:
+        if model:
+            raise ValueError("--local and --model both name a model; give one of them.")
+        model = args.local if args.local.startswith("ollama:") else f"local:{args.local}"
     url = demo_url()
     print(f"demo shop: {url}")
     print(f"task: {DEMO_TASK}")
     ns = argparse.Namespace(
         url=url,
-        model=args.model,
+        model=model,
         max_steps=12,
         approve="ask-risky" if sys.stdin.isatty() else "deny-risky",
         headed=args.headed,

@@ -6,6 +6,7 @@ evaluation can all read a run without importing the machinery that made it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -79,6 +80,13 @@ class PageAgentResult:
     settings: dict[str, Any] = field(default_factory=dict)
     system_prompt: str = field(default="", repr=False)
 
+    @property
+    def output_mode(self) -> str:
+        """How the model's structured output came back: ``json_schema`` (schema-constrained), ``tools`` (a
+        tool call) or ``text`` (JSON found in text); several joined by ``+`` when a run fell back mid-way;
+        ``""`` for models that do not say (scripted, demo)."""
+        return join_output_modes(s.output.output_mode if s.output is not None else None for s in self.steps)
+
     def replay_model(self) -> Model:
         """A model that answers with this run's recorded outputs, in order (no API key needed)."""
         from ..llm.scripted import ScriptedModel
@@ -86,6 +94,19 @@ class PageAgentResult:
         return ScriptedModel.from_messages(
             [s.output for s in self.steps if s.output is not None], id=f"replay:{self.model}"
         )
+
+
+def join_output_modes(modes: Iterable[str | None]) -> str:
+    """Distinct output modes in order of first use, joined by ``+``."""
+    seen: list[str] = []
+    for mode in modes:
+        if mode and mode not in seen:
+            seen.append(mode)
+    return "+".join(seen)
+
+
+#: How each output mode reads in views.
+OUTPUT_MODE_TEXT = {"json_schema": "schema-constrained JSON", "tools": "tool call", "text": "JSON in text"}
 
 
 # -- step-level events ---------------------------------------------------------------------------------------

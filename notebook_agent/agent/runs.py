@@ -138,7 +138,8 @@ CLOSING = ("status", "success", "text", "error", "usage", "duration_s")
 
 def run_closing(result: PageAgentResult) -> dict[str, Any]:
     data = result_to_dict(result)
-    return {k: data[k] for k in CLOSING}
+    # Derived from the steps on load; written out so a reader of the file sees which path the model took.
+    return {**{k: data[k] for k in CLOSING}, "output_mode": result.output_mode}
 
 
 def save_run(result: PageAgentResult, runs_dir: str | Path) -> Path:
@@ -282,6 +283,7 @@ class Comparison:
             ("time s", round(self.a.duration_s, 2), round(self.b.duration_s, 2)),
             ("prompt", self.a.prompt_version, self.b.prompt_version),
             ("model", self.a.model, self.b.model),
+            ("output", self.a.output_mode or "-", self.b.output_mode or "-"),
         ]
 
 

@@ -31,6 +31,7 @@ from ..agent import (
     StepStarted,
 )
 from ..agent.approval import ApprovalAnswer, ApprovalRequest
+from ..agent.results import OUTPUT_MODE_TEXT, join_output_modes
 from ..core.events import MessageUpdate
 from ..core.messages import ToolCall
 from .kernel import blocked_wait_message
@@ -318,6 +319,9 @@ class RunView:
         self.cards: list[StepCard] = []
         self.tokens = 0
         self.cost = 0.0
+        self.output_modes: list[str | None] = []
+        """How each step's output came back (schema-constrained JSON, tool call, text); shown beside the stats,
+        so a local model that fell back from its schema says so where the user is looking."""
         self.pending_approval: ApprovalRequest | None = None
         self.answer_approval: Callable[[ApprovalAnswer], None] | None = None
         self.approval_shown = asyncio.Event()
@@ -355,6 +359,7 @@ class RunView:
             self.set_status("running")
             self.tokens += event.step.usage.input + event.step.usage.output + event.step.usage.cache_read
             self.cost += event.step.usage.cost.total
+            self.output_modes.append(event.step.output.output_mode if event.step.output is not None else None)
             self.tick()
         elif isinstance(event, ActionStarted) and card is not None:
             card.set_action(event.action, event.args)
@@ -397,7 +402,9 @@ class RunView:
         now = time.monotonic()
         end = self.finished_at or now
         cost = f" · ${self.cost:.4f}" if self.cost else ""
-        self.stats.value = f"{end - self.started:.1f}s · {self.tokens:,} tokens{cost}"
+        modes = join_output_modes(self.output_modes)
+        mode = " · " + " + ".join(OUTPUT_MODE_TEXT.get(m, m) for m in modes.split("+")) if modes else ""
+        self.stats.value = f"{end - self.started:.1f}s · {self.tokens:,} tokens{cost}{mode}"
         card = self.card()
         if card is not None and self.finished_at is None:
             card.wait_tick(now)

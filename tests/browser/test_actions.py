@@ -104,10 +104,11 @@ async def test_click_texts_and_state(load: Any) -> None:
     assert err(await b.act({"click_element_by_index": {"index": d}})) == (
         f"Error: [{d}]<button type=button disabled>Disabled /> is disabled, so clicking it does nothing right now."
     )
+    # A native dropdown is not clicked (its list is outside the page): the error says what to call instead.
     s = idx(text, "name=country")
-    assert "To choose an option use select_dropdown_option." in ok(
-        await b.act({"click_element_by_index": {"index": s}})
-    )
+    refused = err(await b.act({"click_element_by_index": {"index": s}}))
+    assert refused.startswith(f"Error: [{s}]<select name=country") and "chooses nothing" in refused
+    assert f"Use select_dropdown_option with index {s} and the text of the option to choose (options: " in refused
 
 
 async def test_click_aria_widgets(load: Any) -> None:

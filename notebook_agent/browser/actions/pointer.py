@@ -21,6 +21,15 @@ class ClickTool(BrowserTool):
 
     async def run(self, args: IndexParams, signal: AbortSignal) -> str:
         el, info, _, _ = await signal.race(self.browser.resolve(args.index))
+        if info.tag == "select":
+            # A native dropdown's list is drawn by the browser, outside the page: clicking opens nothing the
+            # model can see, and small models then click it again and again. Say what works instead.
+            options = info.attributes.get("options", "")
+            listed = f" (options: {options})" if options else ""
+            raise ActionError(
+                f"{info.describe()} is a dropdown: clicking it chooses nothing. Use select_dropdown_option with "
+                f"index {args.index} and the text of the option to choose{listed}."
+            )
         if info.disabled:
             still = await signal.race(
                 el.evaluate("(e) => e.matches(':disabled') || e.getAttribute('aria-disabled') === 'true'")
@@ -56,8 +65,6 @@ class ClickTool(BrowserTool):
         state = describe_state(live) if quiet else await state_after(el)
         if state:
             parts.append(state)
-        if info.tag == "select":
-            parts.append("To choose an option use select_dropdown_option.")
         if effects:
             parts.append(effects)
         return " ".join(parts)

@@ -1,0 +1,181 @@
+"""The page agent driven by a real small model on this machine: how often it succeeds, and what a step costs.
+
+Runs ``benchmarks/local_suite.yaml`` (the demo shop's two tasks and six fixture tasks: a sign-in, a contact
+form, a search, navigation over several pages, a select, a checkbox list) with a GGUF model on the managed
+llama-server, ``--repeats`` times, and prints per task and per variant:
+
+- success: the suite's checks passed (page text, URL, answer, storage), and how often the agent *claimed*
+  success (a model that says "done" without doing it shows up as claimed > passed);
+- valid output: steps whose output parsed into an action, and which output path was used;
+- steps, prompt tokens per step (evaluated and served from the server's prompt cache), completion tokens
+  per step, model seconds per step.
+
+The baseline in the same run is the other output path: ``json_schema`` (schema-constrained decoding, the
+default for local models) against ``tools`` (a forced tool call through the server's tool-call template).
+Figures, not asserts: a model's choices vary with the machine's load only through time, not the answer
+(temperature 0), but they do vary between model builds.
+
+Run: .venv/bin/python benchmarks/local_model.py [--model PATH.gguf] [--repeats K] [--modes json_schema,tools]
+                                                [--tasks id,id] [--threads N] [--json FILE]
+The default model is Qwen2.5-Coder-1.5B-Instruct Q4_K_M (``python scripts/fetch_test_model.py 1.5b``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from snapshot import serve  # benchmarks/snapshot.py: a quiet static server on 127.0.0.1
+
+from notebook_agent.agent.evaluate import EvalRow, Job, SuiteTask, Variant, evaluate, load_suite
+from notebook_agent.agent.results import PageAgentResult
+from notebook_agent.demo import demo_url
+from notebook_agent.llm import get_model
+from notebook_agent.llm.local_server import cache_root, default_threads
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+
+
+def run_figures(result: PageAgentResult) -> dict[str, Any]:
+    steps = result.steps
+    n = max(1, len(steps))
+    return {
+        "steps": len(steps),
+        "valid": sum(s.action is not None and s.output_error is None for s in steps),
+        "output_mode": result.output_mode or "-",
+        "prompt_evaluated": sum(s.usage.input for s in steps) / n,
+        "prompt_cached": sum(s.usage.cache_read for s in steps) / n,
+        "completion": sum(s.usage.output for s in steps) / n,
+        "model_s": sum(s.model_ms for s in steps) / n / 1000,
+        "actions": [
+            f"{s.action or 'INVALID'}{json.dumps(s.args, ensure_ascii=False) if s.args else ''}" for s in steps
+        ],
+        "answer": result.text,
+    }
+
+
+def summarise(rows: list[tuple[EvalRow, dict[str, Any]]]) -> dict[str, Any]:
+    steps = sum(f["steps"] for _, f in rows)
+    weights = [max(1, f["steps"]) for _, f in rows]
+
+    def per_step(key: str) -> float:
+        return sum(f[key] * w for (_, f), w in zip(rows, weights, strict=True)) / max(1, sum(weights))
+
+    return {
+        "runs": len(rows),
+        "passed": sum(r.passed for r, _ in rows),
+        "claimed": sum(r.agent_success for r, _ in rows),
+        "valid_steps": sum(f["valid"] for _, f in rows),
+        "steps": steps,
+        "mean_steps": statistics.fmean(f["steps"] for _, f in rows),
+        "prompt_evaluated": per_step("prompt_evaluated"),
+        "prompt_cached": per_step("prompt_cached"),
+        "completion": per_step("completion"),
+        "model_s": per_step("model_s"),
+        "seconds": sum(r.seconds for r, _ in rows),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default=str(cache_root() / "models" / DEFAULT_MODEL), help="a .gguf file")
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--modes", default="json_schema,tools", help="output paths to compare, comma-separated")
+    parser.add_argument("--tasks", default="", help="task ids to run (default: all)")
+    parser.add_argument("--max-steps", type=int, default=8)
+    parser.add_argument("--threads", type=int, default=None, help=f"llama-server threads (default {default_threads()})")
+    parser.add_argument("--json", default=None, help="also write every run's figures to this file")
+    args = parser.parse_args()
+
+    model_path = Path(args.model).expanduser()
+    if not model_path.is_file():
+        print(f"no model at {model_path}: run python scripts/fetch_test_model.py 1.5b, or pass --model")
+        return 2
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    site, port = serve(HERE / "local_site")
+    try:
+        suite = load_suite(
+            HERE / "local_suite.yaml", {"site": f"http://127.0.0.1:{port}", "demo": demo_url().rstrip("/")}
+        )
+        if args.tasks:
+            wanted = set(args.tasks.split(","))
+            suite.tasks = [t for t in suite.tasks if t.id in wanted]
+        variants = [
+            Variant(name=m, model=f"local:{model_path}", max_steps=args.max_steps, approval="auto") for m in modes
+        ]
+
+        def model_for(variant: Variant, task: SuiteTask) -> Any:
+            # One managed server per model file in this process: every variant and run shares it (and its cache).
+            return get_model(f"local:{model_path}", output_mode=variant.name, threads=args.threads)
+
+        print(
+            f"model {model_path.name} · threads {args.threads or default_threads()} · {os.cpu_count()} cores · "
+            f"{platform.platform()} · {time.strftime('%Y-%m-%d')}"
+        )
+        print(
+            f"{len(suite.tasks)} tasks × {len(variants)} variants × {args.repeats} repeats, max {args.max_steps} steps"
+        )
+
+        def progress(kind: str, job: Job, row: EvalRow | None) -> None:
+            if row is not None:
+                mark = "pass" if row.passed else "FAIL"
+                print(
+                    f"  {job.variant.name:12} {job.task.id:16} #{job.repeat} {mark} {row.steps} steps "
+                    f"{row.seconds:.0f}s {'; '.join(row.failures)[:120]}",
+                    flush=True,
+                )
+
+        started = time.perf_counter()
+        report = asyncio.run(
+            evaluate(
+                suite, variants, repeats=args.repeats, concurrency=1, model_factory=model_for, on_progress=progress
+            )
+        )
+        wall = time.perf_counter() - started
+    finally:
+        site.shutdown()
+
+    by_id = {r.run_id: r for r in report.results}
+    rows = [(row, run_figures(by_id[row.run_id])) for row in report.rows if row.run_id in by_id]
+    print("\nper run (actions in order):")
+    for row, f in rows:
+        line = f"{row.variant:12} {row.task:16} #{row.repeat} {'pass' if row.passed else 'FAIL'} [{f['output_mode']}]"
+        print(f"  {line} {' → '.join(f['actions'])}"[:400])
+    print(
+        f"\n{'variant':12} {'passed':>8} {'claimed':>8} {'valid out':>10} {'steps':>6} {'prompt tok/step':>16} "
+        f"{'cached':>7} {'compl.':>7} {'model s/step':>13}"
+    )
+    summary = {}
+    for name in dict.fromkeys(r.variant for r, _ in rows):
+        s = summarise([(r, f) for r, f in rows if r.variant == name])
+        summary[name] = s
+        print(
+            f"{name:12} {s['passed']:>4}/{s['runs']:<3} {s['claimed']:>4}/{s['runs']:<3} "
+            f"{s['valid_steps']:>5}/{s['steps']:<4} {s['mean_steps']:>6.1f} "
+            f"{s['prompt_evaluated'] + s['prompt_cached']:>16.0f} {s['prompt_cached']:>7.0f} {s['completion']:>7.0f} "
+            f"{s['model_s']:>13.1f}"
+        )
+    print(f"\nwall time {wall:.0f}s")
+    if args.json:
+        runs = [
+            {"variant": r.variant, "task": r.task, "repeat": r.repeat, "passed": r.passed, "claimed": r.agent_success}
+            | {"failures": r.failures, **f}
+            for r, f in rows
+        ]
+        Path(args.json).write_text(json.dumps({"summary": summary, "runs": runs}, indent=1, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
