@@ -39,6 +39,7 @@ from snapshot import serve  # benchmarks/snapshot.py: a quiet static server on 1
 
 from notebook_agent.agent.evaluate import EvalRow, Job, SuiteTask, Variant, evaluate, load_suite
 from notebook_agent.agent.results import PageAgentResult
+from notebook_agent.agent.runs import save_run
 from notebook_agent.demo import demo_url
 from notebook_agent.llm import get_model
 from notebook_agent.llm.local_server import cache_root, default_threads
@@ -96,6 +97,7 @@ def main() -> int:
     parser.add_argument("--max-steps", type=int, default=8)
     parser.add_argument("--threads", type=int, default=None, help=f"llama-server threads (default {default_threads()})")
     parser.add_argument("--json", default=None, help="also write every run's figures to this file")
+    parser.add_argument("--runs-dir", default=None, help="save every run here (open with %%agent runs / load_run)")
     args = parser.parse_args()
 
     model_path = Path(args.model).expanduser()
@@ -147,6 +149,9 @@ def main() -> int:
         site.shutdown()
 
     by_id = {r.run_id: r for r in report.results}
+    if args.runs_dir:
+        for result in report.results:
+            save_run(result, args.runs_dir)
     rows = [(row, run_figures(by_id[row.run_id])) for row in report.rows if row.run_id in by_id]
     print("\nper run (actions in order):")
     for row, f in rows:

@@ -75,6 +75,8 @@ class Observer:
     total_wait: float = 0.0
     fingerprint: str | None = None
     unchanged_steps: int = 0
+    text_lines: frozenset[str] = frozenset()
+    """The page's plain text lines at the previous step (element lines left out)."""
 
     def action_finished(self, action: str, args: Mapping[str, Any], is_error: bool) -> None:
         """Accumulate waiting: consecutive successful ``wait`` calls add up; any other action resets."""
@@ -104,8 +106,14 @@ class Observer:
                 f"You have waited {self.total_wait:g} seconds accumulatively. "
                 "DO NOT wait any longer unless you have a good reason."
             )
-        fingerprint = hashlib.sha1(clean_text(page_text).encode("utf-8")).hexdigest()
         previous = [s for s in steps[:-1] if s.action]
+        lines = text_lines(page_text)
+        if notes[:1] != [NAVIGATED_NOTE] and previous and previous[-1].action not in QUIET_ACTIONS:
+            appeared = [line for line in lines if line not in self.text_lines]
+            if appeared:
+                notes.append(new_text_note(appeared))
+        self.text_lines = frozenset(lines)
+        fingerprint = hashlib.sha1(clean_text(page_text).encode("utf-8")).hexdigest()
         if self.fingerprint == fingerprint and previous and previous[-1].action not in ("wait", "done"):
             self.unchanged_steps += 1
         else:
@@ -143,6 +151,35 @@ class Observer:
         return notes
 
 
+#: Actions after which new text is not news: they move the view or only wait.
+QUIET_ACTIONS = frozenset({"scroll", "scroll_horizontally", "wait", "find_text", "switch_tab", "done"})
+_ELEMENT_LINE = re.compile(r"^\s*\*?\[\d+\]")
+# The snapshot's own lines: the header (page, tabs, notices), scroll hints and budget markers.
+_HINT_LINE = re.compile(r"^\s*(\[(Start|End) of page\]|\[Snapshot truncated|\.\.\. |Current page: |Tabs: |Note: )")
+
+
+def text_lines(page_text: str) -> list[str]:
+    """The page's plain text lines in order (no element lines, no scroll hints), stripped and distinct."""
+    seen: dict[str, None] = {}
+    for raw in page_text.splitlines():
+        if raw.strip() and not _ELEMENT_LINE.match(raw) and not _HINT_LINE.match(raw):
+            seen.setdefault(raw.strip(), None)
+    return list(seen)
+
+
+def new_text_note(appeared: Sequence[str], limit: int = 240) -> str:
+    """Text that appeared on the same page after an action: a confirmation ("Saved"), an error message. Small
+    models do not diff two page states, and judged a save that worked as failed and repeated it."""
+    shown = ""
+    for i, line in enumerate(appeared):
+        piece = f"'{clip(line, 120)}'"
+        if len(shown) + len(piece) > limit:
+            shown += f" and {len(appeared) - i} more line{'s' if len(appeared) - i > 1 else ''}"
+            break
+        shown += ("; " if shown else "") + piece
+    return f"New on the page after your last action: {shown}."
+
+
 def _dead_index(previous: Sequence[PageStep]) -> int | None:
     """The index the last action failed on because it no longer exists, if that is why it failed."""
     if not previous or not previous[-1].is_error:
@@ -174,11 +211,13 @@ def state_message(
     if not any(isinstance(h, PageStep) for h in done_steps):
         # Small models otherwise invent a previous step to evaluate, and act on it.
         lines.append("<sys>No action has been taken yet: evaluation_previous_goal is 'Start'.</sys>")
-    for i, item in enumerate(done_steps):
+    # Notes about the last step follow it; its result is still the last one, and is shown whole.
+    last_step = next((h for h in reversed(done_steps) if isinstance(h, PageStep)), None)
+    for item in done_steps:
         if isinstance(item, str):
             lines.append(f"<sys>{neutralise(item)}</sys>")
             continue
-        last = i == len(done_steps) - 1
+        last = item is last_step
         lines.append(f"<step_{item.index}>")
         if item.action is None:
             lines.append(f"Invalid output: {neutralise(item.output_error or '')}")

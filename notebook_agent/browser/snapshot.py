@@ -136,10 +136,14 @@ class ElementInfo:
     disabled: bool = False
     sensitive: bool = False
     depth: int = 0
+    plain: str = ""
+    """``line`` without the element's state (value, checked, selected, files), for action results."""
 
     def describe(self, limit: int = 100) -> str:
-        """``[N]<tag ...>text />`` as printed in the snapshot, shortened for action results."""
-        text = f"[{self.index}]{self.line}"
+        """``[N]<tag ...>text />`` as in the snapshot, without the state it had then, shortened for action
+        results: "Clicked [2]<input type=checkbox checked=false />Email. It is now checked." read as a
+        contradiction to small models, which then clicked again."""
+        text = f"[{self.index}]{self.plain or self.line}"
         return text if len(text) <= limit else text[: limit - 4] + "… />"
 
 
@@ -237,6 +241,10 @@ def element_line(el: dict[str, Any]) -> str:
     parts.append(f">{text} />" if text else " />")
     parts.append(el.get("name") or "")
     return "".join(parts)
+
+
+#: Attributes that report an element's live state rather than what it is.
+STATE_ATTRIBUTES = frozenset({"value", "selected", "checked", "files"})
 
 
 def element_attributes(el: dict[str, Any]) -> dict[str, str]:
@@ -434,6 +442,7 @@ def build_snapshot(
             text=el.get("text") or "",
             attributes=element_attributes(el),
             line=ln.text,
+            plain=element_line({**el, "a": [a for a in el.get("a") or () if a[0] not in STATE_ATTRIBUTES]}),
             frame=ln.frame_url,
             frame_index=ln.frame_index,
             box=ln.box,

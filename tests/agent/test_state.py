@@ -207,3 +207,50 @@ def test_page_text_cannot_break_or_forge_the_state(parts: list[str]) -> None:
     for tag in ("<agent_state>", "<user_request>", "</user_request>", "<browser_state>", "</browser_state>"):
         assert state.count(tag) == 1, tag
     assert state.count("<sys>") == len(history + notes) + 1  # only the agent's own notes (and the first-step one)
+
+
+SETTINGS = """Current page: [Settings](http://shop.test/settings)
+[Start of page]
+Settings
+[1]<select value=United States options=United States|Canada />Country
+[5]<button id=save>Save settings />
+[End of page]"""
+
+
+def test_text_that_appears_after_an_action_is_pointed_out() -> None:
+    # Measured with a 1.5B model: it pressed Save, "Saved: Canada." appeared, it judged the step failed and
+    # pressed Save again until the run ended. The note names what appeared; the last result stays whole.
+    run = Run()
+    run.state(SETTINGS)
+    run.act("click_element_by_index", {"index": 5}, result="r" * 1000)
+    saved = SETTINGS.replace("[End of page]", "Saved: Canada; notifications: email.\n[End of page]")
+    notes = run.notes(saved.replace("value=United States", "value=Canada"))
+    assert notes == ["New on the page after your last action: 'Saved: Canada; notifications: email.'."]
+    assert "Action Results: " + "r" * 1000 + "\n" in run.state(saved)  # notes follow the step; its result is whole
+
+
+def test_new_text_is_not_news_after_scrolling_navigating_or_when_nothing_appeared() -> None:
+    run = Run()
+    run.state(SETTINGS)
+    run.act("scroll", {"down": True})
+    assert run.notes(SETTINGS.replace("Settings\n", "Settings\nFooter text\n")) == []  # scrolling reveals text
+    run.act("click_element_by_index", {"index": 5})
+    assert run.notes(SETTINGS.replace("Settings\n", "Settings\nFooter text\n")) == []  # nothing new
+    run.act("click_element_by_index", {"index": 5})
+    with_tabs = SETTINGS.replace(
+        "[Start of page]", "Tabs: 0 Settings (current) | 1 Help\nNote: a popup opened\n[Start of page]"
+    )
+    assert run.notes(with_tabs) == []  # the snapshot's own header lines are not page text
+    run.act("click_element_by_index", {"index": 0})
+    notes = run.notes("Current page: [About](http://shop.test/about)\nAbout us\n", "http://shop.test/about")
+    assert not any(n.startswith("New on the page") for n in notes)  # a new page is reported as navigation
+
+
+def test_many_new_lines_are_capped() -> None:
+    run = Run()
+    run.state(SETTINGS)
+    run.act("click_element_by_index", {"index": 5})
+    lines = "\n".join(f"Result line number {i} with some words" for i in range(30))
+    (note,) = run.notes(SETTINGS.replace("[End of page]", lines + "\n[End of page]"))
+    assert note.startswith("New on the page after your last action: 'Result line number 0 with some words'; ")
+    assert note.endswith(" more lines.") and len(note) < 340

@@ -95,7 +95,7 @@ async def test_click_texts_and_state(load: Any) -> None:
     text = await snap_text(b)
     i = idx(text, "name=terms")
     assert ok(await b.act({"click_element_by_index": {"index": i}})) == (
-        f"Clicked [{i}]<input type=checkbox name=terms checked=false />I accept the terms. It is now checked."
+        f"Clicked [{i}]<input type=checkbox name=terms />I accept the terms. It is now checked."
     )
     pro = idx(text, "type=radio name=plan checked=false")
     assert ok(await b.act({"click_element_by_index": {"index": pro}})).endswith("It is now checked.")
@@ -280,7 +280,7 @@ async def test_input_text_failures(load: Any) -> None:
     text = await snap_text(b)
     cb = idx(text, "name=terms")
     assert err(await b.act({"input_text": {"index": cb, "text": "x"}})) == (
-        f"Error: [{cb}]<input type=checkbox name=terms checked=false />I accept the terms is a checkbox; "
+        f"Error: [{cb}]<input type=checkbox name=terms />I accept the terms is a checkbox; "
         "click it with click_element_by_index."
     )
     sel = idx(text, "name=country")
@@ -301,13 +301,15 @@ async def test_select_native(load: Any) -> None:
     b: BrowserSession = await load("form.html")
     text = await snap_text(b)
     s = idx(text, "name=country")
-    line = (
-        f"[{s}]<select name=country value=United States options=United States|Canada|Mexico|United Kingdom|Ukraine />"
-    )
+    # The result names the element without the value it had before (the new one follows).
+    line = f"[{s}]<select name=country options=United States|Canada|Mexico|United Kingdom|Ukraine />"
     assert ok(await b.act({"select_dropdown_option": {"index": s, "text": "Canada"}})) == (
-        f"Selected option 'Canada' in {line[:96]}… />. The selected option is now 'Canada' (value 'ca')."
+        f"Selected option 'Canada' in {line}. The selected option is now 'Canada' (value 'ca')."
     )
     assert "change:country" in await b.page.evaluate("window.__events")
+    assert ok(await b.act({"select_dropdown_option": {"index": s, "text": "Canada"}})) == (
+        f"Option 'Canada' is already selected in {line}; nothing changed. Go on with the next part of the task."
+    )
     ok(await b.act({"select_dropdown_option": {"index": s, "text": "mexico"}}))  # case-insensitive
     assert await b.page.input_value("select[name=country]") == "mx"
     ok(await b.act({"select_dropdown_option": {"index": s, "text": "kingdom"}}))  # unique substring

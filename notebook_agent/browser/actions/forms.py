@@ -157,6 +157,12 @@ class SelectDropdownOptionTool(BrowserTool):
         chosen = options[k]
         if chosen.get("disabled"):
             raise ActionError(f"option {quote(chosen['text'])} of {info.describe()} is disabled.")
+        if data["kind"] == "select" and chosen.get("selected") and not data.get("multiple"):
+            # Small models re-select the same option step after step; say plainly that this step is done.
+            return (
+                f"Option {quote(chosen['text'])} is already selected in {info.describe()}; nothing changed. "
+                "Go on with the next part of the task."
+            )
         via = ""
         async with self.browser.watch() as watch:
             if data["kind"] == "select":
