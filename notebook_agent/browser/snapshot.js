@@ -367,6 +367,7 @@
       const t0 = performance.now();
       const full = !!arg.full;
       const tokens = arg.frames || [];
+      for (const [k, el] of state.frames) if (!el.isConnected) state.frames.delete(k); // a removed iframe's frame is gone
       const frameEls = tokens.map((k) => state.frames.get(k) || null);
       const retag = tokens.filter((k, j) => !frameEls[j] || !frameEls[j].isConnected);
       if (retag.length) return JSON.stringify({ retag });
