@@ -2,8 +2,8 @@
 (optionally with each indexed element's box and index drawn on).
 
 The page script (``snapshot.js``) runs in Playwright's isolated world of each frame, read with one call per
-frame, all frames at once. Indices refer to the latest snapshot of the tab it was taken on; resolving an index checks
-that tab, frame and document are still the ones it came from, and says why not when they are not.
+frame, all frames at once. Indices refer to the latest snapshot of the tab it was taken on; resolving an index
+checks that tab, frame and document are still the ones it came from, and says why not when they are not.
 """
 
 from __future__ import annotations
@@ -123,22 +123,19 @@ class PageReader:
 
     async def _call_with_frames(
         self, frame: Frame, op: dict[str, Any], kids: list[Frame], token_of: dict[Frame, int], timeout: float
-    ) -> Any:
-        """``op`` in ``frame`` with its child frames named by token. A token its page script does not know
-        (its isolated world was made anew, e.g. after ``document.open()``) is registered again, once."""
+    ) -> tuple[Any, list[Frame]]:
+        """``op`` in ``frame`` with its child frames named by token, and the children it was given. A token
+        its page script does not know (its isolated world was made anew, e.g. after ``document.open()``) is
+        registered again, once; a child that cannot be is left out (its frame is going away)."""
         arg = {**op, "frames": [token_of[c] for c in kids]}
         data = await asyncio.wait_for(call_page_api(frame, arg, timeout=timeout), timeout)
-        if isinstance(data, dict) and "retag" in data:
-            lost = [c for c in kids if token_of[c] in data["retag"]]
-            for c in lost:
-                token = await self._frame_token(c, again=True)
-                if token is not None:
-                    token_of[c] = token
-            arg = {**op, "frames": [token_of[c] for c in kids]}
-            data = await asyncio.wait_for(call_page_api(frame, arg, timeout=timeout), timeout)
-            if isinstance(data, dict) and "retag" in data:
-                raise PlaywrightError(f"child frames of {frame.url} could not be registered")
-        return data
+        if not (isinstance(data, dict) and "retag" in data):
+            return data, kids
+        again = {c: await self._frame_token(c, again=True) for c in kids if token_of[c] in data["retag"]}
+        token_of.update({c: t for c, t in again.items() if t is not None})
+        kids = [c for c in kids if c not in again or again[c] is not None]
+        arg = {**op, "frames": [token_of[c] for c in kids], "retagged": True}
+        return await asyncio.wait_for(call_page_api(frame, arg, timeout=timeout), timeout), kids
 
     async def _read_frames(
         self, page: Page, op: dict[str, Any], *, max_frames: int = 60
@@ -160,7 +157,7 @@ class PageReader:
             kids = children.get(frame, [])
             timeout = 15.0 if frame is main else 5.0
             try:
-                data = await self._call_with_frames(frame, op, kids, token_of, timeout)
+                data, kids = await self._call_with_frames(frame, op, kids, token_of, timeout)
             except (TimeoutError, PlaywrightError) as exc:
                 if frame is main:
                     raise

@@ -366,11 +366,13 @@
     function snapshot(arg) {
       const t0 = performance.now();
       const full = !!arg.full;
+      // child frames by token; one never registered in this world is asked for again (a removed iframe's
+      // token just finds nothing to place, and is forgotten)
       const tokens = arg.frames || [];
-      for (const [k, el] of state.frames) if (!el.isConnected) state.frames.delete(k); // a removed iframe's frame is gone
+      const retag = tokens.filter((k) => !state.frames.has(k));
+      if (retag.length && !arg.retagged) return JSON.stringify({ retag });
       const frameEls = tokens.map((k) => state.frames.get(k) || null);
-      const retag = tokens.filter((k, j) => !frameEls[j] || !frameEls[j].isConnected);
-      if (retag.length) return JSON.stringify({ retag });
+      for (const [k, el] of state.frames) if (!el.isConnected) state.frames.delete(k);
       const tracked = pullTracked();
       const first = state.snapshots === 0;
       state.snapshots++;

@@ -224,6 +224,20 @@ async def test_one_call_per_frame(load: Any, monkeypatch: pytest.MonkeyPatch) ->
     assert setup_calls == []
 
 
+async def test_a_child_frame_its_parent_forgot_is_registered_again(load: Any) -> None:
+    """A token the parent's page script does not know (its isolated world was made anew) is registered again."""
+    b: BrowserSession = await load("frames.html")
+    first = (await b.snapshot()).text
+    tokens = b._reader._frame_tokens
+    children = [f for f in b.page.frames if f is not b.page.main_frame]
+    assert len(children) == 2 and all(f in tokens for f in children)
+    for frame in children:
+        tokens[frame] = 10**9  # never registered anywhere
+    again = await b.snapshot()
+    assert again.text.count("Frame button") == first.count("Frame button") == 2
+    assert all(tokens[f] != 10**9 for f in children)
+
+
 async def test_hidden_and_covered(load: Any) -> None:
     b: BrowserSession = await load("visibility.html")
     text = (await b.snapshot()).text
