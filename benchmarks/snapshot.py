@@ -3,9 +3,8 @@
     .venv/bin/python benchmarks/snapshot.py [--runs 5] [--quick]
 
 For each page: number of DOM elements, snapshot time in viewport mode and full-page mode (median of --runs,
-after one warm-up that installs the page script), the same with the whole script sent on every call
-(``resend``: the alternative to installing it once per document), screenshot time (plain and with
-highlights), characters and o200k tokens of the text, and as the floor a plain
+after one warm-up that makes the page script's API in each frame's isolated world), screenshot time (plain
+and with highlights), characters and o200k tokens of the text, and as the floor a plain
 ``document.querySelectorAll('*')`` walk on the same page (in-page time, and with the round trip).
 Beside it, Playwright's own ``page.aria_snapshot(mode="ai")`` (the whole page, as YAML) in time and tokens,
 and the ratios of ours to it. Figures, not asserts: the machine's load shows in them.
@@ -166,7 +165,7 @@ async def main() -> None:
             (root / f"p{i}.html").write_text(html)
 
         header = (
-            f"{'page':<30} {'elems':>6} {'floor':>6} {'floor+rt':>8} {'snap':>7} {'resend':>7} {'full':>7} "
+            f"{'page':<30} {'elems':>6} {'floor':>6} {'floor+rt':>8} {'snap':>7} {'full':>7} "
             f"{'shot':>6} {'hilite':>7} {'v.chars':>7} {'v.tok':>6} {'f.chars':>8} {'f.tok':>7} {'idx':>5} "
             f"{'aria':>7} {'a.tok':>7} {'snap/aria':>9} {'v.tok/a':>7} {'f.tok/a':>7}"
         )
@@ -179,11 +178,10 @@ async def main() -> None:
                 await page_.goto(f"http://127.0.0.1:{port}/p{i}.html", wait_until="load")
                 await page_.wait_for_timeout(100)
                 elements = await page_.evaluate(COUNT_JS)
-                await browser.snapshot()  # warm-up: installs the script in every frame
+                await browser.snapshot()  # warm-up: makes the page API in every frame
                 floor_in_page = statistics.median([(await page_.evaluate(FLOOR_JS))[1] for _ in range(args.runs)])
                 floor_rt = await median_ms(lambda: page_.evaluate(FLOOR_JS), args.runs)
                 snap_ms = await median_ms(browser.snapshot, args.runs)
-                resend_ms = await median_ms(lambda: browser.snapshot(_resend_script=True), args.runs)
                 full_ms = await median_ms(lambda: browser.snapshot(full_page=True), max(1, args.runs // 2 + 1))
                 shot_ms = await median_ms(browser.screenshot, max(1, args.runs // 2 + 1))
                 hl_ms = await median_ms(lambda: browser.screenshot(highlight=True), max(1, args.runs // 2 + 1))
@@ -194,7 +192,7 @@ async def main() -> None:
                 v_tok, f_tok, a_tok = count_tokens(view.text), count_tokens(full.text), count_tokens(aria)
                 print(
                     f"{name:<30} {elements:>6} {floor_in_page:>6.1f} {floor_rt:>8.1f} {snap_ms:>7.1f} "
-                    f"{resend_ms:>7.1f} {full_ms:>7.1f} {shot_ms:>6.1f} {hl_ms:>7.1f} {len(view.text):>7} "
+                    f"{full_ms:>7.1f} {shot_ms:>6.1f} {hl_ms:>7.1f} {len(view.text):>7} "
                     f"{v_tok:>6} {len(full.text):>8} {f_tok:>7} {len(full.elements):>5} "
                     f"{aria_ms:>7.1f} {a_tok:>7} {snap_ms / aria_ms:>9.2f} {v_tok / a_tok:>7.2f} {f_tok / a_tok:>7.2f}",
                     flush=True,
@@ -203,7 +201,7 @@ async def main() -> None:
         other_server.shutdown()
     print(
         "\nfloor: querySelectorAll('*') walk inside the page / including the Playwright round trip; snap: viewport "
-        "snapshot (script installed once per document); resend: same, sending the whole script each call; idx: "
+        "snapshot; idx: "
         "indexed elements in full-page mode (capped at 40,000 characters by default); aria: Playwright's "
         "page.aria_snapshot(mode='ai') of the whole page, a.tok its tokens; snap/aria: viewport snapshot time over "
         "aria time; v.tok/a, f.tok/a: our viewport and full-page tokens over aria's."

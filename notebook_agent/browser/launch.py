@@ -27,6 +27,8 @@ from typing import Any
 
 from playwright.async_api import Browser, BrowserContext, Playwright, ViewportSize, async_playwright
 
+from .snapshot import register_page_engine
+
 ENV_VAR = "NOTEBOOK_AGENT_BROWSER"
 
 #: Flags every launched Chromium gets. Without the background-networking ones Chromium phones home at start
@@ -277,14 +279,18 @@ async def open_browser(
     """Connect to a running browser (``cdp_url``: over CDP, reusing its first context; ``ws_endpoint``: a
     Playwright server) or launch a local Chromium, and return (browser, context, whether we own the context,
     the binary launched or ""). A launched browser ignores SIGINT/SIGTERM/SIGHUP: SIGINT is the notebook's
-    interrupt, and the browser must survive it."""
+    interrupt, and the browser must survive it. The page script's selector engine is registered with ``pw``
+    before the context is made or used (see :func:`register_page_engine`)."""
     chromium = pw.chromium
     ctx_options = dict(context_options or {})
     if cdp_url:
         browser = await chromium.connect_over_cdp(cdp_url)
         if browser.contexts:
+            await register_page_engine(pw, reused=browser.contexts[0])
             return browser, browser.contexts[0], False, ""
+        await register_page_engine(pw)
         return browser, await browser.new_context(viewport=viewport, **ctx_options), True, ""
+    await register_page_engine(pw)
     path = ""
     if ws_endpoint:
         browser = await chromium.connect(ws_endpoint)

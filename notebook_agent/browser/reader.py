@@ -1,17 +1,16 @@
 """Reading a tab: the indexed snapshot over all its frames, element resolution for actions, and screenshots
 (optionally with each indexed element's box and index drawn on).
 
-The page script (``snapshot.js``) is installed once per document and read with one call per frame, all
-frames at once. Indices refer to the latest snapshot of the tab it was taken on; resolving an index checks
-that tab, frame and document are still the ones it came from, and says why not when they are not.
+The page script (``snapshot.js``) runs in Playwright's isolated world of each frame, read with one call per
+frame, all frames at once. Indices refer to the latest snapshot of the tab it was taken on; resolving an index
+checks that tab, frame and document are still the ones it came from, and says why not when they are not.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
-import re
+import itertools
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
@@ -21,20 +20,19 @@ from playwright.async_api import Error as PlaywrightError
 
 from ..core.text import clean_text
 from .report import ActionError, first_line, log, short
-from .snapshot import ElementInfo, FrameResult, Snapshot, TabInfo, build_snapshot, call_page_api, page_api_handle
-
-# A lone surrogate in page text (JavaScript slices strings by UTF-16 unit) arrives as a \\udXXX escape;
-# Python would decode it into a str that cannot be encoded. Scanning left to right, a high+low pair is kept
-# as one match and any other surrogate escape is lone: it becomes U+FFFD before decoding.
-_SURROGATE_ESCAPES = re.compile(
-    r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|\\u[dD][89a-fA-F][0-9a-fA-F]{2}"
+from .snapshot import (
+    ElementInfo,
+    FrameResult,
+    Snapshot,
+    TabInfo,
+    build_snapshot,
+    call_page_api,
+    page_api_element,
 )
 
-
-def _clean_json(raw: str) -> str:
-    if "\\u" not in raw:
-        return raw
-    return _SURROGATE_ESCAPES.sub(lambda m: m.group(0) if len(m.group(0)) == 12 else "\\ufffd", raw)
+#: Tokens naming child frames to their parent's page script: unique in the process, so two readers of one
+#: page (a tab session beside its root) never name different frames alike.
+_next_frame_token = itertools.count(1)
 
 
 def _norm(text: str) -> str:
@@ -43,8 +41,9 @@ def _norm(text: str) -> str:
 
 async def _reads_otherwise(element: ElementHandle, info: ElementInfo) -> str | None:
     """The element's live text when it is clearly not the text the snapshot (and the approval policy) saw,
-    else None. Read through Playwright's own isolated script world, so a page that rewrote what our page
-    script reports, or swapped elements behind an index, cannot fake it. Small changes pass (a counter)."""
+    else None: a page that swapped labels or elements behind an index after the state was read (and judged).
+    Read through Playwright's isolated script world, where page script cannot fake it. Small changes pass (a
+    counter)."""
     expected = _norm(info.text)
     if not expected or info.tag in ("input", "textarea", "select", "option"):
         return None
@@ -72,6 +71,7 @@ class PageReader:
         self.refs: dict[int, tuple[Frame, int]] = {}
         self.refs_page: Page | None = None
         self._frame_handles: dict[Frame, ElementHandle] = {}
+        self._frame_tokens: dict[Frame, int] = {}  # child frame -> token its <iframe> is registered under
         self._seq = 0
 
     def forget(self) -> None:
@@ -82,11 +82,13 @@ class PageReader:
     def reset(self) -> None:
         """The browser went away: forget everything that pointed into it."""
         self._frame_handles.clear()
+        self._frame_tokens.clear()
         self.refs = {}
         self.refs_page = None
 
     def on_frame_detached(self, frame: Frame) -> None:
         self._frame_handles.pop(frame, None)
+        self._frame_tokens.pop(frame, None)
 
     async def _frame_element(self, frame: Frame) -> ElementHandle | None:
         cached = self._frame_handles.get(frame)
@@ -99,8 +101,44 @@ class PageReader:
         self._frame_handles[frame] = handle
         return handle
 
+    async def _frame_token(self, frame: Frame, *, again: bool = False) -> int | None:
+        """The token under which ``frame``'s ``<iframe>`` is registered with its parent's page script (which
+        cannot take element handles from the main world as arguments), registering it first if needed."""
+        token = self._frame_tokens.get(frame)
+        if token is not None and not again:
+            return token
+        handle = await self._frame_element(frame)
+        if handle is None:
+            return None
+        parent = frame.parent_frame
+        if parent is None:
+            return None
+        token = next(_next_frame_token)
+        try:
+            await asyncio.wait_for(page_api_element(parent, {"op": "frame", "k": token}, scope=handle), 3)
+        except (TimeoutError, PlaywrightError):
+            return None
+        self._frame_tokens[frame] = token
+        return token
+
+    async def _call_with_frames(
+        self, frame: Frame, op: dict[str, Any], kids: list[Frame], token_of: dict[Frame, int], timeout: float
+    ) -> tuple[Any, list[Frame]]:
+        """``op`` in ``frame`` with its child frames named by token, and the children it was given. A token
+        its page script does not know (its isolated world was made anew, e.g. after ``document.open()``) is
+        registered again, once; a child that cannot be is left out (its frame is going away)."""
+        arg = {**op, "frames": [token_of[c] for c in kids]}
+        data = await asyncio.wait_for(call_page_api(frame, arg, timeout=timeout), timeout)
+        if not (isinstance(data, dict) and "retag" in data):
+            return data, kids
+        again = {c: await self._frame_token(c, again=True) for c in kids if token_of[c] in data["retag"]}
+        token_of.update({c: t for c, t in again.items() if t is not None})
+        kids = [c for c in kids if c not in again or again[c] is not None]
+        arg = {**op, "frames": [token_of[c] for c in kids], "retagged": True}
+        return await asyncio.wait_for(call_page_api(frame, arg, timeout=timeout), timeout), kids
+
     async def _read_frames(
-        self, page: Page, op: dict[str, Any], *, max_frames: int = 60, resend: bool = False
+        self, page: Page, op: dict[str, Any], *, max_frames: int = 60
     ) -> tuple[dict[Frame, FrameResult], Frame]:
         main = page.main_frame
         frames = [f for f in page.frames if not f.is_detached()][:max_frames]
@@ -108,25 +146,24 @@ class PageReader:
             frames.insert(0, main)
         children: dict[Frame, list[Frame]] = {}
         others = [f for f in frames if f is not main]
-        handles = await asyncio.gather(*(self._frame_element(f) for f in others))
-        handle_of = {f: h for f, h in zip(others, handles, strict=True) if h is not None}
+        tokens = await asyncio.gather(*(self._frame_token(f) for f in others))
+        token_of = {f: t for f, t in zip(others, tokens, strict=True) if t is not None}
         for f in others:
             parent = f.parent_frame
-            if parent is not None and f in handle_of:
+            if parent is not None and f in token_of:
                 children.setdefault(parent, []).append(f)
 
         async def run(frame: Frame) -> FrameResult | None:
             kids = children.get(frame, [])
-            arg = {**op, "frames": [handle_of[c] for c in kids]}
             timeout = 15.0 if frame is main else 5.0
             try:
-                raw = await asyncio.wait_for(call_page_api(frame, arg, resend=resend), timeout)
+                data, kids = await self._call_with_frames(frame, op, kids, token_of, timeout)
             except (TimeoutError, PlaywrightError) as exc:
                 if frame is main:
                     raise
                 log.debug("frame %s not read: %s", frame.url, exc)
                 return None
-            return FrameResult(frame, json.loads(_clean_json(raw)), kids, clean_text(frame.url))
+            return FrameResult(frame, data, kids, clean_text(frame.url))
 
         done = await asyncio.gather(*(run(f) for f in frames))
         results = {r.frame: r for r in done if r is not None}
@@ -142,7 +179,6 @@ class PageReader:
         max_elements: int | None = None,
         max_chars: int | None = None,
         load_timeout: float = 20.0,
-        resend_script: bool = False,
     ) -> Snapshot:
         """Read ``page``; ``tabs(title)`` lists the open tabs; ``notices`` go into the snapshot header."""
         t0 = time.perf_counter()
@@ -150,14 +186,15 @@ class PageReader:
         seq = self._seq
         op = {"op": "snapshot", "full": full_page, "id": seq}
         try:
-            results, main = await self._read_frames(page, op, resend=resend_script)
+            results, main = await self._read_frames(page, op)
         except PlaywrightError:
             # typically "execution context was destroyed" mid-navigation: let the new document load, retry once
             # (cached iframe handles may belong to the old document)
             self._frame_handles.clear()
+            self._frame_tokens.clear()
             with contextlib.suppress(PlaywrightError):
                 await page.wait_for_load_state("domcontentloaded", timeout=load_timeout * 1000)
-            results, main = await self._read_frames(page, op, resend=resend_script)
+            results, main = await self._read_frames(page, op)
         tab_list = await tabs(str(results[main].data.get("title", "")))
         t1 = time.perf_counter()
         snap, refs = build_snapshot(
@@ -202,17 +239,15 @@ class PageReader:
                 f"element [{index}] is no longer on the page (its frame was removed or reloaded). "
                 "Use an index from the latest browser state."
             )
+        arg = {"op": "get", "i": local, "id": snap.snapshot_id}
         try:
-            handle = await page_api_handle(frame, {"op": "get", "i": local, "id": snap.snapshot_id})
+            element = await page_api_element(frame, arg)
+            code = "ok" if element is not None else await call_page_api(frame, {**arg, "op": "check"}, timeout=5)
         except PlaywrightError as exc:
             raise ActionError(
                 f"element [{index}] could not be found ({first_line(exc)}). Use an index from the latest browser state."
             ) from None
-        element = handle.as_element()
         if element is None:
-            code = await handle.json_value()
-            with contextlib.suppress(PlaywrightError):
-                await handle.dispose()
             if code == "detached":
                 reason = "it was removed from the page since the last browser state"
             else:
@@ -241,8 +276,8 @@ class PageReader:
             if frame in offsets:
                 return offsets[frame]
             parent = frame.parent_frame
-            handle = await self._frame_element(frame)
-            if parent is None or handle is None:
+            token = await self._frame_token(frame)
+            if parent is None or token is None:
                 offsets[frame] = None
                 return None
             base = await offset(parent)
@@ -250,7 +285,7 @@ class PageReader:
                 offsets[frame] = None
                 return None
             try:
-                rel = await call_page_api(parent, {"op": "frameOffsets", "frames": [handle]})
+                rel = await call_page_api(parent, {"op": "frameOffsets", "frames": [token]})
             except PlaywrightError:
                 rel = [None]
             value = None if not rel or rel[0] is None else (base[0] + rel[0][0], base[1] + rel[0][1])

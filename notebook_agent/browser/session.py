@@ -48,7 +48,7 @@ from .actions import AskUser, builtin_tools, run_action
 from .launch import open_browser, start_playwright
 from .reader import PageReader
 from .report import ActionError, Notices, log
-from .snapshot import FULL_PAGE_MAX_CHARS, LISTENER_TRACKER, MISSING, ElementInfo, Snapshot, TabInfo
+from .snapshot import FULL_PAGE_MAX_CHARS, ElementInfo, Snapshot, TabInfo, tracker_script
 from .tabs import DialogInfo, DialogPolicy, TabRouter, Tabs
 from .threaded import BrowserThread, bridge_tools, loop_can_spawn, on_browser_loop, remember_refusal
 from .urls import URLError, navigation_error, normalize_url
@@ -216,8 +216,7 @@ class BrowserSession:
         await self._adopt_context(self._context)
 
     async def _adopt_context(self, context: BrowserContext) -> None:
-        if self.track_listeners:
-            await context.add_init_script(LISTENER_TRACKER)
+        await context.add_init_script(tracker_script(listeners=self.track_listeners))
         if self._guard is not None:  # a relaunched browser keeps its guard
             await context.route("**/*", self._route)
             self._guarded_context = context
@@ -669,8 +668,6 @@ class BrowserSession:
         full_page: bool = False,
         max_elements: int | None = None,
         max_chars: int | None = None,
-        *,
-        _resend_script: bool = False,
     ) -> Snapshot:
         """Read the current tab: URL, title, tabs, scroll position, indexed elements and page text.
 
@@ -690,7 +687,6 @@ class BrowserSession:
             max_elements=max_elements,
             max_chars=max_chars,
             load_timeout=self.navigation_timeout,
-            resend_script=_resend_script,
         )
 
     @on_browser_loop
@@ -804,7 +800,6 @@ class BrowserSession:
 
 
 __all__ = [
-    "MISSING",
     "ActionError",
     "ActionWatch",
     "BrowserBusyError",

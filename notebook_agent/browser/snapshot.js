@@ -1,38 +1,44 @@
 // notebook_agent page script: one call per frame builds that frame's part of the browser-state snapshot.
 //
-// Evaluated by Playwright as a function of one argument. The first call in a document installs an API object
-// under a window-scoped symbol; later calls reuse it (a tiny stub calls it, so the source crosses the wire
-// once per document). The API keeps the last snapshot's elements in a plain array, so actions find
-// "element [N]" without stamping attributes into the page's DOM.
+// A Playwright selector engine registered with ``contentScript: true``, so Playwright evaluates it in its own
+// isolated ("utility") world of every frame, in-process or not: the page shares the DOM with it but none of
+// its JavaScript globals or prototypes, so a page that hooks ``getBoundingClientRect``, ``innerText``,
+// ``Symbol.for`` or ``JSON.stringify`` changes nothing here, and cannot reach the API or its element registry.
+// The API is made on first use in a document and lives as long as that document's isolated world.
 //
-// Output of the snapshot op is a JSON string (one string crosses the protocol much faster than a large
-// structured value): {first, url, title, vw, vh, sx, sy, pw, ph, items, els, ms}.
+// A call is a selector ``<engine>=<base64 of the JSON argument>``. Element ops ("get", "frame") answer with
+// the element (Playwright hands it to Python as an ElementHandle) or with nothing; every other op answers
+// with a detached element, never inserted into the document, whose text is the JSON result, which Python
+// reads with ``locator.text_content()`` (also evaluated in the isolated world).
+//
+// Output of the snapshot op (JSON): {first, url, title, vw, vh, sx, sy, pw, ph, items, els, ms}, or
+// {retag: [frame tokens]} when a child frame's <iframe> is not registered in this world (see the "frame" op).
 //   items: document-order list of [0, depth, elementIdx] | [1, depth, text, x, y, w, h, inView]
 //          | [2, depth, childFrameIdx, contentX, contentY, clipL, clipT, clipR, clipB]
 //   els:   {i, tag, text, a:[[name, value|true]...] (display order), box:[x,y,w,h], v:inView, and only when set:
 //           role (explicit), name (accessible name), n:isNew, dis:disabled, href, id, s:sensitive}
 // Coordinates are CSS pixels relative to this frame's viewport.
-(arg) => {
-  // The key is random per Python process (filled in before the script is sent), so a page cannot plant its
-  // own object under it beforehand; once installed the property can be neither replaced nor changed.
-  const SYM = Symbol.for("__NOTEBOOK_AGENT_KEY__");
-  const VERSION = 5;
-  let api = window[SYM];
-  if (!api || api.version !== VERSION) {
-    api = Object.freeze(makeApi());
-    try {
-      Object.defineProperty(window, SYM, { value: api, configurable: false, writable: false, enumerable: false });
-    } catch (e) {
-      /* cannot pin it here: this call still uses its own fresh instance */
-    }
-  }
-  return api.call(arg);
+(() => {
+  // Filled in by Python (snapshot.py, TRACKER_EVENTS): the event names of the main-world tracker's answer.
+  const EVENTS = __NOTEBOOK_AGENT_EVENTS__;
+  const ELEMENT_OPS = new Set(["get", "frame"]);
+  let api = null;
+  return {
+    queryAll(root, body) {
+      if (!api) api = makeApi();
+      const arg = JSON.parse(atob(body));
+      const res = api.call(arg, root);
+      if (ELEMENT_OPS.has(arg.op)) return res && typeof res === "object" && res.nodeType === 1 ? [res] : [];
+      const out = document.createElement("div");
+      out.textContent = arg.op === "snapshot" ? res : JSON.stringify(res === undefined ? null : res);
+      return [out];
+    },
+  };
 
   function makeApi() {
     // ==== Constants ===============================================================================================
     // Which tags are skipped, walked as leaves, or count as interactive; what marks a field as sensitive;
     // the length limits of attribute values and text.
-    const OVERLAY_ID = "__notebook_agent_overlay__";
     const SKIP = new Set([
       "script", "style", "noscript", "template", "head", "meta", "link", "title", "base", "datalist", "param",
       "source", "track", "colgroup", "col",
@@ -50,6 +56,8 @@
     const SENSITIVE_AUTOCOMPLETE = /\b(cc-number|cc-csc|cc-exp|cc-exp-month|cc-exp-year|one-time-code|current-password|new-password)\b/i;
     // whole-word short names ("pin", not "spinner"; "pass", not "passenger") or unambiguous long ones
     const SENSITIVE_NAME = /(^|[^a-z])(pass|pwd|pin|otp|ssn|cvv|cvc|csc|key|mfa|totp|2fa)([^a-z]|$)|password|passwd|passcode|card.?num|ccnum|cc-?number|secret|token|api.?key|private.?key|access.?key|one.?time/i;
+    // Handler content attributes that make an element clickable (handler properties come from the tracker).
+    const HANDLER_ATTRS = ["onclick", "onmousedown", "onmouseup", "onpointerdown", "onmouseenter", "onmouseover"];
     const NO_VALUE_TYPES = new Set(["checkbox", "radio", "submit", "button", "reset", "image", "file"]);
     const ATTR_MAX = 40;
     const VALUE_MAX = 80;
@@ -64,7 +72,9 @@
       "spinbutton", "menuitemcheckbox", "menuitemradio"]);
     const LIGHT_STYLE_MAX = 3000; // off-screen elements whose style a viewport snapshot reads (see walkLight)
 
-    const state = { seen: new WeakSet(), els: [], snapshots: 0 };
+    // seen: elements of earlier snapshots (for "*" new marks); els: the latest snapshot's elements by index;
+    // frames: child frame token -> its <iframe> (see registerFrame)
+    const state = { seen: new WeakSet(), els: [], snapshots: 0, id: undefined, frames: new Map(), overlay: null };
     const range = document.createRange();
 
     // ==== Geometry and visibility =================================================================================
@@ -126,7 +136,7 @@
     // ==== Interactivity ===========================================================================================
     // Why an element gets an index (tag, role, contenteditable, handler, tracked listener, pointer cursor,
     // scrollable), and whether something else covers it in the viewport.
-    function interactiveReason(el, tag, cs, pcursor, cursor, listeners) {
+    function interactiveReason(el, tag, cs, pcursor, cursor, tracked) {
       switch (tag) {
         case "a":
           if (el.hasAttribute("href")) return "link";
@@ -146,12 +156,37 @@
       const role = el.getAttribute("role");
       if (role && ROLES.has(role.trim().split(/\s+/)[0])) return "role";
       if (el.isContentEditable && !(el.parentElement && el.parentElement.isContentEditable)) return "editable";
-      if (el.onclick || el.onmousedown || el.onmouseup || el.onpointerdown || el.onmouseenter || el.onmouseover) return "handler";
-      if (listeners && listeners.has(el) && !bigContainer(el)) return "listener";
+      // handler properties set by page script are per world (null here): the tracker reports those
+      if (tracked.handlers.has(el) || el.hasAttributes() && HANDLER_ATTRS.some((a) => el.hasAttribute(a))) return "handler";
+      if (tracked.listeners.has(el) && !bigContainer(el)) return "listener";
       const ti = el.getAttribute("tabindex");
       if (ti !== null && Number(ti) >= 0) return "tabindex";
       if (cursor === "pointer" && pcursor !== "pointer") return "pointer";
       return "";
+    }
+
+    // What the main-world tracker (snapshot.py, TRACKER) knows and this world cannot see: elements that got
+    // click-like listeners, and elements whose on* handler properties page script set. Asked synchronously:
+    // one event on the window, answered by one event per such element, caught here on the way down.
+    // A page can forge or swallow these events, and so make elements look more or less clickable, which it
+    // could do anyway by adding or leaving out handlers; it cannot change what an element says or which
+    // element an index points to, since those come from this world.
+    function pullTracked() {
+      const listeners = new Set(), handlers = new Set();
+      const take = (set) => (e) => {
+        const t = e.composedPath()[0];
+        if (t && t.nodeType === 1) set.add(t);
+      };
+      const onListener = take(listeners), onHandler = take(handlers);
+      window.addEventListener(EVENTS.listener, onListener, true);
+      window.addEventListener(EVENTS.handler, onHandler, true);
+      try {
+        window.dispatchEvent(new CustomEvent(EVENTS.pull));
+      } finally {
+        window.removeEventListener(EVENTS.listener, onListener, true);
+        window.removeEventListener(EVENTS.handler, onHandler, true);
+      }
+      return { listeners, handlers };
     }
 
     function isCovered(el, r, clip) {
@@ -331,8 +366,14 @@
     function snapshot(arg) {
       const t0 = performance.now();
       const full = !!arg.full;
-      const frameEls = arg.frames || [];
-      const listeners = window[Symbol.for("notebook_agent.listeners")];
+      // child frames by token; one never registered in this world is asked for again (a removed iframe's
+      // token just finds nothing to place, and is forgotten)
+      const tokens = arg.frames || [];
+      const retag = tokens.filter((k) => !state.frames.has(k));
+      if (retag.length && !arg.retagged) return JSON.stringify({ retag });
+      const frameEls = tokens.map((k) => state.frames.get(k) || null);
+      for (const [k, el] of state.frames) if (!el.isConnected) state.frames.delete(k);
+      const tracked = pullTracked();
       const first = state.snapshots === 0;
       state.snapshots++;
       const de = document.documentElement;
@@ -456,7 +497,7 @@
       // subtree is then missed until it is scrolled to.
       function walkLight(el, ctx) {
         const tag = el.localName;
-        if (SKIP.has(tag) || el.id === OVERLAY_ID) return;
+        if (SKIP.has(tag) || el === state.overlay) return;
         if (lightLeft <= 0) return markSeen(el);
         lightLeft--;
         if (el.getAttribute("aria-hidden") === "true" || el.hasAttribute("inert")) return;
@@ -501,7 +542,7 @@
         if (type !== 1) return;
         const el = node;
         const tag = el.localName;
-        if (SKIP.has(tag) || el.id === OVERLAY_ID) return;
+        if (SKIP.has(tag) || el === state.overlay) return;
         if (el.getAttribute("aria-hidden") === "true" || el.hasAttribute("inert")) return;
         if (tag === "br") return flush();
         if (!full && tag !== "iframe" && tag !== "frame") {
@@ -546,7 +587,7 @@
         const clip = position === "fixed" ? view : ctx.clip;
         const isFrame = tag === "iframe" || tag === "frame";
         const cursor = cs.cursor;
-        const reason = visible && !contents && !isFrame ? interactiveReason(el, tag, cs, pcursor, cursor, listeners) : "";
+        const reason = visible && !contents && !isFrame ? interactiveReason(el, tag, cs, pcursor, cursor, tracked) : "";
         // measure only what needs a box: candidates, clipping containers, frames, images, and (in viewport
         // mode) block boxes, to skip whole subtrees that are off screen
         const measure = !contents && (reason || overflow || isFrame || tag === "img" || (!full && !inline));
@@ -779,7 +820,8 @@
     }
 
     function frameOffsets(arg) {
-      return (arg.frames || []).map((el) => {
+      return (arg.frames || []).map((k) => {
+        const el = state.frames.get(k);
         if (!el || !el.isConnected) return null;
         const r = el.getBoundingClientRect();
         const cs = getComputedStyle(el);
@@ -793,7 +835,8 @@
     function overlay(arg) {
       removeOverlay();
       const c = document.createElement("div");
-      c.id = OVERLAY_ID;
+      c.id = "__notebook_agent_overlay__"; // a name for people reading the DOM; found by reference, not by id
+      state.overlay = c;
       c.setAttribute("aria-hidden", "true");
       c.style.cssText = "position:absolute;left:0;top:0;width:0;height:0;overflow:visible;z-index:2147483647;pointer-events:none;";
       const sx = window.scrollX, sy = window.scrollY;
@@ -814,27 +857,33 @@
     }
 
     function removeOverlay() {
-      const old = document.getElementById(OVERLAY_ID);
-      if (old) old.remove();
+      if (state.overlay) state.overlay.remove();
+      state.overlay = null;
       return true;
     }
 
+    // Registers ``root`` (a child frame's <iframe>, the scope Python queried from) under the token Python uses
+    // for that frame, so the snapshot can tell where each child frame sits without a handle argument.
+    function registerFrame(root, k) {
+      if (root && (root.localName === "iframe" || root.localName === "frame")) state.frames.set(k, root);
+      return null;
+    }
+
     return {
-      version: VERSION,
-      state,
-      get,
-      call(arg) {
+      call(arg, root) {
         switch (arg && arg.op) {
           case "snapshot": return snapshot(arg);
-          case "get": return get(arg.i, arg.id);
+          case "get": { const el = get(arg.i, arg.id); return typeof el === "string" ? null : el; }
+          case "check": { const el = get(arg.i, arg.id); return typeof el === "string" ? el : "ok"; }
+          case "frame": return registerFrame(root, arg.k);
           case "scroll": return scrollOp(arg);
           case "rects": return rects();
           case "frameOffsets": return frameOffsets(arg);
           case "overlay": return overlay(arg);
           case "removeOverlay": return removeOverlay();
-          default: return snapshot(arg || {});
+          default: throw new Error("unknown page API op " + JSON.stringify(arg && arg.op));
         }
       },
     };
   }
-}
+})()

@@ -154,6 +154,14 @@ async def test_connect_over_cdp(servers: Any, tmp_path: Path) -> None:
             res = await b.act({"go_to_url": {"url": servers.url("nav.html")}})
             assert res.text_content.startswith("Navigated to ")
             assert (await b.snapshot()).elements[0].text == "Next page"
+            # A lost connection is made again to the same context, which this Playwright has not met: the page
+            # script is registered for it under a name of its own.
+            await b.browser.close()
+            res = await b.act({"go_to_url": {"url": servers.url("nav.html")}})
+            assert res.text_content.startswith("Navigated to "), res.text_content
+            snap = await b.snapshot()
+            assert snap.elements[0].text == "Next page"
+            assert not (await b.act({"click_element_by_index": {"index": 0}})).is_error
         assert proc.returncode is None  # still running: we only disconnected
     finally:
         os.killpg(proc.pid, signal.SIGKILL)

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 import pytest
-from playwright.async_api import Frame
+from playwright.async_api import ElementHandle, Frame, Locator
 
 from notebook_agent.browser import BrowserSession
 from notebook_agent.llm.tokens import count_tokens
@@ -194,28 +194,48 @@ async def test_same_and_cross_origin_iframes(load: Any, servers: Any) -> None:
     assert res.text_content.endswith("its value is now 'cross'.")
 
 
-async def test_one_evaluate_per_frame(load: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_one_call_per_frame(load: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     b: BrowserSession = await load("frames.html")
-    await b.snapshot()  # installs the script in each document and caches the iframe elements
+    await b.snapshot()  # registers each iframe element with its parent's page script, once
     calls: list[str] = []
-    original = Frame.evaluate
+    original = Locator.text_content
 
-    async def counting(self: Frame, expression: str, arg: Any = None) -> Any:
-        calls.append(self.url)
-        return await original(self, expression, arg)
+    async def counting(self: Locator, timeout: float | None = None) -> Any:
+        calls.append(self.page.url)
+        return await original(self, timeout=timeout)
 
-    monkeypatch.setattr(Frame, "evaluate", counting)
-    frame_element_calls: list[str] = []
+    monkeypatch.setattr(Locator, "text_content", counting)
+    setup_calls: list[str] = []
     original_fe = Frame.frame_element
+    original_qs = ElementHandle.query_selector
 
     async def counting_fe(self: Frame) -> Any:
-        frame_element_calls.append(self.url)
+        setup_calls.append(self.url)
         return await original_fe(self)
 
+    async def counting_qs(self: ElementHandle, selector: str) -> Any:
+        setup_calls.append(selector)
+        return await original_qs(self, selector)
+
     monkeypatch.setattr(Frame, "frame_element", counting_fe)
+    monkeypatch.setattr(ElementHandle, "query_selector", counting_qs)
     await b.snapshot()
     assert len(calls) == 3  # main page and two iframes, one round trip each
-    assert frame_element_calls == []
+    assert setup_calls == []
+
+
+async def test_a_child_frame_its_parent_forgot_is_registered_again(load: Any) -> None:
+    """A token the parent's page script does not know (its isolated world was made anew) is registered again."""
+    b: BrowserSession = await load("frames.html")
+    first = (await b.snapshot()).text
+    tokens = b._reader._frame_tokens
+    children = [f for f in b.page.frames if f is not b.page.main_frame]
+    assert len(children) == 2 and all(f in tokens for f in children)
+    for frame in children:
+        tokens[frame] = 10**9  # never registered anywhere
+    again = await b.snapshot()
+    assert again.text.count("Frame button") == first.count("Frame button") == 2
+    assert all(tokens[f] != 10**9 for f in children)
 
 
 async def test_hidden_and_covered(load: Any) -> None:
