@@ -48,6 +48,9 @@ class ApprovalRequest:
     custom_risk: str | None = None
     """For a custom tool: why it is risky as it declared (``risk=``), or None when it declared itself safe."""
     custom: bool = False
+    downloads: str | None = None
+    """What the call would download, when that is known: a link marked ``download``, or an action that
+    started a download the last time it was done on this page."""
 
 
 @dataclass
@@ -124,6 +127,8 @@ def risk_reason(request: ApprovalRequest) -> str | None:
         return request.custom_risk
     if name == "execute_javascript":
         return "runs arbitrary JavaScript in the page"
+    if request.downloads:
+        return f"downloads {request.downloads}"
     if name == "go_to_url":
         target = request.target_url or navigation_target(str(args.get("url", "")))
         return navigation_risk(request.url, target, request.target_allowed)

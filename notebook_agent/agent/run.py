@@ -21,7 +21,9 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from datetime import datetime
+from pathlib import PurePosixPath
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 from ..browser.session import BrowserBusyError, BrowserSession
 from ..browser.urls import URLError, navigation_target
@@ -54,7 +56,10 @@ from .results import (
 )
 from .runs import RunWriter, run_closing, run_head
 from .secrets import DomainPattern, Redactor, SecretVault
-from .state import MEMORY_MAX, REFLECTION_MAX, Observer, cap, state_message
+from .state import MEMORY_MAX, REFLECTION_MAX, Observer, cap, format_args, state_message
+
+#: How long after a person approves an action that downloads its download is kept (it may start late).
+DOWNLOAD_GRACE_S = 30.0
 
 
 class StartUrlError(Exception):
@@ -120,6 +125,12 @@ class PageRun:
         self.run_id = datetime.now().strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
         self.writer = RunWriter(agent.runs_dir, self.run_id) if agent.runs_dir else None
         self.save_error: str | None = None
+        self._acting: str | None = None
+        """The action now running (or last run), as :meth:`_action_key` names it."""
+        self._download_sources: set[str] = set()
+        """Actions after which the page started a download the policy cancelled: asked about next time."""
+        self._downloads_until = 0.0
+        """Until when (monotonic) downloads are kept: set when a person approved an action that downloads."""
 
     @property
     def step(self) -> PageStep | None:
@@ -130,6 +141,7 @@ class PageRun:
         started = time.perf_counter()
         own_browser = self.agent.browser is None
         popups: frozenset[Any] = frozenset()
+        previous_filter: Callable[[str, str], str | None] | None = None
         claim = contextlib.ExitStack()
         try:
             if own_browser:
@@ -146,6 +158,8 @@ class PageRun:
             assert self.browser is not None
             await self.browser.start()
             popups = self.browser.popup_mark
+            previous_filter = self.browser.download_filter
+            self.browser.download_filter = self._download_refusal
             if self.agent.allowed_domains or self.agent.blocked_domains:
                 await self.browser.set_navigation_guard(self.navigation_refusal)
             if self.agent.start_url:
@@ -197,6 +211,8 @@ class PageRun:
                     await asyncio.wait_for(self.browser.close_popups(popups), 10)
                 except Exception:
                     pass
+            if holding and self.browser is not None:
+                self.browser.download_filter = previous_filter
             guarded = self.agent.allowed_domains or self.agent.blocked_domains
             if holding and self.browser is not None and guarded:
                 try:
@@ -440,6 +456,8 @@ class PageRun:
             agent_domains=self.agent.allowed_domains,
             custom=self.agent.custom_tools.get(request.action) is not None,
         )
+        key = self._action_key(request)
+        request.downloads = self._downloads_of(request, key)
         answer: ApprovalAnswer | None = await gate(
             self.agent.approval,
             request,
@@ -448,8 +466,11 @@ class PageRun:
             signal=signal,
             on_ask=lambda: self.put(ApprovalRequested(step, request)),
         )
+        self._acting = key
         if answer is None:
             return None
+        if answer.approved and request.downloads:
+            self._downloads_until = time.monotonic() + DOWNLOAD_GRACE_S
         step.approval = {
             "decision": "approved" if answer.approved else "denied",
             "reason": answer.reason,
@@ -458,6 +479,41 @@ class PageRun:
         }
         self.put(ApprovalAnswered(step, request, answer))
         return None if answer.approved else BlockToolCall(denial_text(answer))
+
+    @staticmethod
+    def _action_key(request: ApprovalRequest) -> str:
+        """An action on this page, named by what it acts on rather than by index (indices change)."""
+        what = (request.element or {}).get("line") or format_args(request.args)
+        return f"{request.url}\n{request.action}\n{what}"
+
+    def _downloads_of(self, request: ApprovalRequest, key: str) -> str | None:
+        attrs = (request.element or {}).get("attributes") or {}
+        if "download" in attrs:
+            name = attrs["download"] or PurePosixPath(urlsplit(attrs.get("href", "")).path).name
+            return f"a file ({name})" if name else "a file"
+        if key in self._download_sources:
+            return "a file (the page started a download the last time this was done)"
+        return None
+
+    def _download_refusal(self, name: str, url: str) -> str | None:
+        """The run's answer to a download the page started: None keeps it, a sentence cancels it. Under
+        ``auto`` every download is kept; under the other policies only those a person approved (the action
+        that caused one is remembered, so doing it again asks first); a policy function decides itself."""
+        policy = self.agent.approval
+        page = self.step.url if self.step is not None else ""
+        if callable(policy):
+            request = ApprovalRequest("download", {"file": name, "url": url}, page, reason=f"downloads {name}")
+            return None if policy(request) == "allow" else "the approval policy did not allow it."
+        if policy == "auto" or time.monotonic() < self._downloads_until:
+            return None
+        if self._acting is not None:
+            self._download_sources.add(self._acting)
+        if policy == "deny-risky":
+            return "downloads are refused under the approval policy deny-risky."
+        return (
+            f"no approved action asked for a download (approval policy {policy}). If the task needs the file, do "
+            "the same action again: the user will be asked first."
+        )
 
     def _target(self, args: Mapping[str, Any]) -> dict[str, Any] | None:
         """The element an action names by index, as the approval policy sees it."""

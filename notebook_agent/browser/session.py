@@ -643,6 +643,16 @@ class BrowserSession:
         """Files the pages downloaded, where they were saved."""
         return list(self._tabs.downloads)
 
+    @property
+    def download_filter(self) -> Callable[[str, str], str | None] | None:
+        """Decides each download this session's tabs start: given (file name, URL), a reason to cancel it, or
+        None to save it. None (the default) saves every download. A run sets it from its approval policy."""
+        return self._tabs.download_filter
+
+    @download_filter.setter
+    def download_filter(self, decide: Callable[[str, str], str | None] | None) -> None:
+        self._tabs.download_filter = decide
+
     @on_browser_loop
     async def open(self, url: str, wait_until: Literal["domcontentloaded", "load"] = "domcontentloaded") -> Page:
         """Open ``url`` in the current tab, read the way people type it (``localhost:8000``, ``example.com``,

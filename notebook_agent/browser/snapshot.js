@@ -308,6 +308,11 @@
       const title = el.getAttribute("title");
       if (title && clean(title).toLowerCase() !== lowText && title !== al) attrs.push(["title", clean(title, ATTR_MAX)]);
       if (tag === "input" && el.type === "image" && el.alt) attrs.push(["alt", clean(el.alt, ATTR_MAX)]);
+      // A link that saves a file instead of opening a page: the model and the approval policy both need to know.
+      if ((tag === "a" || tag === "area") && el.hasAttribute("download")) {
+        const file = el.getAttribute("download");
+        attrs.push(["download", file ? clean(file, ATTR_MAX) : true]);
+      }
       if (tag === "input" && !NO_VALUE_TYPES.has(el.type) || tag === "textarea") {
         const v = el.value;
         if (v) attrs.push(["value", isSensitive(el) ? "[masked]" : clean(v, VALUE_MAX)]);

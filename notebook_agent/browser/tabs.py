@@ -71,6 +71,9 @@ class Tabs:
         self.site_opened: list[Page] = []
         """Tabs the site opened (popups, target=_blank), oldest first."""
         self.downloads: list[Path] = []
+        self.download_filter: Callable[[str, str], str | None] | None = None
+        """Given (file name, URL) of a download that started, a reason to cancel it, or None to keep it (the
+        run's approval policy decides: a page may start downloads no approved action asked for)."""
         self._closing: set[asyncio.Task[None]] = set()
 
     def clear(self) -> None:
@@ -163,6 +166,12 @@ class Tabs:
     async def _on_download(self, download: Download) -> None:
         """Keep every download where the user can find it, and tell the model (a page may download silently)."""
         name = Path(download.suggested_filename or "download").name or "download"
+        refusal = self.download_filter(name, download.url) if self.download_filter is not None else None
+        if refusal is not None:
+            with contextlib.suppress(PlaywrightError):
+                await download.cancel()
+            self.notices.add(f"The page started a download of {name}; it was cancelled: {refusal}")
+            return
         try:
             self.downloads_dir.mkdir(parents=True, exist_ok=True)
             target = self.downloads_dir / name
