@@ -109,10 +109,11 @@ async def test_a_suite_on_a_local_dask_cluster(dask_client: Any) -> None:
     assert "text 'Your account has been deleted' not on the final page" in by[("cautious", "delete", 1)].failures
     assert not by[("cautious", "unknown", 1)].passed and not by[("trusting", "unknown", 1)].passed
     assert all(r.steps >= 1 and r.run_id and r.status in ("completed", "failed") for r in report.rows)
-    # the six runs were tasks of the cluster, spread over both worker processes
+    # the six runs were tasks of the cluster's worker processes (which worker takes which is the scheduler's
+    # choice: on a loaded machine one worker may take them all, so only membership is asserted)
     ran = [t for t in stream.data if "run_job" in str(t["key"])]
     assert len(ran) == 6, stream.data
-    assert {t["worker"] for t in ran} == set(dask_client.scheduler_info()["workers"])
+    assert {t["worker"] for t in ran} <= set(dask_client.scheduler_info()["workers"])
     assert os.getpid() not in dask_client.run(os.getpid).values()
 
 
