@@ -46,6 +46,7 @@ from ..core.text import clean_text
 from ..core.tools import Tool, ToolResult
 from .actions import AskUser, builtin_tools, run_action
 from .launch import open_browser, start_playwright
+from .ownership import BrowserBusyError, Ownership
 from .reader import PageReader
 from .report import ActionError, Notices, log
 from .snapshot import FULL_PAGE_MAX_CHARS, ElementInfo, Snapshot, TabInfo, tracker_script
@@ -66,10 +67,6 @@ SENSITIVE_FIELDS = ", ".join(
         *(f"{tag}[{attr}*='{name}' i]" for tag in ("input", "textarea") for attr in ("name", "id") for name in _NAMES),
     ]
 )
-
-
-class BrowserBusyError(RuntimeError):
-    """Another run holds this session (see :meth:`BrowserSession.claim`)."""
 
 
 T = TypeVar("T")
@@ -152,7 +149,7 @@ class BrowserSession:
         self._tab_of: BrowserSession | None = None
         self._guard: NavigationGuard | None = None
         self._suspect = False
-        self._owner: str | None = None
+        self._ownership = Ownership()
         self._guarded_context: BrowserContext | None = None
 
     # -- lifecycle ------------------------------------------------------------------------------------------
@@ -437,26 +434,18 @@ class BrowserSession:
                 return new
             return page
 
-    # -- who drives it ---------------------------------------------------------------------------------------
+    # -- who drives it (see ownership.py) ----------------------------------------------------------------
     @contextlib.contextmanager
     def claim(self, owner: str) -> Iterator[None]:
         """Hold the session for one run: two runs acting on one tab see and undo each other's work (a click
         lands on the page the other opened), so a second claim is refused with :class:`BrowserBusyError`."""
-        if self._owner is not None:
-            raise BrowserBusyError(
-                f"This browser is already driven by another run ({self._owner}). Wait for it or stop it, or give "
-                "each run a browser (or tab) of its own."
-            )
-        self._owner = owner
-        try:
+        with self._ownership.claim(owner):
             yield
-        finally:
-            self._owner = None
 
     @property
     def owner(self) -> str | None:
         """The run holding the session, if any."""
-        return self._owner
+        return self._ownership.owner
 
     # -- hung pages ----------------------------------------------------------------------------------------
     @on_browser_loop
