@@ -27,7 +27,6 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeVar
-from urllib.parse import urljoin
 
 from playwright.async_api import (
     Browser,
@@ -36,7 +35,6 @@ from playwright.async_api import (
     Frame,
     Page,
     Playwright,
-    Route,
     ViewportSize,
 )
 from playwright.async_api import Error as PlaywrightError
@@ -45,6 +43,7 @@ from ..core.abort import AbortSignal
 from ..core.text import clean_text
 from ..core.tools import Tool, ToolResult
 from .actions import AskUser, builtin_tools, run_action
+from .guard import NavigationGate, NavigationGuard
 from .launch import open_browser, start_playwright
 from .ownership import BrowserBusyError, Ownership
 from .reader import PageReader
@@ -70,9 +69,6 @@ SENSITIVE_FIELDS = ", ".join(
 
 
 T = TypeVar("T")
-
-NavigationGuard = Callable[[str], "str | None"]
-"""``guard(url)`` returns why a top-level navigation to ``url`` is refused, or None to let it through."""
 
 
 class BrowserSession:
@@ -142,15 +138,14 @@ class BrowserSession:
         self._reader = PageReader()
         self._tabs = Tabs(self._notices, dialog_policy, self._reader.on_frame_detached, downloads_dir)
         self._router = TabRouter(self._tabs)
+        self._gate = NavigationGate(self._tabs, self._notices)
         self._tabs.next_id = self._router.next_id
         #: Which browser binary was launched ("" when connected to a running browser).
         self.browser_path = ""
         self._fork_of: BrowserSession | None = None
         self._tab_of: BrowserSession | None = None
-        self._guard: NavigationGuard | None = None
         self._suspect = False
         self._ownership = Ownership()
-        self._guarded_context: BrowserContext | None = None
 
     # -- lifecycle ------------------------------------------------------------------------------------------
     async def __aenter__(self) -> BrowserSession:
@@ -214,9 +209,7 @@ class BrowserSession:
 
     async def _adopt_context(self, context: BrowserContext) -> None:
         await context.add_init_script(tracker_script(listeners=self.track_listeners))
-        if self._guard is not None:  # a relaunched browser keeps its guard
-            await context.route("**/*", self._route)
-            self._guarded_context = context
+        await self._gate.adopt(context)  # a relaunched browser keeps its guard
         context.on("page", self._router.on_context_page)
         existing = [p for p in context.pages if not p.is_closed()]
         for p in existing:
@@ -714,52 +707,17 @@ class BrowserSession:
             page, highlight=highlight, format=format, full_page=full_page, quality=quality, mask=mask
         )
 
-    # -- where navigation may go ------------------------------------------------------------------------------
+    # -- where navigation may go (see guard.py) ------------------------------------------------------------
     def navigation_refusal(self, url: str) -> str | None:
         """Why the guard refuses a navigation to ``url`` (a sentence), or None."""
-        return self._guard(url) if self._guard is not None else None
+        return self._gate.refusal(url)
 
     @on_browser_loop
     async def set_navigation_guard(self, guard: NavigationGuard | None) -> None:
         """Check every top-level navigation of every tab (typed URLs, link clicks, redirects, popups) with
         ``guard(url) -> reason or None``. A refused one is aborted before it loads, so the page stays where it
         was, and a notice says so. None removes the guard. Subframes are not checked (embedded widgets)."""
-        self._guard = guard
-        context = self._context
-        if context is None or self._guarded_context is context:
-            return
-        await context.route("**/*", self._route)
-        self._guarded_context = context
-
-    async def _route(self, route: Route) -> None:
-        request = route.request
-        try:
-            top = request.is_navigation_request() and request.frame.parent_frame is None
-        except PlaywrightError:
-            top = False
-        guard = self._guard
-        try:
-            if top and guard is not None and self._tabs.tab_id(request.frame.page) < 0:
-                top = False  # another session's tab (a run in its own tab): its own guard decides
-            if not top or guard is None:
-                await route.fallback()
-                return
-            url, reason = request.url, guard(request.url)
-            if reason is None:
-                # Redirects are followed by the browser without asking the route again: fetch this hop
-                # ourselves and judge where it redirects before the browser goes there.
-                response = await route.fetch(max_redirects=0)
-                location = response.headers.get("location")
-                if 300 <= response.status < 400 and location:
-                    url = urljoin(request.url, location)
-                    reason = guard(url)
-                if reason is None:
-                    await route.fulfill(response=response)
-                    return
-            self._notices.add(f"A navigation to {url} was blocked: {reason}")
-            await route.abort("aborted")  # "aborted" cancels: no error page, the tab stays where it was
-        except PlaywrightError:
-            pass  # the page or request went away meanwhile
+        await self._gate.set(guard, self._context)
 
     # -- acting ---------------------------------------------------------------------------------------------
     @contextlib.asynccontextmanager
