@@ -44,6 +44,7 @@ from ..core.text import clean_text
 from ..core.tools import Tool, ToolResult
 from .actions import AskUser, builtin_tools, run_action
 from .guard import NavigationGate, NavigationGuard
+from .hung import HungPages, is_responsive
 from .launch import open_browser, start_playwright
 from .ownership import BrowserBusyError, Ownership
 from .reader import PageReader
@@ -139,12 +140,12 @@ class BrowserSession:
         self._tabs = Tabs(self._notices, dialog_policy, self._reader.on_frame_detached, downloads_dir)
         self._router = TabRouter(self._tabs)
         self._gate = NavigationGate(self._tabs, self._notices)
+        self._hung = HungPages(self._tabs, self._reader, self._notices)
         self._tabs.next_id = self._router.next_id
         #: Which browser binary was launched ("" when connected to a running browser).
         self.browser_path = ""
         self._fork_of: BrowserSession | None = None
         self._tab_of: BrowserSession | None = None
-        self._suspect = False
         self._ownership = Ownership()
 
     # -- lifecycle ------------------------------------------------------------------------------------------
@@ -392,12 +393,9 @@ class BrowserSession:
                 assert tabs.current is not None
                 return tabs.current
             page = tabs.current
-            if page is not None and self._suspect and not page.is_closed():
-                self._suspect = False
-                if not await self.is_responsive(page):
-                    await self._replace(page, f"The page at {page.url} stopped responding")
-                    assert tabs.current is not None
-                    return tabs.current
+            if page is not None and await self._hung.replaced(page, self._safe_new_page):
+                assert tabs.current is not None
+                return tabs.current
             if page is not None and page in tabs.crashed:
                 tabs.crashed.discard(page)
                 self._reader.forget()
@@ -440,48 +438,21 @@ class BrowserSession:
         """The run holding the session, if any."""
         return self._ownership.owner
 
-    # -- hung pages ----------------------------------------------------------------------------------------
+    # -- hung pages (see hung.py) -----------------------------------------------------------------------------
     @on_browser_loop
     async def is_responsive(self, page: Page | None = None, timeout: float = 2.0) -> bool:
         """Whether the page's main thread still runs scripts (a page stuck in ``while(true){}`` does not)."""
-        page = page or self._tabs.current
-        if page is None or page.is_closed():
-            return True
-        try:
-            await asyncio.wait_for(page.evaluate("0"), timeout)
-            return True
-        except TimeoutError:
-            return False
-        except PlaywrightError:
-            return True  # navigating or closed: not hung
+        return await is_responsive(page or self._tabs.current, timeout)
 
     def mark_suspect(self) -> None:
         """An action was cut off mid-flight: check the page answers before it is used again."""
-        self._suspect = True
+        self._hung.mark_suspect()
 
     @on_browser_loop
     async def replace_hung_page(self) -> str:
         """Close the current tab (without running its unload handlers, which could hang too) and open a new
         one at about:blank; returns the URL the hung tab was at."""
-        page = self._tabs.current
-        if page is None:
-            return "about:blank"
-        url = page.url
-        await self._replace(page, None)
-        return url
-
-    async def _replace(self, page: Page, notice: str | None) -> None:
-        tab = self._tabs.tab_id(page)
-        self._reader.forget()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(page.close(run_before_unload=False), 5)
-        self._tabs.current = None
-        new = await self._safe_new_page()
-        if notice:
-            self._notices.add(
-                f"{notice} (a script on it never finished); tab {tab} was closed and tab {self._tabs.tab_id(new)} "
-                "opened at about:blank."
-            )
+        return await self._hung.replace_current(self._safe_new_page)
 
     # -- accessors ------------------------------------------------------------------------------------------
     @property
