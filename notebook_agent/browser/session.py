@@ -35,7 +35,6 @@ from playwright.async_api import (
     Frame,
     Page,
     Playwright,
-    ViewportSize,
 )
 from playwright.async_api import Error as PlaywrightError
 
@@ -45,12 +44,13 @@ from ..core.tools import Tool, ToolResult
 from .actions import AskUser, builtin_tools, run_action
 from .guard import NavigationGate, NavigationGuard
 from .hung import HungPages, is_responsive
-from .launch import open_browser, start_playwright
+from .lifecycle import Lifecycle
 from .ownership import BrowserBusyError, Ownership
 from .reader import PageReader
-from .report import ActionError, Notices, log
-from .snapshot import FULL_PAGE_MAX_CHARS, ElementInfo, Snapshot, TabInfo, tracker_script
-from .tabs import DialogInfo, DialogPolicy, TabRouter, Tabs
+from .report import ActionError, Notices
+from .snapshot import FULL_PAGE_MAX_CHARS, ElementInfo, Snapshot, TabInfo
+from .tab_sessions import ForkLifecycle, TabSessionLifecycle
+from .tabs import DialogInfo, DialogPolicy, Tabs
 from .threaded import BrowserThread, bridge_tools, loop_can_spawn, on_browser_loop, remember_refusal
 from .urls import URLError, navigation_error, normalize_url
 from .watch import ActionWatch
@@ -127,28 +127,19 @@ class BrowserSession:
         self.threaded = threaded
         self._thread: BrowserThread | None = None
 
-        self._pw: Playwright | None = None
-        self._browser: Browser | None = None
-        self._context: BrowserContext | None = None
-        self._owns_context = True
         self._started = False
-        self._last_relaunched = False
         self._lock = asyncio.Lock()
         self._tools: dict[str, Tool] | None = None
         self._notices = Notices()
         self._reader = PageReader()
         self._tabs = Tabs(self._notices, dialog_policy, self._reader.on_frame_detached, downloads_dir)
-        self._router = TabRouter(self._tabs)
         self._gate = NavigationGate(self._tabs, self._notices)
         self._hung = HungPages(self._tabs, self._reader, self._notices)
-        self._tabs.next_id = self._router.next_id
-        #: Which browser binary was launched ("" when connected to a running browser).
-        self.browser_path = ""
-        self._fork_of: BrowserSession | None = None
+        self._life = Lifecycle(self, self._tabs, self._reader, self._notices, self._gate)
         self._tab_of: BrowserSession | None = None
         self._ownership = Ownership()
 
-    # -- lifecycle ------------------------------------------------------------------------------------------
+    # -- lifecycle (the mechanics are in lifecycle.py; sessions sharing a browser in tab_sessions.py) ---------
     async def __aenter__(self) -> BrowserSession:
         await self.start()
         return self
@@ -158,7 +149,7 @@ class BrowserSession:
 
     async def _choose_mode(self) -> None:
         """Decide, before anything Playwright exists, which loop the browser will live on (see ``threaded``)."""
-        if self._thread is not None or self._started or self._pw is not None:
+        if self._thread is not None or self._started or self._life.pw is not None:
             return
         threaded = self.threaded if self.threaded is not None else not await loop_can_spawn()
         if threaded:
@@ -172,9 +163,9 @@ class BrowserSession:
         if self._tab_of is not None:
             raise RuntimeError("This tab session was closed; ask the browser session for a new one (tab_session()).")
         self._notices.closing = False
-        if self._pw is None:
+        if self._life.pw is None:
             try:
-                self._pw = await start_playwright(new_session=self.new_process_session)
+                await self._life.start_playwright()
             except NotImplementedError:
                 # the loop looked able to spawn but Playwright's spawn was refused: switch to a browser thread
                 if self._thread is not None or self.threaded is False:
@@ -183,50 +174,12 @@ class BrowserSession:
                 self._thread = BrowserThread()
                 return await self._thread.call(self.start())
         try:
-            await self._open_browser()
+            await self._life.open()
         except BaseException:
-            await self._stop_playwright()
+            await self._life.stop_playwright()
             raise
         self._started = True
         return self
-
-    def _viewport(self) -> ViewportSize:
-        return {"width": self.viewport[0], "height": self.viewport[1]}
-
-    async def _open_browser(self) -> None:
-        assert self._pw is not None
-        self._browser, self._context, self._owns_context, self.browser_path = await open_browser(
-            self._pw,
-            headless=self.headless,
-            viewport=self._viewport(),
-            executable_path=self.executable_path,
-            cdp_url=self.cdp_url,
-            ws_endpoint=self.ws_endpoint,
-            args=self.args,
-            context_options=self.context_options,
-            launch_options=self.launch_options,
-        )
-        await self._adopt_context(self._context)
-
-    async def _adopt_context(self, context: BrowserContext) -> None:
-        await context.add_init_script(tracker_script(listeners=self.track_listeners))
-        await self._gate.adopt(context)  # a relaunched browser keeps its guard
-        context.on("page", self._router.on_context_page)
-        existing = [p for p in context.pages if not p.is_closed()]
-        for p in existing:
-            self._router.adopt(p, self._tabs)
-        if existing:
-            self._tabs.current = existing[-1]
-        else:
-            await self._new_page()
-
-    async def _new_page(self) -> Page:
-        assert self._context is not None
-        async with self._router.creating(self._tabs):
-            page = await self._context.new_page()
-            self._router.adopt(page, self._tabs)
-        self._tabs.current = page
-        return page
 
     @on_browser_loop
     async def tab_session(self, url: str | None = None) -> BrowserSession:
@@ -249,15 +202,11 @@ class BrowserSession:
             action_timeout=root.action_timeout,
             navigation_timeout=root.navigation_timeout,
         )
-        child._pw, child._browser, child._context, child._owns_context = root._pw, root._browser, root._context, False
-        child._tab_of, child._router = root, root._router
-        child._tabs.next_id = root._router.next_id
-        child.browser_path = root.browser_path
+        child._tab_of, child._thread = root, root._thread  # its Playwright objects live where the root's do
         child.downloads_dir = root.downloads_dir
-        child._thread = root._thread  # its Playwright objects live where the root's do
-        root._router.add(child._tabs)
+        child._life = TabSessionLifecycle(child._life, root._life)
         try:
-            await child._new_page()
+            await child._life.new_page()
             child._started = True
             if url:
                 await child.page.goto(url, wait_until="domcontentloaded", timeout=child.navigation_timeout * 1000)
@@ -277,7 +226,7 @@ class BrowserSession:
         parallel runs share one browser process without seeing each other's state. Closing the fork closes
         only its context."""
         await self.start()
-        assert self._pw is not None and self._browser is not None
+        assert self._life.pw is not None and self._life.browser is not None
         child = BrowserSession(
             headless=self.headless,
             viewport=self.viewport,
@@ -287,10 +236,9 @@ class BrowserSession:
             navigation_timeout=self.navigation_timeout,
             context_options=self.context_options,
         )
-        child._pw, child._browser, child._fork_of = self._pw, self._browser, self
         child._thread = self._thread  # the fork's Playwright objects live where its parent's do
-        child._context = await self._browser.new_context(viewport=self._viewport(), **self.context_options)
-        await child._adopt_context(child._context)
+        child._life = fork = ForkLifecycle(child._life, self._life)
+        await fork.open_context(self._life)
         child._started = True
         return child
 
@@ -301,84 +249,14 @@ class BrowserSession:
             await self._close()
         finally:
             thread = self._thread
-            if thread is not None and self._fork_of is None and self._tab_of is None:  # forks and tab sessions share it
+            if thread is not None and not self._life.shared:  # forks and tab sessions share it
                 self._thread = None
                 await thread.stop()
 
     @on_browser_loop
     async def _close(self) -> None:
-        if self._tab_of is not None:  # a tab session owns only its tabs
-            self._notices.closing = True
-            self._started = False
-            pages = self._tabs.open_pages()
-            self._router.remove(self._tabs)
-            self._tabs.current = None
-            self._reader.reset()
-            for page in pages:
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(page.close(), 10)
-            return
-        if self._fork_of is not None:  # a fork owns only its context
-            context, self._context, self._started = self._context, None, False
-            self._tabs.current = None
-            self._reader.reset()
-            if context is not None:
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(context.close(), 10)
-            return
-        self._notices.closing = True
         self._started = False
-        browser, self._browser = self._browser, None
-        context, self._context = self._context, None
-        self._tabs.current = None
-        self._reader.reset()
-        try:
-            if context is not None and self._owns_context and (self.cdp_url or self.ws_endpoint):
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(context.close(), 10)
-            if browser is not None:
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(browser.close(), 10)
-        finally:
-            await self._stop_playwright()
-
-    async def _stop_playwright(self) -> None:
-        pw, self._pw = self._pw, None
-        if pw is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(pw.stop(), 10)
-
-    async def _safe_new_page(self) -> Page:
-        try:
-            return await self._new_page()
-        except PlaywrightError:
-            # the context went away (closed by the user): start a fresh browser
-            await self._relaunch()
-            self._last_relaunched = True
-            assert self._tabs.current is not None
-            return self._tabs.current
-
-    async def _relaunch(self) -> None:
-        if self._tab_of is not None:
-            raise RuntimeError(
-                "The shared browser was closed while this run used one of its tabs; start the run again."
-            )
-        log.warning("browser disconnected; relaunching")
-        old_browser, self._browser = self._browser, None
-        self._context = None
-        self._tabs.clear()
-        self._router.reset()
-        self._reader.reset()
-        if old_browser is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(old_browser.close(), 5)
-        try:
-            await self._open_browser()
-        except PlaywrightError:
-            # the driver itself died: start Playwright again
-            await self._stop_playwright()
-            self._pw = await start_playwright(new_session=self.new_process_session)
-            await self._open_browser()
+        await self._life.close()  # a tab session closes only its tabs, a fork only its context
 
     @on_browser_loop
     async def ensure_page(self) -> Page:
@@ -386,44 +264,13 @@ class BrowserSession:
         async with self._lock:
             if not self._started:
                 await self.start()
-            tabs, notice = self._tabs, self._notices.add
-            if self._browser is None or not self._browser.is_connected():
-                await self._relaunch()
-                notice("The browser was closed; it was relaunched at about:blank.")
+            life, tabs = self._life, self._tabs
+            if await life.relaunched_if_gone() or (
+                tabs.current is not None and await self._hung.replaced(tabs.current, life.safe_new_page)
+            ):
                 assert tabs.current is not None
                 return tabs.current
-            page = tabs.current
-            if page is not None and await self._hung.replaced(page, self._safe_new_page):
-                assert tabs.current is not None
-                return tabs.current
-            if page is not None and page in tabs.crashed:
-                tabs.crashed.discard(page)
-                self._reader.forget()
-                tab = tabs.tab_id(page)
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(page.close(), 5)
-                tabs.current = None
-                new = await self._safe_new_page()
-                notice(f"The page in tab {tab} crashed; it was reopened at about:blank (tab {tabs.tab_id(new)}).")
-                return new
-            if page is None or page.is_closed():
-                self._reader.forget()
-                remaining = tabs.open_pages()
-                if remaining:
-                    tabs.current = remaining[-1]
-                    notice(
-                        f"Tab {tabs.tab_id(page) if page else '?'} was closed; tab {tabs.tab_id(tabs.current)} "
-                        f"({tabs.current.url}) is now the current tab."
-                    )
-                    return tabs.current
-                new = await self._safe_new_page()
-                if self._last_relaunched:
-                    self._last_relaunched = False
-                    notice("The browser was closed; it was relaunched at about:blank.")
-                else:
-                    notice("The browser tab was closed; a new tab was opened at about:blank.")
-                return new
-            return page
+            return await life.reopen(tabs.current)
 
     # -- who drives it (see ownership.py) ----------------------------------------------------------------
     @contextlib.contextmanager
@@ -452,7 +299,7 @@ class BrowserSession:
     async def replace_hung_page(self) -> str:
         """Close the current tab (without running its unload handlers, which could hang too) and open a new
         one at about:blank; returns the URL the hung tab was at."""
-        return await self._hung.replace_current(self._safe_new_page)
+        return await self._hung.replace_current(self._life.safe_new_page)
 
     # -- accessors ------------------------------------------------------------------------------------------
     @property
@@ -464,21 +311,38 @@ class BrowserSession:
 
     @property
     def context(self) -> BrowserContext:
-        if self._context is None:
+        if self._life.context is None:
             raise RuntimeError("BrowserSession is not started")
-        return self._context
+        return self._life.context
 
     @property
     def browser(self) -> Browser:
-        if self._browser is None:
+        if self._life.browser is None:
             raise RuntimeError("BrowserSession is not started")
-        return self._browser
+        return self._life.browser
 
     @property
     def playwright(self) -> Playwright:
-        if self._pw is None:
+        if self._life.pw is None:
             raise RuntimeError("BrowserSession is not started")
-        return self._pw
+        return self._life.pw
+
+    @property
+    def browser_path(self) -> str:
+        """Which browser binary was launched ("" when connected to a running browser)."""
+        return self._life.path
+
+    @browser_path.setter
+    def browser_path(self, path: str) -> None:
+        self._life.path = path
+
+    @property
+    def _pw(self) -> Playwright | None:  # for tests and threaded.py's look at a session not started yet
+        return self._life.pw
+
+    @property
+    def _browser(self) -> Browser | None:
+        return self._life.browser
 
     @property
     def is_started(self) -> bool:
@@ -559,7 +423,7 @@ class BrowserSession:
     async def new_tab(self, url: str | None = None) -> Page:
         """Open a tab (optionally at ``url``) and make it current; no "new tab" notice, since the caller knows."""
         await self.ensure_page()
-        page = await self._new_page()
+        page = await self._life.new_page()
         if url:
             await page.goto(url, wait_until="domcontentloaded", timeout=self.navigation_timeout * 1000)
         return page
@@ -688,7 +552,7 @@ class BrowserSession:
         """Check every top-level navigation of every tab (typed URLs, link clicks, redirects, popups) with
         ``guard(url) -> reason or None``. A refused one is aborted before it loads, so the page stays where it
         was, and a notice says so. None removes the guard. Subframes are not checked (embedded widgets)."""
-        await self._gate.set(guard, self._context)
+        await self._gate.set(guard, self._life.context)
 
     # -- acting ---------------------------------------------------------------------------------------------
     @contextlib.asynccontextmanager
