@@ -46,7 +46,7 @@ from .guard import NavigationGate, NavigationGuard
 from .hung import HungPages, is_responsive
 from .lifecycle import Lifecycle
 from .ownership import BrowserBusyError, Ownership
-from .reader import PageReader
+from .reader import SENSITIVE_FIELDS, PageReader
 from .report import ActionError, Notices
 from .snapshot import FULL_PAGE_MAX_CHARS, ElementInfo, Snapshot, TabInfo
 from .tab_sessions import ForkLifecycle, TabSessionLifecycle
@@ -54,20 +54,6 @@ from .tabs import DialogInfo, DialogPolicy, Tabs
 from .threaded import BrowserThread, bridge_tools, loop_can_spawn, on_browser_loop, remember_refusal
 from .urls import URLError, navigation_error, normalize_url
 from .watch import ActionWatch
-
-_NAMES = ("token", "secret", "password", "passwd", "apikey", "api_key", "api-key", "otp", "cvv", "cvc", "ssn")
-#: Fields painted over in screenshots: the snapshot's sensitive fields, as one CSS selector.
-SENSITIVE_FIELDS = ", ".join(
-    [
-        "input[type=password]",
-        "input[autocomplete~='one-time-code']",
-        "input[autocomplete~='current-password']",
-        "input[autocomplete~='new-password']",
-        "input[autocomplete^='cc-']",
-        *(f"{tag}[{attr}*='{name}' i]" for tag in ("input", "textarea") for attr in ("name", "id") for name in _NAMES),
-    ]
-)
-
 
 T = TypeVar("T")
 
