@@ -423,14 +423,7 @@ class BrowserSession:
     async def close_popups(self, mark: frozenset[Page]) -> int:
         """Close every tab opened since ``mark`` (see :attr:`popup_mark`) except the current one: a run's
         popups do not outlive it. Returns how many were closed."""
-        closed = 0
-        for page in self._tabs.open_pages():  # only this session's own tabs, never another run's
-            if page in mark or page is self._tabs.current or page.is_closed():
-                continue
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(page.close(run_before_unload=False), 5)
-                closed += 1
-        return closed
+        return await self._tabs.close_since(mark)
 
     @property
     def downloads_dir(self) -> Path:
