@@ -1,12 +1,16 @@
 """BrowserSession: one Playwright browser, its context and the current tab, made safe to use from a notebook.
 
 The session owns Playwright, the browser, one context and the current page (``browser.page``, a plain
-Playwright ``Page`` that users may drive directly). This module is its lifecycle: start, fork, close, and
-replacing a closed or crashed browser or tab on the next use (the next result says so). The rest is done by
-parts it composes, each in a module of its own:
+Playwright ``Page`` that users may drive directly). This module is the facade: every public method, and when
+things happen (start on first use, a closed or crashed browser or tab replaced on the next use, with the next
+result saying so, close). How each thing is done belongs to a part it composes, each in a module of its own:
 
-* :class:`~.tabs.Tabs`: tab ids, tabs the site opens, dialogs answered by a policy;
+* :class:`~.lifecycle.Lifecycle`: opening the browser, opening tabs, relaunching, reopening, closing;
+  :mod:`~.tab_sessions`: what tab sessions and forks share and may close;
+* :class:`~.tabs.Tabs`: tab ids, tabs the site opens, dialogs answered by a policy, downloads;
 * :class:`~.reader.PageReader`: the indexed snapshot, element resolution, screenshots;
+* :class:`~.guard.NavigationGate`: the navigation guard; :class:`~.hung.HungPages`: pages that stopped
+  answering; :class:`~.ownership.Ownership`: which run drives the session;
 * :class:`~.watch.ActionWatch`: what an action caused (navigation, new tabs);
 * :class:`~.report.Notices`: what happened outside any action, reported with the next result;
 * the built-in actions (``actions/``), which see the session only through their ``ActionHost`` interface;
@@ -323,7 +327,7 @@ class BrowserSession:
         self._life.path = path
 
     @property
-    def _pw(self) -> Playwright | None:  # for tests and threaded.py's look at a session not started yet
+    def _pw(self) -> Playwright | None:  # read by tests (the lifecycle holds it)
         return self._life.pw
 
     @property
