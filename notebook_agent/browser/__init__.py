@@ -1,9 +1,10 @@
 """The browser layer: a Playwright session that survives notebook interrupts, the indexed page snapshot the
 model reads, and the built-in actions it calls. It imports core (and llm's token counter) only.
 
-``launch.py`` finds and starts Chromium; ``session.py`` is the ``BrowserSession`` facade and its lifecycle;
-``tabs.py``, ``reader.py``, ``watch.py`` and ``report.py`` are its parts; ``snapshot.py`` + ``snapshot.js``
-build the indexed state; ``actions/`` holds the built-in actions.
+``launch.py`` finds and starts Chromium; ``session.py`` is the ``BrowserSession`` facade; ``lifecycle.py``,
+``tab_sessions.py``, ``tabs.py``, ``reader.py``, ``guard.py``, ``hung.py``, ``ownership.py``, ``watch.py`` and
+``report.py`` are its parts; ``snapshot.py`` + ``snapshot.js`` build the indexed state; ``actions/`` holds the
+built-in actions.
 """
 
 from .actions import (
@@ -27,6 +28,7 @@ from .actions import (
     match_option,
 )
 from .launch import DEFAULT_ARGS, BrowserNotFoundError, find_browser, start_playwright
+from .ownership import BrowserBusyError
 from .report import ActionError
 from .session import BrowserSession
 from .snapshot import ElementInfo, Snapshot, TabInfo
@@ -37,6 +39,7 @@ __all__ = [
     "ActionError",
     "ActionHost",
     "AskUserTool",
+    "BrowserBusyError",
     "BrowserNotFoundError",
     "BrowserSession",
     "BrowserTool",

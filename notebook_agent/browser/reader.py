@@ -30,6 +30,19 @@ from .snapshot import (
     page_api_element,
 )
 
+_NAMES = ("token", "secret", "password", "passwd", "apikey", "api_key", "api-key", "otp", "cvv", "cvc", "ssn")
+#: Fields painted over in screenshots: the snapshot's sensitive fields, as one CSS selector.
+SENSITIVE_FIELDS = ", ".join(
+    [
+        "input[type=password]",
+        "input[autocomplete~='one-time-code']",
+        "input[autocomplete~='current-password']",
+        "input[autocomplete~='new-password']",
+        "input[autocomplete^='cc-']",
+        *(f"{tag}[{attr}*='{name}' i]" for tag in ("input", "textarea") for attr in ("name", "id") for name in _NAMES),
+    ]
+)
+
 #: Tokens naming child frames to their parent's page script: unique in the process, so two readers of one
 #: page (a tab session beside its root) never name different frames alike.
 _next_frame_token = itertools.count(1)

@@ -1,12 +1,16 @@
 """BrowserSession: one Playwright browser, its context and the current tab, made safe to use from a notebook.
 
 The session owns Playwright, the browser, one context and the current page (``browser.page``, a plain
-Playwright ``Page`` that users may drive directly). This module is its lifecycle: start, fork, close, and
-replacing a closed or crashed browser or tab on the next use (the next result says so). The rest is done by
-parts it composes, each in a module of its own:
+Playwright ``Page`` that users may drive directly). This module is the facade: every public method, and when
+things happen (start on first use, a closed or crashed browser or tab replaced on the next use, with the next
+result saying so, close). How each thing is done belongs to a part it composes, each in a module of its own:
 
-* :class:`~.tabs.Tabs`: tab ids, tabs the site opens, dialogs answered by a policy;
+* :class:`~.lifecycle.Lifecycle`: opening the browser, opening tabs, relaunching, reopening, closing;
+  :mod:`~.tab_sessions`: what tab sessions and forks share and may close;
+* :class:`~.tabs.Tabs`: tab ids, tabs the site opens, dialogs answered by a policy, downloads;
 * :class:`~.reader.PageReader`: the indexed snapshot, element resolution, screenshots;
+* :class:`~.guard.NavigationGate`: the navigation guard; :class:`~.hung.HungPages`: pages that stopped
+  answering; :class:`~.ownership.Ownership`: which run drives the session;
 * :class:`~.watch.ActionWatch`: what an action caused (navigation, new tabs);
 * :class:`~.report.Notices`: what happened outside any action, reported with the next result;
 * the built-in actions (``actions/``), which see the session only through their ``ActionHost`` interface;
@@ -27,7 +31,6 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeVar
-from urllib.parse import urljoin
 
 from playwright.async_api import (
     Browser,
@@ -36,8 +39,6 @@ from playwright.async_api import (
     Frame,
     Page,
     Playwright,
-    Route,
-    ViewportSize,
 )
 from playwright.async_api import Error as PlaywrightError
 
@@ -45,37 +46,20 @@ from ..core.abort import AbortSignal
 from ..core.text import clean_text
 from ..core.tools import Tool, ToolResult
 from .actions import AskUser, builtin_tools, run_action
-from .launch import open_browser, start_playwright
-from .reader import PageReader
-from .report import ActionError, Notices, log
-from .snapshot import FULL_PAGE_MAX_CHARS, ElementInfo, Snapshot, TabInfo, tracker_script
-from .tabs import DialogInfo, DialogPolicy, TabRouter, Tabs
+from .guard import NavigationGate, NavigationGuard
+from .hung import HungPages, is_responsive
+from .lifecycle import Lifecycle
+from .ownership import BrowserBusyError, Ownership
+from .reader import SENSITIVE_FIELDS, PageReader
+from .report import ActionError, Notices
+from .snapshot import FULL_PAGE_MAX_CHARS, ElementInfo, Snapshot, TabInfo
+from .tab_sessions import ForkLifecycle, TabSessionLifecycle
+from .tabs import DialogInfo, DialogPolicy, Tabs
 from .threaded import BrowserThread, bridge_tools, loop_can_spawn, on_browser_loop, remember_refusal
 from .urls import URLError, navigation_error, normalize_url
 from .watch import ActionWatch
 
-_NAMES = ("token", "secret", "password", "passwd", "apikey", "api_key", "api-key", "otp", "cvv", "cvc", "ssn")
-#: Fields painted over in screenshots: the snapshot's sensitive fields, as one CSS selector.
-SENSITIVE_FIELDS = ", ".join(
-    [
-        "input[type=password]",
-        "input[autocomplete~='one-time-code']",
-        "input[autocomplete~='current-password']",
-        "input[autocomplete~='new-password']",
-        "input[autocomplete^='cc-']",
-        *(f"{tag}[{attr}*='{name}' i]" for tag in ("input", "textarea") for attr in ("name", "id") for name in _NAMES),
-    ]
-)
-
-
-class BrowserBusyError(RuntimeError):
-    """Another run holds this session (see :meth:`BrowserSession.claim`)."""
-
-
 T = TypeVar("T")
-
-NavigationGuard = Callable[[str], "str | None"]
-"""``guard(url)`` returns why a top-level navigation to ``url`` is refused, or None to let it through."""
 
 
 class BrowserSession:
@@ -133,29 +117,19 @@ class BrowserSession:
         self.threaded = threaded
         self._thread: BrowserThread | None = None
 
-        self._pw: Playwright | None = None
-        self._browser: Browser | None = None
-        self._context: BrowserContext | None = None
-        self._owns_context = True
         self._started = False
-        self._last_relaunched = False
         self._lock = asyncio.Lock()
         self._tools: dict[str, Tool] | None = None
         self._notices = Notices()
         self._reader = PageReader()
         self._tabs = Tabs(self._notices, dialog_policy, self._reader.on_frame_detached, downloads_dir)
-        self._router = TabRouter(self._tabs)
-        self._tabs.next_id = self._router.next_id
-        #: Which browser binary was launched ("" when connected to a running browser).
-        self.browser_path = ""
-        self._fork_of: BrowserSession | None = None
+        self._gate = NavigationGate(self._tabs, self._notices)
+        self._hung = HungPages(self._tabs, self._reader, self._notices)
+        self._life = Lifecycle(self, self._tabs, self._reader, self._notices, self._gate)
         self._tab_of: BrowserSession | None = None
-        self._guard: NavigationGuard | None = None
-        self._suspect = False
-        self._owner: str | None = None
-        self._guarded_context: BrowserContext | None = None
+        self._ownership = Ownership()
 
-    # -- lifecycle ------------------------------------------------------------------------------------------
+    # -- lifecycle (the mechanics are in lifecycle.py; sessions sharing a browser in tab_sessions.py) ---------
     async def __aenter__(self) -> BrowserSession:
         await self.start()
         return self
@@ -165,7 +139,7 @@ class BrowserSession:
 
     async def _choose_mode(self) -> None:
         """Decide, before anything Playwright exists, which loop the browser will live on (see ``threaded``)."""
-        if self._thread is not None or self._started or self._pw is not None:
+        if self._thread is not None or self._started or self._life.pw is not None:
             return
         threaded = self.threaded if self.threaded is not None else not await loop_can_spawn()
         if threaded:
@@ -179,9 +153,9 @@ class BrowserSession:
         if self._tab_of is not None:
             raise RuntimeError("This tab session was closed; ask the browser session for a new one (tab_session()).")
         self._notices.closing = False
-        if self._pw is None:
+        if self._life.pw is None:
             try:
-                self._pw = await start_playwright(new_session=self.new_process_session)
+                await self._life.start_playwright()
             except NotImplementedError:
                 # the loop looked able to spawn but Playwright's spawn was refused: switch to a browser thread
                 if self._thread is not None or self.threaded is False:
@@ -190,52 +164,12 @@ class BrowserSession:
                 self._thread = BrowserThread()
                 return await self._thread.call(self.start())
         try:
-            await self._open_browser()
+            await self._life.open()
         except BaseException:
-            await self._stop_playwright()
+            await self._life.stop_playwright()
             raise
         self._started = True
         return self
-
-    def _viewport(self) -> ViewportSize:
-        return {"width": self.viewport[0], "height": self.viewport[1]}
-
-    async def _open_browser(self) -> None:
-        assert self._pw is not None
-        self._browser, self._context, self._owns_context, self.browser_path = await open_browser(
-            self._pw,
-            headless=self.headless,
-            viewport=self._viewport(),
-            executable_path=self.executable_path,
-            cdp_url=self.cdp_url,
-            ws_endpoint=self.ws_endpoint,
-            args=self.args,
-            context_options=self.context_options,
-            launch_options=self.launch_options,
-        )
-        await self._adopt_context(self._context)
-
-    async def _adopt_context(self, context: BrowserContext) -> None:
-        await context.add_init_script(tracker_script(listeners=self.track_listeners))
-        if self._guard is not None:  # a relaunched browser keeps its guard
-            await context.route("**/*", self._route)
-            self._guarded_context = context
-        context.on("page", self._router.on_context_page)
-        existing = [p for p in context.pages if not p.is_closed()]
-        for p in existing:
-            self._router.adopt(p, self._tabs)
-        if existing:
-            self._tabs.current = existing[-1]
-        else:
-            await self._new_page()
-
-    async def _new_page(self) -> Page:
-        assert self._context is not None
-        async with self._router.creating(self._tabs):
-            page = await self._context.new_page()
-            self._router.adopt(page, self._tabs)
-        self._tabs.current = page
-        return page
 
     @on_browser_loop
     async def tab_session(self, url: str | None = None) -> BrowserSession:
@@ -258,15 +192,11 @@ class BrowserSession:
             action_timeout=root.action_timeout,
             navigation_timeout=root.navigation_timeout,
         )
-        child._pw, child._browser, child._context, child._owns_context = root._pw, root._browser, root._context, False
-        child._tab_of, child._router = root, root._router
-        child._tabs.next_id = root._router.next_id
-        child.browser_path = root.browser_path
+        child._tab_of, child._thread = root, root._thread  # its Playwright objects live where the root's do
         child.downloads_dir = root.downloads_dir
-        child._thread = root._thread  # its Playwright objects live where the root's do
-        root._router.add(child._tabs)
+        child._life = TabSessionLifecycle(child._life, root._life)
         try:
-            await child._new_page()
+            await child._life.new_page()
             child._started = True
             if url:
                 await child.page.goto(url, wait_until="domcontentloaded", timeout=child.navigation_timeout * 1000)
@@ -286,7 +216,7 @@ class BrowserSession:
         parallel runs share one browser process without seeing each other's state. Closing the fork closes
         only its context."""
         await self.start()
-        assert self._pw is not None and self._browser is not None
+        assert self._life.pw is not None and self._life.browser is not None
         child = BrowserSession(
             headless=self.headless,
             viewport=self.viewport,
@@ -296,10 +226,9 @@ class BrowserSession:
             navigation_timeout=self.navigation_timeout,
             context_options=self.context_options,
         )
-        child._pw, child._browser, child._fork_of = self._pw, self._browser, self
         child._thread = self._thread  # the fork's Playwright objects live where its parent's do
-        child._context = await self._browser.new_context(viewport=self._viewport(), **self.context_options)
-        await child._adopt_context(child._context)
+        child._life = fork = ForkLifecycle(child._life, self._life)
+        await fork.open_context(self._life)
         child._started = True
         return child
 
@@ -310,84 +239,14 @@ class BrowserSession:
             await self._close()
         finally:
             thread = self._thread
-            if thread is not None and self._fork_of is None and self._tab_of is None:  # forks and tab sessions share it
+            if thread is not None and not self._life.shared:  # forks and tab sessions share it
                 self._thread = None
                 await thread.stop()
 
     @on_browser_loop
     async def _close(self) -> None:
-        if self._tab_of is not None:  # a tab session owns only its tabs
-            self._notices.closing = True
-            self._started = False
-            pages = self._tabs.open_pages()
-            self._router.remove(self._tabs)
-            self._tabs.current = None
-            self._reader.reset()
-            for page in pages:
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(page.close(), 10)
-            return
-        if self._fork_of is not None:  # a fork owns only its context
-            context, self._context, self._started = self._context, None, False
-            self._tabs.current = None
-            self._reader.reset()
-            if context is not None:
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(context.close(), 10)
-            return
-        self._notices.closing = True
         self._started = False
-        browser, self._browser = self._browser, None
-        context, self._context = self._context, None
-        self._tabs.current = None
-        self._reader.reset()
-        try:
-            if context is not None and self._owns_context and (self.cdp_url or self.ws_endpoint):
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(context.close(), 10)
-            if browser is not None:
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(browser.close(), 10)
-        finally:
-            await self._stop_playwright()
-
-    async def _stop_playwright(self) -> None:
-        pw, self._pw = self._pw, None
-        if pw is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(pw.stop(), 10)
-
-    async def _safe_new_page(self) -> Page:
-        try:
-            return await self._new_page()
-        except PlaywrightError:
-            # the context went away (closed by the user): start a fresh browser
-            await self._relaunch()
-            self._last_relaunched = True
-            assert self._tabs.current is not None
-            return self._tabs.current
-
-    async def _relaunch(self) -> None:
-        if self._tab_of is not None:
-            raise RuntimeError(
-                "The shared browser was closed while this run used one of its tabs; start the run again."
-            )
-        log.warning("browser disconnected; relaunching")
-        old_browser, self._browser = self._browser, None
-        self._context = None
-        self._tabs.clear()
-        self._router.reset()
-        self._reader.reset()
-        if old_browser is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(old_browser.close(), 5)
-        try:
-            await self._open_browser()
-        except PlaywrightError:
-            # the driver itself died: start Playwright again
-            await self._stop_playwright()
-            self._pw = await start_playwright(new_session=self.new_process_session)
-            await self._open_browser()
+        await self._life.close()  # a tab session closes only its tabs, a fork only its context
 
     @on_browser_loop
     async def ensure_page(self) -> Page:
@@ -395,111 +254,42 @@ class BrowserSession:
         async with self._lock:
             if not self._started:
                 await self.start()
-            tabs, notice = self._tabs, self._notices.add
-            if self._browser is None or not self._browser.is_connected():
-                await self._relaunch()
-                notice("The browser was closed; it was relaunched at about:blank.")
+            life, tabs = self._life, self._tabs
+            if await life.relaunched_if_gone() or (
+                tabs.current is not None and await self._hung.replaced(tabs.current, life.safe_new_page)
+            ):
                 assert tabs.current is not None
                 return tabs.current
-            page = tabs.current
-            if page is not None and self._suspect and not page.is_closed():
-                self._suspect = False
-                if not await self.is_responsive(page):
-                    await self._replace(page, f"The page at {page.url} stopped responding")
-                    assert tabs.current is not None
-                    return tabs.current
-            if page is not None and page in tabs.crashed:
-                tabs.crashed.discard(page)
-                self._reader.forget()
-                tab = tabs.tab_id(page)
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(page.close(), 5)
-                tabs.current = None
-                new = await self._safe_new_page()
-                notice(f"The page in tab {tab} crashed; it was reopened at about:blank (tab {tabs.tab_id(new)}).")
-                return new
-            if page is None or page.is_closed():
-                self._reader.forget()
-                remaining = tabs.open_pages()
-                if remaining:
-                    tabs.current = remaining[-1]
-                    notice(
-                        f"Tab {tabs.tab_id(page) if page else '?'} was closed; tab {tabs.tab_id(tabs.current)} "
-                        f"({tabs.current.url}) is now the current tab."
-                    )
-                    return tabs.current
-                new = await self._safe_new_page()
-                if self._last_relaunched:
-                    self._last_relaunched = False
-                    notice("The browser was closed; it was relaunched at about:blank.")
-                else:
-                    notice("The browser tab was closed; a new tab was opened at about:blank.")
-                return new
-            return page
+            return await life.reopen(tabs.current)
 
-    # -- who drives it ---------------------------------------------------------------------------------------
+    # -- who drives it (see ownership.py) ----------------------------------------------------------------
     @contextlib.contextmanager
     def claim(self, owner: str) -> Iterator[None]:
         """Hold the session for one run: two runs acting on one tab see and undo each other's work (a click
         lands on the page the other opened), so a second claim is refused with :class:`BrowserBusyError`."""
-        if self._owner is not None:
-            raise BrowserBusyError(
-                f"This browser is already driven by another run ({self._owner}). Wait for it or stop it, or give "
-                "each run a browser (or tab) of its own."
-            )
-        self._owner = owner
-        try:
+        with self._ownership.claim(owner):
             yield
-        finally:
-            self._owner = None
 
     @property
     def owner(self) -> str | None:
         """The run holding the session, if any."""
-        return self._owner
+        return self._ownership.owner
 
-    # -- hung pages ----------------------------------------------------------------------------------------
+    # -- hung pages (see hung.py) -----------------------------------------------------------------------------
     @on_browser_loop
     async def is_responsive(self, page: Page | None = None, timeout: float = 2.0) -> bool:
         """Whether the page's main thread still runs scripts (a page stuck in ``while(true){}`` does not)."""
-        page = page or self._tabs.current
-        if page is None or page.is_closed():
-            return True
-        try:
-            await asyncio.wait_for(page.evaluate("0"), timeout)
-            return True
-        except TimeoutError:
-            return False
-        except PlaywrightError:
-            return True  # navigating or closed: not hung
+        return await is_responsive(page or self._tabs.current, timeout)
 
     def mark_suspect(self) -> None:
         """An action was cut off mid-flight: check the page answers before it is used again."""
-        self._suspect = True
+        self._hung.mark_suspect()
 
     @on_browser_loop
     async def replace_hung_page(self) -> str:
         """Close the current tab (without running its unload handlers, which could hang too) and open a new
         one at about:blank; returns the URL the hung tab was at."""
-        page = self._tabs.current
-        if page is None:
-            return "about:blank"
-        url = page.url
-        await self._replace(page, None)
-        return url
-
-    async def _replace(self, page: Page, notice: str | None) -> None:
-        tab = self._tabs.tab_id(page)
-        self._reader.forget()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(page.close(run_before_unload=False), 5)
-        self._tabs.current = None
-        new = await self._safe_new_page()
-        if notice:
-            self._notices.add(
-                f"{notice} (a script on it never finished); tab {tab} was closed and tab {self._tabs.tab_id(new)} "
-                "opened at about:blank."
-            )
+        return await self._hung.replace_current(self._life.safe_new_page)
 
     # -- accessors ------------------------------------------------------------------------------------------
     @property
@@ -511,21 +301,38 @@ class BrowserSession:
 
     @property
     def context(self) -> BrowserContext:
-        if self._context is None:
+        if self._life.context is None:
             raise RuntimeError("BrowserSession is not started")
-        return self._context
+        return self._life.context
 
     @property
     def browser(self) -> Browser:
-        if self._browser is None:
+        if self._life.browser is None:
             raise RuntimeError("BrowserSession is not started")
-        return self._browser
+        return self._life.browser
 
     @property
     def playwright(self) -> Playwright:
-        if self._pw is None:
+        if self._life.pw is None:
             raise RuntimeError("BrowserSession is not started")
-        return self._pw
+        return self._life.pw
+
+    @property
+    def browser_path(self) -> str:
+        """Which browser binary was launched ("" when connected to a running browser)."""
+        return self._life.path
+
+    @browser_path.setter
+    def browser_path(self, path: str) -> None:
+        self._life.path = path
+
+    @property
+    def _pw(self) -> Playwright | None:  # read by tests (the lifecycle holds it)
+        return self._life.pw
+
+    @property
+    def _browser(self) -> Browser | None:
+        return self._life.browser
 
     @property
     def is_started(self) -> bool:
@@ -606,7 +413,7 @@ class BrowserSession:
     async def new_tab(self, url: str | None = None) -> Page:
         """Open a tab (optionally at ``url``) and make it current; no "new tab" notice, since the caller knows."""
         await self.ensure_page()
-        page = await self._new_page()
+        page = await self._life.new_page()
         if url:
             await page.goto(url, wait_until="domcontentloaded", timeout=self.navigation_timeout * 1000)
         return page
@@ -620,14 +427,7 @@ class BrowserSession:
     async def close_popups(self, mark: frozenset[Page]) -> int:
         """Close every tab opened since ``mark`` (see :attr:`popup_mark`) except the current one: a run's
         popups do not outlive it. Returns how many were closed."""
-        closed = 0
-        for page in self._tabs.open_pages():  # only this session's own tabs, never another run's
-            if page in mark or page is self._tabs.current or page.is_closed():
-                continue
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(page.close(run_before_unload=False), 5)
-                closed += 1
-        return closed
+        return await self._tabs.close_since(mark)
 
     @property
     def downloads_dir(self) -> Path:
@@ -725,52 +525,17 @@ class BrowserSession:
             page, highlight=highlight, format=format, full_page=full_page, quality=quality, mask=mask
         )
 
-    # -- where navigation may go ------------------------------------------------------------------------------
+    # -- where navigation may go (see guard.py) ------------------------------------------------------------
     def navigation_refusal(self, url: str) -> str | None:
         """Why the guard refuses a navigation to ``url`` (a sentence), or None."""
-        return self._guard(url) if self._guard is not None else None
+        return self._gate.refusal(url)
 
     @on_browser_loop
     async def set_navigation_guard(self, guard: NavigationGuard | None) -> None:
         """Check every top-level navigation of every tab (typed URLs, link clicks, redirects, popups) with
         ``guard(url) -> reason or None``. A refused one is aborted before it loads, so the page stays where it
         was, and a notice says so. None removes the guard. Subframes are not checked (embedded widgets)."""
-        self._guard = guard
-        context = self._context
-        if context is None or self._guarded_context is context:
-            return
-        await context.route("**/*", self._route)
-        self._guarded_context = context
-
-    async def _route(self, route: Route) -> None:
-        request = route.request
-        try:
-            top = request.is_navigation_request() and request.frame.parent_frame is None
-        except PlaywrightError:
-            top = False
-        guard = self._guard
-        try:
-            if top and guard is not None and self._tabs.tab_id(request.frame.page) < 0:
-                top = False  # another session's tab (a run in its own tab): its own guard decides
-            if not top or guard is None:
-                await route.fallback()
-                return
-            url, reason = request.url, guard(request.url)
-            if reason is None:
-                # Redirects are followed by the browser without asking the route again: fetch this hop
-                # ourselves and judge where it redirects before the browser goes there.
-                response = await route.fetch(max_redirects=0)
-                location = response.headers.get("location")
-                if 300 <= response.status < 400 and location:
-                    url = urljoin(request.url, location)
-                    reason = guard(url)
-                if reason is None:
-                    await route.fulfill(response=response)
-                    return
-            self._notices.add(f"A navigation to {url} was blocked: {reason}")
-            await route.abort("aborted")  # "aborted" cancels: no error page, the tab stays where it was
-        except PlaywrightError:
-            pass  # the page or request went away meanwhile
+        await self._gate.set(guard, self._life.context)
 
     # -- acting ---------------------------------------------------------------------------------------------
     @contextlib.asynccontextmanager

@@ -163,6 +163,17 @@ class Tabs:
         tabs = ", ".join(f"{self.tab_id(p)} ({p.url})" for p in self.open_pages())
         raise ActionError(f"there is no tab {tab_id}. Open tabs: {tabs}.")
 
+    async def close_since(self, mark: frozenset[Page]) -> int:
+        """Close every tab opened since ``mark`` (the tabs open then) except the current one; how many."""
+        closed = 0
+        for page in self.open_pages():  # only this owner's tabs, never another session's
+            if page in mark or page is self.current or page.is_closed():
+                continue
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(page.close(run_before_unload=False), 5)
+                closed += 1
+        return closed
+
     async def _on_download(self, download: Download) -> None:
         """Keep every download where the user can find it, and tell the model (a page may download silently)."""
         name = Path(download.suggested_filename or "download").name or "download"
