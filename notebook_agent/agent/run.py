@@ -56,7 +56,7 @@ from .results import (
 )
 from .runs import RunWriter, run_closing, run_head
 from .secrets import DomainPattern, Redactor, SecretVault
-from .state import MEMORY_MAX, REFLECTION_MAX, Observer, cap, format_args, state_message
+from .state import MEMORY_MAX, REFLECTION_MAX, Observer, cap, format_args, futile_repeat, state_message
 
 #: How long after a person approves an action that downloads its download is kept (it may start late).
 DOWNLOAD_GRACE_S = 30.0
@@ -446,6 +446,9 @@ class PageRun:
         raw = ctx.args.model_dump() if hasattr(ctx.args, "model_dump") else dict(ctx.args)
         args = step.args = self.redactor.public_args(ctx.tool_call.name, raw)
         step.output = self.redactor.scrub_message(step.output)
+        futile = futile_repeat(ctx.tool_call.name, args, self.steps[:-1], self.observer.unchanged_steps)
+        if futile is not None:
+            return BlockToolCall(futile)
         request = ApprovalRequest(ctx.tool_call.name, args, step.url, self._target(raw), step=step.index)
         await describe_effects(
             request,

@@ -453,3 +453,17 @@ async def test_builtin_actions_report_progress_while_they_take_time(browser: Bro
     assert ("scroll", "scrolling down") in progress
     waits = [p for a, p in progress if a == "wait"]
     assert waits and waits[0].startswith("waiting: ") and waits[-1].endswith("of 2 s")
+
+
+async def test_a_third_identical_action_on_an_unchanged_page_does_not_run(browser: BrowserSession) -> None:
+    # A click that changes nothing visible (it only counts): the third identical click is refused, not run,
+    # and the model is told why; a different action afterwards runs.
+    await browser.page.set_content("<button onclick='window.clicks = (window.clicks || 0) + 1'>Nothing</button>")
+    nothing = step("click_element_by_index", lambda c: {"index": index_of(c, r"Nothing")})
+    script = [nothing, nothing, nothing, step("wait", {"seconds": 1}), step("done", {"text": "gave up"})]
+    result, _, _ = await run(browser, script)
+    assert [s.action for s in result.steps] == ["click_element_by_index"] * 3 + ["wait", "done"]
+    third = result.steps[2]
+    assert third.is_error and third.result.startswith('Not done: click_element_by_index {"index": 0} is what you')
+    assert await browser.page.evaluate("window.clicks") == 2
+    assert not result.steps[3].is_error
