@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import concurrent.futures
+import os
 import re
+import signal
+import subprocess
+import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,13 +17,12 @@ import pytest
 
 from notebook_agent.agent.evaluate import Job, SuiteTask, Variant, evaluate, load_suite
 from notebook_agent.agent.macro import agent_output
-from notebook_agent.browser import BrowserSession
+from notebook_agent.browser import BrowserSession, find_browser
 from notebook_agent.core.messages import UserMessage
 from notebook_agent.core.model import Context
 from notebook_agent.demo import demo_url
 from notebook_agent.llm.scripted import ScriptedModel
 from notebook_agent.models import variant_model
-from tests.remote_chromium import remote_chromium as start_remote_chromium
 
 SUITE_YAML = """
 name: three-tasks
@@ -133,8 +137,42 @@ async def test_runs_can_be_handed_to_an_executor() -> None:
 @pytest.fixture(scope="module")
 def remote_chromium() -> Iterator[str]:
     """A Chromium started as a separate process with remote debugging on loopback (a 'remote' browser)."""
-    with start_remote_chromium() as url:
-        yield url
+    profile = tempfile.mkdtemp(prefix="na-remote-")
+    proc = subprocess.Popen(
+        [
+            find_browser(),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--remote-debugging-address=127.0.0.1",
+            "--remote-debugging-port=0",
+            f"--user-data-dir={profile}",
+            "about:blank",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    deadline = time.time() + 30
+    url = None
+    assert proc.stderr is not None
+    while time.time() < deadline:
+        line = proc.stderr.readline()
+        m = re.search(r"DevTools listening on (ws://\S+)", line)
+        if m:
+            url = m.group(1)
+            break
+    try:
+        assert url, "the remote Chromium did not print its DevTools address"
+        yield "http://" + url.split("//", 1)[1].split("/", 1)[0]
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(10)
 
 
 async def test_evaluation_against_a_remote_browser_over_cdp(remote_chromium: str) -> None:

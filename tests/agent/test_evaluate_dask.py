@@ -4,15 +4,20 @@
 from __future__ import annotations
 
 import os
+import re
+import signal
+import subprocess
+import tempfile
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from notebook_agent.agent.evaluate import Variant, evaluate
+from notebook_agent.browser import find_browser
 from notebook_agent.demo import demo_url
 from notebook_agent.models import variant_model
-from tests.remote_chromium import remote_chromium as start_remote_chromium
 
 from .test_evaluate import SUITE_YAML
 from .test_evaluate import _factory as title_model  # one step: the page title as the answer
@@ -48,8 +53,37 @@ REMOTE_MARK = "NotebookAgentRemoteChromium"
 def marked_remote_chromium() -> Iterator[str]:
     """A Chromium started as its own process with remote debugging on loopback, whose user agent carries a mark,
     so a check run in the page can tell that page from one in a browser a worker started itself."""
-    with start_remote_chromium(f"--user-agent=Mozilla/5.0 {REMOTE_MARK}") as url:
+    proc = subprocess.Popen(
+        [
+            find_browser(),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--remote-debugging-address=127.0.0.1",
+            "--remote-debugging-port=0",
+            f"--user-data-dir={tempfile.mkdtemp(prefix='na-dask-remote-')}",
+            f"--user-agent=Mozilla/5.0 {REMOTE_MARK}",
+            "about:blank",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    assert proc.stderr is not None
+    deadline, url = time.monotonic() + 30, None
+    while url is None and time.monotonic() < deadline:
+        m = re.search(r"DevTools listening on ws://([^/\s]+)", proc.stderr.readline())
+        url = f"http://{m.group(1)}" if m else None
+    try:
+        assert url, "the remote Chromium did not print its DevTools address"
         yield url
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(10)
 
 
 async def test_a_suite_on_a_local_dask_cluster(dask_client: Any) -> None:
