@@ -15,7 +15,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from notebook_agent.core.model import MAX_ARGUMENT_DEPTH
+from notebook_agent.core.tool_arguments import MAX_ARGUMENT_DEPTH
 
 MALFORMED = "malformed"
 UNKNOWN = "unknown"

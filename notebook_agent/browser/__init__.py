@@ -1,10 +1,11 @@
 """The browser layer: a Playwright session that survives notebook interrupts, the indexed page snapshot the
 model reads, and the built-in actions it calls. It imports core (and llm's token counter) only.
 
-``launch.py`` finds and starts Chromium; ``session.py`` is the ``BrowserSession`` facade; ``lifecycle.py``,
-``tab_sessions.py``, ``tabs.py``, ``reader.py``, ``guard.py``, ``hung.py``, ``ownership.py``, ``watch.py`` and
-``report.py`` are its parts; ``snapshot.py`` + ``snapshot.js`` build the indexed state; ``actions/`` holds the
-built-in actions.
+``launch.py`` finds and starts Chromium; ``session.py`` is the ``BrowserSession`` facade (its page methods
+in ``session_pages.py``, its properties in ``session_accessors.py``); ``lifecycle.py``, ``tab_sessions.py``,
+``tabs.py``, ``reader.py``, ``guard.py``, ``hung.py``, ``ownership.py``, ``watch.py`` and ``report.py`` are its
+parts; ``snapshot.py`` + ``snapshot.js`` build the indexed state, reached through ``page_script.py``;
+``actions/`` holds the built-in actions.
 """
 
 from .actions import (

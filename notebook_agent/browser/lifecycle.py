@@ -19,9 +19,9 @@ from playwright.async_api import Error as PlaywrightError
 
 from .guard import NavigationGate
 from .launch import open_browser, start_playwright
+from .page_script import tracker_script
 from .reader import PageReader
 from .report import Notices, log
-from .snapshot import tracker_script
 from .tabs import TabRouter, Tabs
 
 

@@ -19,16 +19,9 @@ from playwright.async_api import ElementHandle, Frame, Locator, Page
 from playwright.async_api import Error as PlaywrightError
 
 from ..core.text import clean_text
+from .page_script import call_page_api, page_api_element
 from .report import ActionError, first_line, log, short
-from .snapshot import (
-    ElementInfo,
-    FrameResult,
-    Snapshot,
-    TabInfo,
-    build_snapshot,
-    call_page_api,
-    page_api_element,
-)
+from .snapshot import ElementInfo, FrameResult, Snapshot, TabInfo, build_snapshot
 
 _NAMES = ("token", "secret", "password", "passwd", "apikey", "api_key", "api-key", "otp", "cvv", "cvc", "ssn")
 #: Fields painted over in screenshots: the snapshot's sensitive fields, as one CSS selector.

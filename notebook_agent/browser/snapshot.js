@@ -19,7 +19,7 @@
 //           role (explicit), name (accessible name), n:isNew, dis:disabled, href, id, s:sensitive}
 // Coordinates are CSS pixels relative to this frame's viewport.
 (() => {
-  // Filled in by Python (snapshot.py, TRACKER_EVENTS): the event names of the main-world tracker's answer.
+  // Filled in by Python (page_script.py, TRACKER_EVENTS): the event names of the main-world tracker's answer.
   const EVENTS = __NOTEBOOK_AGENT_EVENTS__;
   const ELEMENT_OPS = new Set(["get", "frame"]);
   let api = null;
@@ -165,7 +165,7 @@
       return "";
     }
 
-    // What the main-world tracker (snapshot.py, TRACKER) knows and this world cannot see: elements that got
+    // What the main-world tracker (page_script.py, TRACKER) knows and this world cannot see: elements that got
     // click-like listeners, and elements whose on* handler properties page script set. Asked synchronously:
     // one event on the window, answered by one event per such element, caught here on the way down.
     // A page can forge or swallow these events, and so make elements look more or less clickable, which it

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..core.model import Deadlines
 from .anthropic import AnthropicModel
+from .chat_servers import ChatCompat
 from .errors import (
     ERROR_KINDS,
     AuthenticationError,
@@ -26,7 +27,7 @@ from .errors import (
     classify_error,
 )
 from .google import GoogleModel
-from .openai_chat import ChatCompat, MistralModel, OpenAIChatModel
+from .openai_chat import MistralModel, OpenAIChatModel
 from .openai_responses import OpenAIResponsesModel
 from .pricing import PRICES, prices_for
 from .registry import LOCAL_PLACEHOLDER_KEY, MODEL_ENV, PROVIDERS, get_model, parse_model_name

@@ -36,12 +36,12 @@ from ..core.model import (
     AssistantStreamBuilder,
     Context,
     Deadlines,
-    MalformedToolCallError,
     StreamEvent,
     StreamOptions,
     ToolSpec,
     compute_cost,
 )
+from ..core.tool_arguments import MalformedToolCallError
 from .deadlines import (
     CallClock,
     DeadlineExceeded,

@@ -14,6 +14,8 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
+from ..core.errors import NotebookAgentError
+
 ERROR_KINDS: Final = (
     "auth",
     "rate_limit",
@@ -28,7 +30,7 @@ ERROR_KINDS: Final = (
 )
 
 
-class LLMError(Exception):
+class LLMError(NotebookAgentError):
     """Base of every error raised by the llm layer."""
 
 

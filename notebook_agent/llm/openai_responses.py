@@ -1,10 +1,14 @@
 """OpenAI Responses API (``openai-responses:<model>``) through ``openai.AsyncOpenAI().responses``.
 
-Requests are stateless (``store: false``); reasoning is replayed from the encrypted reasoning item kept as
-the thinking block's signature, so a multi-turn tool loop keeps its chain of thought without server state.
-Tools are sorted by name (a byte-stable prefix keeps the prompt cache warm) and declared ``strict`` only
-when asked for and every schema survives strict normalisation. Tool-call ids are stored as
-``"<call_id>|<item_id>"``: the call id pairs results, the item id pairs reasoning with its call on replay.
+This is the wire adapter: it sends a request and turns the streamed events into the normalised events,
+and translates failed or filtered responses into the package's errors. Requests are stateless
+(``store: false``); reasoning is replayed from the encrypted reasoning item kept as the thinking block's
+signature, so a multi-turn tool loop keeps its chain of thought without server state. Tool-call ids are
+stored as ``"<call_id>|<item_id>"``: the call id pairs results, the item id pairs reasoning with its call on
+replay. Its part in a module of its own beside it:
+
+* ``responses_messages.py``: the transcript as the request's ``input`` items and ``tools`` (sorted by name,
+  ``strict`` only when asked for and every schema survives strict normalisation).
 """
 
 from __future__ import annotations
@@ -13,28 +17,13 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, Usage, UserMessage
+from ..core.messages import TextContent, ThinkingContent, Usage
 from ..core.model import AssistantStreamBuilder, Context, StreamEvent, StreamOptions
-from .convert import (
-    StreamingAdapter,
-    check_tool_choice,
-    data_url,
-    group_tool_results,
-    has_open_tool_call,
-    is_same_model,
-    result_images,
-    result_text,
-    sanitize_id,
-    sanitize_text,
-    strict_schema,
-    transform_messages,
-    user_parts,
-)
+from .convert import StreamingAdapter, check_tool_choice, has_open_tool_call, sanitize_text
 from .errors import BadRequestError, StreamCutError, classify_payload, provider_error
 from .openai_chat import make_openai_client
 from .pricing import Prices
-
-EMPTY_RESULT_TEXT = "(no output)"
+from .responses_messages import responses_input, responses_tools
 
 
 def responses_usage(raw: dict[str, Any]) -> Usage:
@@ -105,111 +94,11 @@ class OpenAIResponsesModel(StreamingAdapter):
 
     # -- request -------------------------------------------------------------------------------------
     def convert_input(self, context: Context) -> list[dict[str, Any]]:
-        """The transcript as Responses ``input`` items."""
-
-        def foreign_id(call_id: str) -> str:
-            return sanitize_id(call_id.split("|", 1)[0], 64)
-
-        messages = transform_messages(
-            context.messages, provider=self.provider, api=self.api, model=self.id, normalize_id=foreign_id
-        )
-        out: list[dict[str, Any]] = []
-        for item in group_tool_results(messages):
-            if isinstance(item, list):
-                for result in item:
-                    text = result_text(result)
-                    images = result_images(result)
-                    output: str | list[dict[str, Any]]
-                    if images:
-                        output = [{"type": "input_text", "text": text}] if text.strip() else []
-                        output += [{"type": "input_image", "detail": "auto", "image_url": data_url(i)} for i in images]
-                    else:
-                        output = text if text.strip() else EMPTY_RESULT_TEXT
-                    out.append(
-                        {
-                            "type": "function_call_output",
-                            "call_id": result.tool_call_id.split("|", 1)[0],
-                            "output": output,
-                        }
-                    )
-            elif isinstance(item, UserMessage):
-                parts = user_parts(item)
-                if parts:
-                    out.append(
-                        {
-                            "role": "user",
-                            "content": [
-                                {"type": "input_text", "text": p.text}
-                                if isinstance(p, TextContent)
-                                else {"type": "input_image", "detail": "auto", "image_url": data_url(p)}
-                                for p in parts
-                            ],
-                        }
-                    )
-            elif isinstance(item, AssistantMessage):
-                out.extend(self._assistant_items(item))
-        return out
-
-    def _assistant_items(self, message: AssistantMessage) -> list[dict[str, Any]]:
-        same = is_same_model(message, provider=self.provider, api=self.api, model=self.id)
-        items: list[dict[str, Any]] = []
-        for part in message.content:
-            if isinstance(part, ThinkingContent):
-                # Only our own reasoning items can be replayed; plain thinking has no Responses form.
-                if same and part.signature:
-                    try:
-                        reasoning = json.loads(part.signature)
-                    except ValueError:
-                        continue
-                    if isinstance(reasoning, dict) and reasoning.get("type") == "reasoning":
-                        reasoning.setdefault("summary", [])
-                        items.append(reasoning)
-            elif isinstance(part, TextContent):
-                if not part.text.strip():
-                    continue
-                meta = _text_signature(part.signature) if same else None
-                if meta and meta.get("id"):
-                    msg: dict[str, Any] = {
-                        "type": "message",
-                        "role": "assistant",
-                        "id": meta["id"],
-                        "status": "completed",
-                        "content": [{"type": "output_text", "text": sanitize_text(part.text), "annotations": []}],
-                    }
-                    if meta.get("phase"):
-                        msg["phase"] = meta["phase"]
-                    items.append(msg)
-                else:
-                    items.append({"role": "assistant", "content": sanitize_text(part.text)})
-            elif isinstance(part, ToolCall):
-                call_id, _, item_id = part.id.partition("|")
-                call: dict[str, Any] = {
-                    "type": "function_call",
-                    "call_id": call_id,
-                    "name": part.name,
-                    "arguments": json.dumps(part.arguments, ensure_ascii=False),
-                }
-                # The fc_ item id pairs a call with its reasoning item; only valid for the same model.
-                if same and item_id.startswith("fc"):
-                    call["id"] = item_id
-                items.append(call)
-        return items
+        """The transcript as Responses ``input`` items (public for tests and debugging)."""
+        return responses_input(context, provider=self.provider, api=self.api, model=self.id)
 
     def convert_tools(self, context: Context) -> list[dict[str, Any]]:
-        specs = sorted(context.tools, key=lambda t: (t.name, t.description))
-        normalised = [strict_schema(t.parameters) for t in specs] if self.strict_tools else []
-        strict = bool(normalised) and all(ok for _, ok in normalised)
-        return [
-            {
-                "type": "function",
-                "name": spec.name,
-                "description": spec.description,
-                "parameters": normalised[i][0] if strict else spec.parameters,
-                # Always explicit: the Responses API defaults function tools to strict.
-                "strict": strict,
-            }
-            for i, spec in enumerate(specs)
-        ]
+        return responses_tools(context.tools, strict_tools=self.strict_tools)
 
     def _build_request(self, context: Context, options: StreamOptions) -> dict[str, Any]:
         choice = check_tool_choice(options.tool_choice, context.tools)
@@ -389,13 +278,3 @@ class OpenAIResponsesModel(StreamingAdapter):
                 f"closed early). The partial response was discarded; run the step again."
             )
         return builder.finish("length" if state.terminal == "response.incomplete" else "stop")
-
-
-def _text_signature(signature: str | None) -> dict[str, Any] | None:
-    if not signature:
-        return None
-    try:
-        value = json.loads(signature)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None

@@ -13,13 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from notebook_agent.core.model import (
-    MAX_ARGUMENT_DEPTH,
-    AssistantStreamBuilder,
-    MalformedToolCallError,
-    clean_text,
-    parse_tool_arguments,
-)
+from notebook_agent.core.model import AssistantStreamBuilder, clean_text
+from notebook_agent.core.tool_arguments import MAX_ARGUMENT_DEPTH, MalformedToolCallError, parse_tool_arguments
 
 from ..model_outputs import (
     CHARS,

@@ -17,7 +17,7 @@ from notebook_agent.demo import (
     demo_model_for,
     task_kind_for,
 )
-from notebook_agent.demo.model import listed_products, parse_element, parse_state
+from notebook_agent.demo.state import listed_products, parse_element, parse_state
 from notebook_agent.llm.scripted import ScriptedModel
 
 BASE = "http://127.0.0.1:8765/"

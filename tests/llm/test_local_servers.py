@@ -16,7 +16,8 @@ import pytest
 from notebook_agent.core.messages import ToolCall
 from notebook_agent.core.model import StreamOptions
 from notebook_agent.llm import get_model
-from notebook_agent.llm.openai_chat import LOCAL_DEFAULT_TEMPERATURE, OpenAIChatModel, detect_server
+from notebook_agent.llm.chat_servers import LOCAL_DEFAULT_TEMPERATURE, detect_server
+from notebook_agent.llm.openai_chat import OpenAIChatModel
 
 from .conftest import CLICK, TYPE_TEXT, collect, context, final
 from .server import ScriptedServer, json_reply, sse_reply
