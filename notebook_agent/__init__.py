@@ -14,6 +14,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Agent",
     "BrowserSession",
+    "NotebookAgentError",
     "PageAgent",
     "PageAgentResult",
     "ScriptedModel",
@@ -28,6 +29,7 @@ __all__ = [
 
 _LAZY = {
     "Agent": "notebook_agent.core.agent",
+    "NotebookAgentError": "notebook_agent.core.errors",
     "Tool": "notebook_agent.core.tools",
     "ToolResult": "notebook_agent.core.tools",
     "tool": "notebook_agent.core.tools",

@@ -27,7 +27,8 @@ from typing import Any
 
 from playwright.async_api import Browser, BrowserContext, Playwright, ViewportSize, async_playwright
 
-from .snapshot import register_page_engine
+from ..core.errors import NotebookAgentError
+from .page_script import register_page_engine
 
 ENV_VAR = "NOTEBOOK_AGENT_BROWSER"
 
@@ -71,7 +72,7 @@ INSTALL_HINT = (
 )
 
 
-class BrowserNotFoundError(RuntimeError):
+class BrowserNotFoundError(NotebookAgentError, RuntimeError):
     """No usable browser. ``tried`` lists every place that was checked, in order."""
 
     def __init__(self, tried: list[str], detail: str = "") -> None:

@@ -10,8 +10,10 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
+from ..core.errors import NotebookAgentError
 
-class BrowserBusyError(RuntimeError):
+
+class BrowserBusyError(NotebookAgentError, RuntimeError):
     """Another run holds this session (see :meth:`BrowserSession.claim`)."""
 
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 import logging
 import re
 
+from ..core.errors import NotebookAgentError
 from ..core.text import clean_text
 
 log = logging.getLogger("notebook_agent.browser")
 
 
-class ActionError(Exception):
+class ActionError(NotebookAgentError):
     """A model-facing failure; the message (without the "Error: " prefix) is what the model reads."""
 
 

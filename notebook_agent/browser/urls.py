@@ -13,6 +13,8 @@ import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from ..core.errors import NotebookAgentError
+
 SCHEMES = ("http", "https", "about", "file", "data")
 #: Schemes a page may be opened at; anything else (javascript:, chrome:, ...) is refused.
 OPENABLE = SCHEMES
@@ -21,7 +23,7 @@ _LOCAL = re.compile(r"^(localhost|\[::1\]|\d{1,3}(\.\d{1,3}){3})(:\d+)?([/?#]|$)
 _HOST_PORT = re.compile(r"^[\w-]+(\.[\w-]+)*:\d+([/?#]|$)")
 
 
-class URLError(ValueError):
+class URLError(NotebookAgentError, ValueError):
     """A URL that cannot be opened, said in a sentence or two."""
 
 

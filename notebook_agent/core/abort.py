@@ -16,10 +16,12 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
+from .errors import NotebookAgentError
+
 T = TypeVar("T")
 
 
-class AbortedError(Exception):
+class AbortedError(NotebookAgentError):
     """Raised inside a participant when its run was aborted."""
 
     def __init__(self, reason: str = "Operation aborted") -> None:
