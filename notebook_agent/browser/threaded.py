@@ -12,8 +12,8 @@ threaded mode all of them live on the browser thread and everything that touches
 * :class:`~.session.BrowserSession`'s public coroutine methods hop to the browser loop themselves (see
   :func:`on_browser_loop`); callers on the kernel loop await them as usual and get plain data back;
 * action tools run whole on the browser loop (:func:`bridge_tools`); their arguments and results are plain
-  data, their :class:`~notebook_agent.core.abort.AbortSignal` is thread-safe, and progress updates are handed
-  back to the caller's loop;
+  data, the :class:`~notebook_agent.core.abort.AbortSignal` of their context is thread-safe, and progress
+  updates are handed back to the caller's loop;
 * anything else that needs the page goes through ``await browser.call(fn, ...)``.
 
 Where the caller's loop can spawn (Linux, macOS, a plain ``asyncio.run`` on Windows) the browser stays on
@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import functools
-import inspect
 import subprocess
 import sys
 import threading
@@ -33,8 +32,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any, ParamSpec, TypeVar
 
-from ..core.abort import AbortSignal
-from ..core.tools import OnUpdate, Tool, ToolResult
+from ..core.tools import Tool, ToolCallContext, ToolResult, WrappedTool
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -201,53 +199,23 @@ async def _run(fn: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
     return await fn(*args, **kwargs)
 
 
-class OnBrowserLoop(Tool):
+class OnBrowserLoop(WrappedTool):
     """A tool whose ``execute`` runs on the browser loop (it touches Playwright objects), while validation and
-    everything the agent reads about it (name, schema, risk) stay where they are. Progress updates are handed
-    back to the loop that called ``execute``, because that is where the run's event queue lives."""
+    everything the agent reads about it (name, schema, risk: see :class:`WrappedTool`) stay where they are.
+    The tool gets the caller's context, except that progress updates are handed back to the loop that called
+    ``execute``, because that is where the run's event queue lives."""
 
     def __init__(self, inner: Tool, thread: BrowserThread) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.thread = thread
-        self.name = inner.name
-        self.description = inner.description
-        self.parameters = inner.parameters
-        self.execution_mode = inner.execution_mode
-        self.sort_key = inner.sort_key
-        self.label = inner.label
-        self.risk = inner.risk
 
-    def prepare_arguments(self, raw: dict[str, Any]) -> dict[str, Any]:
-        return self.inner.prepare_arguments(raw)
-
-    def unavailable_reason(self) -> str | None:
-        return self.inner.unavailable_reason()
-
-    def validate(self, arguments: dict[str, Any]) -> Any:
-        return self.inner.validate(arguments)
-
-    def json_schema(self) -> dict[str, Any]:
-        return self.inner.json_schema()
-
-    async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> ToolResult | str:
+    async def execute(self, args: Any, ctx: ToolCallContext) -> ToolResult | str:
         caller = asyncio.get_running_loop()
 
         async def update(partial: Any) -> None:
-            async def deliver() -> None:
-                out = on_update(partial)
-                if inspect.isawaitable(out):
-                    await out
+            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(ctx.progress(partial), caller))
 
-            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(deliver(), caller))
-
-        return await self.thread.call(_run(self.inner.execute, tool_call_id, args, signal, update))
-
-    def __getattr__(self, name: str) -> Any:
-        # anything else a caller reads (``browser``, ``on_ask_user``, a custom tool's own fields); ``inner``
-        # itself is missing only on a half-built copy, which must not recurse
-        if name == "inner":
-            raise AttributeError(name)
-        return getattr(self.inner, name)
+        return await self.thread.call(_run(self.inner.execute, args, ctx.with_update(update)))
 
 
 def runs_on_browser(tool: Tool) -> bool:

@@ -8,7 +8,8 @@ Semantics follow the user's design note (OpenClaw's function-call loop):
    ``Tool X not found`` error;
 4. prepare: ``prepare_arguments``, schema validation, ``before_tool_call`` (may block with a reason);
 5. run the batch in parallel, or sequentially when any tool in it is sequential or the config says so;
-6. execute with an abort signal and an ``on_update`` callback;
+6. execute with one context object (``tool.execute(args, ctx)``: the call id, the abort signal and progress
+   reporting; ``LoopConfig.tool_context`` lets a layer above hand tools a richer one);
 7. ``after_tool_call`` may replace content, details, the error flag or ``terminate``, or ask the loop to stop
    after this batch (``stop_after_batch``);
 8. append the results in the assistant's source order and ask the model again, until there are no tool calls,
@@ -17,6 +18,10 @@ Semantics follow the user's design note (OpenClaw's function-call loop):
 The outer loop injects steering messages before the next model call and takes follow-up messages when the run
 would otherwise end. Every step is reported as an :mod:`~notebook_agent.core.events` event.
 
+This module is the run itself (the outer and inner loops, one model call); steps 3 to 8, the tool-call
+pipeline, are in :mod:`.tool_calls`, and the configuration and hook types in :mod:`.hooks` (all importable
+from here).
+
 Two hooks exist for layers that project tools (the page agent's single ``AgentOutput`` tool):
 ``tool_specs`` chooses what the provider is offered from the plan, and ``extract_tool_calls`` maps the
 assistant message back to the real calls, so the real action runs through this same pipeline.
@@ -24,149 +29,63 @@ assistant message back to the real calls, so the real action runs through this s
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from collections.abc import AsyncIterator
+from dataclasses import replace
 
 from .abort import AbortedError, AbortSignal
 from .events import (
     AgentEnd,
-    AgentEvent,
     AgentStart,
     MessageEnd,
     MessageStart,
     MessageUpdate,
-    ToolExecutionEnd,
-    ToolExecutionStart,
-    ToolExecutionUpdate,
     TurnEnd,
     TurnStart,
 )
-from .messages import AssistantMessage, Message, ResultPart, TextContent, ToolCall, ToolResultMessage
-from .model import Context, Model, StreamEvent, StreamOptions, ToolSpec
-from .planner import ToolPlan, build_tool_plan
-from .tools import Tool, ToolArgumentError, ToolResult
+from .hooks import (
+    AfterHook,
+    AfterToolCall,
+    AgentContext,
+    BeforeHook,
+    BeforeToolCall,
+    BlockToolCall,
+    DeferredResolver,
+    DeferredToolRequest,
+    Emit,
+    LoopConfig,
+    MessageSource,
+    ToolCallOverride,
+    ToolContextFactory,
+    TransformContext,
+    TurnHook,
+    plain_tool_context,
+)
+from .messages import AssistantMessage, Message, TextContent, ToolCall
+from .model import Context, StreamEvent
+from .planner import build_tool_plan
+from .tool_calls import Batch, ToolCalls
+from .tools import ToolCallContext
 
-Emit = Callable[[AgentEvent], Awaitable[None]]
-
-
-# -- hook contexts and results ---------------------------------------------------------------------------
-@dataclass
-class AgentContext:
-    """The mutable state of a run: what the next request is built from."""
-
-    system_prompt: str | None
-    messages: list[Message] = field(default_factory=list)
-    tools: list[Tool] = field(default_factory=list)
-
-
-@dataclass
-class BeforeToolCall:
-    assistant_message: AssistantMessage
-    tool_call: ToolCall
-    """The call as the model sent it (raw arguments)."""
-    tool: Tool
-    args: Any
-    """The validated arguments the tool will receive."""
-    context: AgentContext
-
-
-@dataclass
-class BlockToolCall:
-    """Returned by ``before_tool_call`` to stop a call; the model sees ``reason``."""
-
-    reason: str | None = None
-
-
-@dataclass
-class AfterToolCall:
-    assistant_message: AssistantMessage
-    tool_call: ToolCall
-    tool: Tool
-    args: Any
-    result: ToolResult
-    is_error: bool
-    context: AgentContext
-
-
-_UNSET: Any = object()
-
-
-@dataclass
-class ToolCallOverride:
-    """Returned by ``after_tool_call``: each field given replaces the result's (``details`` may be None)."""
-
-    content: list[ResultPart] | None = None
-    details: Any = _UNSET
-    is_error: bool | None = None
-    terminate: bool | None = None
-    stop_after_batch: bool = False
-
-
-@dataclass
-class DeferredToolRequest:
-    assistant_message: AssistantMessage
-    tool_call: ToolCall
-    context: AgentContext
-
-
-BeforeHook = Callable[[BeforeToolCall, AbortSignal], Awaitable[BlockToolCall | None]]
-AfterHook = Callable[[AfterToolCall, AbortSignal], Awaitable[ToolCallOverride | None]]
-DeferredResolver = Callable[[DeferredToolRequest, AbortSignal], Awaitable[Tool | None]]
-TransformContext = Callable[[AgentContext, AbortSignal], Awaitable[list[Message]]]
-MessageSource = Callable[[], Awaitable[list[Message]]]
-TurnHook = Callable[[AssistantMessage, list[ToolResultMessage], AgentContext], Awaitable[bool]]
-
-
-@dataclass
-class LoopConfig:
-    """How one run behaves. Only ``model`` is required; every hook is optional."""
-
-    model: Model
-    tool_execution: Literal["parallel", "sequential"] = "parallel"
-    stream_options: StreamOptions = field(default_factory=StreamOptions)
-    before_tool_call: BeforeHook | None = None
-    after_tool_call: AfterHook | None = None
-    resolve_deferred_tool: DeferredResolver | None = None
-    transform_context: TransformContext | None = None
-    """Rebuilds the messages sent to the model (the transcript itself is kept)."""
-    tool_specs: Callable[[ToolPlan], list[ToolSpec]] | None = None
-    """What the provider is offered, from the plan. Default: every visible tool."""
-    extract_tool_calls: Callable[[AssistantMessage], list[ToolCall]] | None = None
-    """The calls to run, from the assistant message. Default: its tool-call blocks."""
-    get_steering_messages: MessageSource | None = None
-    get_follow_up_messages: MessageSource | None = None
-    should_stop_after_turn: TurnHook | None = None
-    abort_grace_seconds: float = 0.5
-    """How long a tool may take to stop by itself after an abort before its task is cancelled."""
-    continue_on_error: Callable[[AssistantMessage], bool] | None = None
-    """For a model error the caller can recover from (e.g. malformed output it feeds back to the model): the
-    error ends only the turn, and the run goes on through ``extract_tool_calls`` and the after-turn hooks."""
-
-
-# -- the run ------------------------------------------------------------------------------------------------
-@dataclass
-class _Outcome:
-    call: ToolCall
-    tool: Tool | None
-    args: Any
-    result: ToolResult
-    is_error: bool
-    started: bool
-    error_kind: str | None = None
-    stop_after_batch: bool = False
-
-
-@dataclass
-class _Batch:
-    results: list[ToolResultMessage]
-    terminate: bool
-    stop_after_batch: bool
-
-
-def _error_result(text: str) -> ToolResult:
-    return ToolResult([TextContent(text=text)], details={}, is_error=True)
+__all__ = [
+    "AfterHook",
+    "AfterToolCall",
+    "AgentContext",
+    "BeforeHook",
+    "BeforeToolCall",
+    "BlockToolCall",
+    "DeferredResolver",
+    "DeferredToolRequest",
+    "Emit",
+    "LoopConfig",
+    "MessageSource",
+    "ToolCallContext",
+    "ToolCallOverride",
+    "ToolContextFactory",
+    "TransformContext",
+    "TurnHook",
+    "plain_tool_context",
+    "run_agent_loop",
+]
 
 
 class _Run:
@@ -176,7 +95,7 @@ class _Run:
         self.signal = signal
         self.emit = emit
         self.new_messages: list[Message] = []
-        self._resolved: dict[int, Tool | Exception | None] = {}
+        self.tool_calls = ToolCalls(context, config, signal, emit, self._add_message)
 
     # ---- messages ----
     async def _add_message(self, message: Message) -> None:
@@ -233,9 +152,9 @@ class _Run:
                     return self.new_messages
                 calls = self._calls_of(message)
                 if calls:
-                    batch = await self._execute_batch(message, calls)
+                    batch = await self.tool_calls.run_batch(message, calls)
                 else:
-                    batch = _Batch([], False, False)
+                    batch = Batch([], False, False)
                 await self.emit(TurnEnd(message, batch.results))
                 if batch.stop_after_batch:
                     await self.emit(AgentEnd(self.new_messages))
@@ -324,227 +243,6 @@ class _Run:
         self.new_messages.append(final)
         await self.emit(MessageEnd(final))
         return final
-
-    # ---- tools ----
-    async def _resolve(self, message: AssistantMessage, call: ToolCall) -> Tool | Exception | None:
-        key = id(call)
-        if key in self._resolved:
-            return self._resolved[key]
-        found: Tool | Exception | None = next((t for t in self.context.tools if t.name == call.name), None)
-        if found is None and self.config.resolve_deferred_tool is not None:
-            try:
-                got = await self.config.resolve_deferred_tool(
-                    DeferredToolRequest(message, call, self.context), self.signal
-                )
-                if got is not None and got.name != call.name:
-                    found = ValueError(f'Deferred tool resolver returned "{got.name}" for requested "{call.name}"')
-                elif got is not None:
-                    self.context.tools = [*self.context.tools, got]
-                    found = got
-            except Exception as exc:
-                found = exc
-        self._resolved[key] = found
-        return found
-
-    async def _prepare(self, message: AssistantMessage, call: ToolCall) -> _Outcome | tuple[Tool, Any]:
-        """Either an immediate outcome (an error or block) or the tool and its validated arguments."""
-        tool = await self._resolve(message, call)
-
-        def fail(text: str, kind: str | None = None) -> _Outcome:
-            return _Outcome(call, None, None, _error_result(text), True, False, kind)
-
-        if isinstance(tool, Exception):
-            return fail("Operation aborted" if self.signal.aborted else str(tool), "not-found")
-        if tool is None:
-            return fail(f"Tool {call.name} not found", "not-found")
-        try:
-            raw = tool.prepare_arguments(dict(call.arguments))
-        except Exception as exc:
-            return fail(str(exc) or type(exc).__name__, "argument-validation")
-        try:
-            args = tool.validate(raw)
-        except ToolArgumentError as exc:
-            return fail(str(exc), "argument-validation")
-        except Exception as exc:
-            return fail(f"{type(exc).__name__}: {exc}", "argument-validation")
-        if self.config.before_tool_call is not None:
-            try:
-                decision = await self.config.before_tool_call(
-                    BeforeToolCall(message, call, tool, args, self.context), self.signal
-                )
-            except AbortedError:
-                return fail("Operation aborted", "aborted")
-            except Exception as exc:
-                return fail(str(exc) or type(exc).__name__, "hook-error")
-            if self.signal.aborted:
-                return fail("Operation aborted", "aborted")
-            if decision is not None:
-                return fail(decision.reason or "Tool execution was blocked", "blocked")
-        if self.signal.aborted:
-            return fail("Operation aborted", "aborted")
-        return tool, args
-
-    async def _execute(self, message: AssistantMessage, call: ToolCall, tool: Tool, args: Any) -> _Outcome:
-        if self.signal.aborted:
-            return _Outcome(call, tool, args, _error_result("Operation aborted"), True, False, "aborted")
-        settled = False
-        pending: list[asyncio.Future[None]] = []
-
-        def on_update(partial: Any) -> asyncio.Future[None]:
-            if settled:
-                done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-                done.set_result(None)
-                return done
-            fut = asyncio.ensure_future(self.emit(ToolExecutionUpdate(call.id, call.name, call.arguments, partial)))
-            pending.append(fut)
-            return fut
-
-        try:
-            raw = await self._run_tool(tool, call, args, on_update)
-            result = ToolResult.text(raw) if isinstance(raw, str) else raw
-            if not isinstance(result, ToolResult):
-                result = ToolResult.text(str(result))
-            is_error = result.is_error
-        except AbortedError as exc:
-            result, is_error = _error_result(exc.reason if exc.reason else "Operation aborted"), True
-        except Exception as exc:
-            result, is_error = _error_result(str(exc) or type(exc).__name__), True
-        settled = True
-        if pending:
-            await asyncio.gather(*pending, return_exceptions=True)
-        outcome = _Outcome(call, tool, args, result, is_error, True)
-        return await self._finalize(message, outcome)
-
-    async def _run_tool(self, tool: Tool, call: ToolCall, args: Any, on_update: Any) -> ToolResult | str:
-        """Run ``execute``; after an abort the tool gets a short grace period, then its task is cancelled."""
-        task = asyncio.ensure_future(tool.execute(call.id, args, self.signal, on_update))
-        stop = asyncio.ensure_future(self.signal.wait())
-        try:
-            done, _ = await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
-            if task not in done:
-                done, _ = await asyncio.wait({task}, timeout=self.config.abort_grace_seconds)
-                if task not in done:
-                    task.cancel()
-                    try:
-                        await task
-                    except (asyncio.CancelledError, Exception):
-                        pass
-                    raise AbortedError(self.signal.reason or "Operation aborted")
-            return task.result()
-        except asyncio.CancelledError:
-            task.cancel()
-            raise
-        finally:
-            stop.cancel()
-
-    async def _finalize(self, message: AssistantMessage, outcome: _Outcome) -> _Outcome:
-        hook = self.config.after_tool_call
-        if hook is None or outcome.tool is None:
-            return outcome
-        try:
-            override = await hook(
-                AfterToolCall(
-                    message, outcome.call, outcome.tool, outcome.args, outcome.result, outcome.is_error, self.context
-                ),
-                self.signal,
-            )
-        except Exception as exc:
-            outcome.result = _error_result(str(exc) or type(exc).__name__)
-            outcome.is_error = True
-            return outcome
-        if override is None:
-            return outcome
-        r = outcome.result
-        outcome.result = ToolResult(
-            content=override.content if override.content is not None else r.content,
-            details=r.details if override.details is _UNSET else override.details,
-            terminate=override.terminate if override.terminate is not None else r.terminate,
-            is_error=override.is_error if override.is_error is not None else r.is_error,
-        )
-        if override.is_error is not None:
-            outcome.is_error = override.is_error
-        outcome.stop_after_batch = override.stop_after_batch
-        return outcome
-
-    async def _end(self, outcome: _Outcome) -> None:
-        await self.emit(
-            ToolExecutionEnd(
-                outcome.call.id,
-                outcome.call.name,
-                outcome.result,
-                outcome.is_error,
-                outcome.started,
-                outcome.error_kind,
-            )
-        )
-
-    def _result_message(self, o: _Outcome) -> ToolResultMessage:
-        return ToolResultMessage(
-            tool_call_id=o.call.id,
-            tool_name=o.call.name,
-            content=list(o.result.content),
-            details=o.result.details,
-            is_error=o.is_error,
-        )
-
-    async def _is_sequential(self, message: AssistantMessage, calls: list[ToolCall]) -> bool:
-        if self.config.tool_execution == "sequential":
-            return True
-        for call in calls:
-            if self.signal.aborted:
-                break
-            tool = await self._resolve(message, call)
-            if isinstance(tool, Tool) and tool.execution_mode == "sequential":
-                return True
-        return False
-
-    async def _execute_batch(self, message: AssistantMessage, calls: list[ToolCall]) -> _Batch:
-        # The resolution cache spans this batch's pre-scan and preparation only: it is keyed by object id,
-        # and ids of calls from earlier turns may be reused by new objects.
-        self._resolved = {}
-        outcomes: list[_Outcome] = []
-        tool_results: list[ToolResultMessage] = []
-        if await self._is_sequential(message, calls):
-            for call in calls:
-                await self.emit(ToolExecutionStart(call.id, call.name, call.arguments))
-                prepared = await self._prepare(message, call)
-                outcome = prepared if isinstance(prepared, _Outcome) else await self._execute(message, call, *prepared)
-                await self._end(outcome)
-                outcomes.append(outcome)
-                msg = self._result_message(outcome)
-                await self._add_message(msg)
-                tool_results.append(msg)
-                if self.signal.aborted:
-                    break
-        else:
-            slots: list[_Outcome | None] = []
-            runnable: list[tuple[int, ToolCall, Tool, Any]] = []
-            for call in calls:
-                await self.emit(ToolExecutionStart(call.id, call.name, call.arguments))
-                prepared = await self._prepare(message, call)
-                if isinstance(prepared, _Outcome):
-                    await self._end(prepared)
-                    slots.append(prepared)
-                else:
-                    runnable.append((len(slots), call, *prepared))
-                    slots.append(None)
-                if self.signal.aborted:
-                    break
-
-            async def run_one(slot: int, call: ToolCall, tool: Tool, args: Any) -> None:
-                outcome = await self._execute(message, call, tool, args)
-                slots[slot] = outcome
-                await self._end(outcome)
-
-            await asyncio.gather(*(run_one(*r) for r in runnable))
-            outcomes = [o for o in slots if o is not None]
-            for o in outcomes:
-                msg = self._result_message(o)
-                await self._add_message(msg)
-                tool_results.append(msg)
-        terminate = bool(outcomes) and all(o.result.terminate for o in outcomes)
-        stop = any(o.stop_after_batch for o in outcomes)
-        return _Batch(tool_results, terminate, stop)
 
 
 async def _until_aborted(stream: AsyncIterator[StreamEvent], signal: AbortSignal) -> AsyncIterator[StreamEvent]:

@@ -4,10 +4,21 @@ A tool's parameters are either a pydantic model (arguments arrive at ``execute``
 plain JSON Schema (arguments arrive as a coerced dict). Validation coerces the way models need it to: "5"
 becomes 5 for an integer, "true" becomes True for a boolean. A failure becomes a model-facing error that lists
 each failing path and echoes the received arguments, so the model can correct itself.
+
+Every tool is called the same way: ``await tool.execute(args, ctx)``, where ``ctx`` is one
+:class:`ToolCallContext` (the call's id, its abort signal, and a way to report progress). Layers above the core
+hand tools a subclass with more in it (the page agent's ``ToolContext`` adds the browser, the tab, secrets
+and settings); the loop builds it through ``LoopConfig.tool_context``.
+
+A tool that adds behaviour to another one (fills secrets in, runs it on another thread) derives from
+:class:`WrappedTool`, which carries every attribute of the wrapped tool, so wrapping never changes what the
+model is offered, how arguments are validated, or what an approval policy reads (``risk``).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -17,6 +28,7 @@ import jsonschema
 from pydantic import BaseModel, ValidationError
 
 from .abort import AbortSignal
+from .errors import NotebookAgentError
 from .messages import ResultPart, TextContent
 from .model import ToolSpec
 
@@ -42,7 +54,40 @@ class ToolResult:
         return "".join(p.text for p in self.content if isinstance(p, TextContent))
 
 
-class ToolArgumentError(ValueError):
+@dataclass
+class ToolCallContext:
+    """What every tool gets besides its arguments: which call this is, the run's abort signal, and the
+    ``on_update`` callback that reports progress (``await ctx.progress("50%")`` is the short way).
+
+    Layers above the core subclass it to give tools more (see ``notebook_agent.agent.context.ToolContext``);
+    a tool that needs such a field checks ``isinstance(ctx, ...)`` or uses ``getattr``."""
+
+    tool_call_id: str
+    signal: AbortSignal
+    on_update: OnUpdate
+
+    async def progress(self, update: Any) -> None:
+        """Report progress (any value; views show text). Awaits the callback when it returns an awaitable."""
+        out = self.on_update(update)
+        if inspect.isawaitable(out):
+            await out
+
+    def with_update(self, on_update: OnUpdate) -> ToolCallContext:
+        """A copy (of the same class, every other field kept) whose progress goes to ``on_update``."""
+        return dataclasses.replace(self, on_update=on_update)
+
+
+def _no_update(_: Any) -> None:
+    return None
+
+
+def call_context(tool_call_id: str = "call", signal: AbortSignal | None = None) -> ToolCallContext:
+    """A plain context for calling a tool directly (outside a run): a fresh signal unless one is given, and
+    progress that goes nowhere."""
+    return ToolCallContext(tool_call_id, signal if signal is not None else AbortSignal(), _no_update)
+
+
+class ToolArgumentError(NotebookAgentError, ValueError):
     """Arguments failed validation; the message is written for the model."""
 
 
@@ -68,7 +113,8 @@ class Tool:
 
     _schema_cache: ClassVar[dict[int, dict[str, Any]]] = {}
 
-    async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> ToolResult | str:
+    async def execute(self, args: Any, ctx: ToolCallContext) -> ToolResult | str:
+        """Run the call: ``args`` are the validated arguments, ``ctx`` has the signal and progress reporting."""
         raise NotImplementedError
 
     def prepare_arguments(self, raw: dict[str, Any]) -> dict[str, Any]:
@@ -107,6 +153,98 @@ class Tool:
                 path = "/".join(str(p) for p in err["loc"]) or "root"
                 problems.append(f"  - {path}: {err['msg']}")
             raise ToolArgumentError(_validation_text(self.name, problems, arguments)) from None
+
+
+class WrappedTool(Tool):
+    """A tool that adds behaviour around another one (``inner``) and is otherwise that tool.
+
+    Every attribute is the inner tool's, read when asked (so a tool that changes later is still mirrored):
+    ``name``, ``description``, ``parameters``, ``execution_mode``, ``sort_key``, ``label``, ``risk``,
+    ``runs_on_browser``, and through ``__getattr__`` anything else a caller reads (``browser``, a custom
+    tool's own fields). Setting one of the named attributes on the wrapper overrides it for the wrapper only
+    (renaming a tool does not rename the tool it wraps). ``prepare_arguments``, ``unavailable_reason``,
+    ``json_schema`` and ``validate`` are the inner tool's; ``execute`` runs it, and subclasses override it.
+
+    Arguments may be a pydantic model or a dict (JSON-Schema parameters): read and replace them with
+    :func:`get_argument` and :func:`replace_argument`, which handle both."""
+
+    def __init__(self, inner: Tool) -> None:
+        self.inner = inner
+
+    async def execute(self, args: Any, ctx: ToolCallContext) -> ToolResult | str:
+        return await self.inner.execute(args, ctx)
+
+    def prepare_arguments(self, raw: dict[str, Any]) -> dict[str, Any]:
+        return self.inner.prepare_arguments(raw)
+
+    def unavailable_reason(self) -> str | None:
+        return self.inner.unavailable_reason()
+
+    def json_schema(self) -> dict[str, Any]:
+        return self.inner.json_schema()
+
+    def validate(self, arguments: dict[str, Any]) -> Any:
+        return self.inner.validate(arguments)
+
+    @property
+    def innermost(self) -> Tool:
+        """The tool at the bottom of a chain of wrappers."""
+        tool: Tool = self.inner
+        while isinstance(tool, WrappedTool):
+            tool = tool.inner
+        return tool
+
+    def __getattr__(self, name: str) -> Any:
+        # only called for what the wrapper itself lacks; ``inner`` is missing only on a half-built copy (and
+        # dunders are looked up by copy/pickle), which must not recurse
+        if name == "inner" or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.inner!r})"
+
+
+FORWARDED_ATTRIBUTES = ("name", "description", "parameters", "execution_mode", "sort_key", "label", "risk")
+
+
+def _forwarded(attr: str, default: Any = None) -> property:
+    own = f"_own_{attr}"
+
+    def get(self: WrappedTool) -> Any:
+        if own in self.__dict__:
+            return self.__dict__[own]
+        return getattr(self.inner, attr, default)
+
+    def set(self: WrappedTool, value: Any) -> None:
+        self.__dict__[own] = value
+
+    return property(get, set, doc=f"The wrapped tool's ``{attr}`` unless set on the wrapper.")
+
+
+# Installed after the class body so type checkers keep seeing Tool's declared attribute types.
+for _attr in FORWARDED_ATTRIBUTES:
+    setattr(WrappedTool, _attr, _forwarded(_attr))
+WrappedTool.runs_on_browser = _forwarded("runs_on_browser", False)  # type: ignore[attr-defined]
+
+
+def get_argument(args: Any, name: str, default: Any = None) -> Any:
+    """One validated argument, whether the tool's parameters are a pydantic model or a JSON Schema (dict)."""
+    if isinstance(args, dict):
+        return args.get(name, default)
+    return getattr(args, name, default)
+
+
+def replace_argument(args: Any, name: str, value: Any) -> Any:
+    """A copy of validated arguments with ``name`` set to ``value`` (a pydantic model or a dict; the
+    original is left alone)."""
+    if isinstance(args, dict):
+        return {**args, name: value}
+    if isinstance(args, BaseModel):
+        return args.model_copy(update={name: value})
+    if dataclasses.is_dataclass(args) and not isinstance(args, type):
+        return dataclasses.replace(args, **{name: value})
+    raise TypeError(f"cannot replace argument {name!r} in {type(args).__name__}")
 
 
 def _validation_text(name: str, problems: list[str], arguments: Any) -> str:
@@ -206,17 +344,8 @@ class FunctionTool(Tool):
         self.execution_mode = execution_mode
         self.sort_key = sort_key
 
-    async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> ToolResult | str:
-        return await self._fn(args, ToolCallContext(tool_call_id, signal, on_update))
-
-
-@dataclass
-class ToolCallContext:
-    """What a function tool gets besides its arguments."""
-
-    tool_call_id: str
-    signal: AbortSignal
-    on_update: OnUpdate
+    async def execute(self, args: Any, ctx: ToolCallContext) -> ToolResult | str:
+        return await self._fn(args, ctx)
 
 
 def tool(

@@ -11,7 +11,8 @@ import pytest
 
 from notebook_agent.browser import BrowserSession, builtin_tools, match_option
 from notebook_agent.core.abort import AbortController, AbortedError
-from notebook_agent.core.tools import ToolResult
+from notebook_agent.core.tools import ToolResult, call_context
+from tests.waits import wait_until
 
 MISSING = "Error: no element [{}] in the current page snapshot. Use an index from the latest browser state."
 
@@ -232,7 +233,7 @@ async def test_click_target_blank_and_popup_tabs(load: Any, servers: Any) -> Non
     text = await snap_text(b)
     popup = b.page
     await popup.evaluate("window.close()")
-    await asyncio.sleep(0.2)
+    await wait_until(popup.is_closed, 10, "the tab the site closed is closed")
     snap = await b.snapshot()
     assert b.page is not popup
     assert f"Note: Tab {b.tab_id(popup)} was closed; tab" in snap.text
@@ -449,8 +450,10 @@ async def test_wait_honours_abort(browser: BrowserSession) -> None:
     tool = browser.tools["wait"]
     controller = AbortController()
     browser._reader.last_time = None
-    task = asyncio.ensure_future(tool.execute("c1", tool.validate({"seconds": 10}), controller.signal, lambda _: None))
-    await asyncio.sleep(0.05)
+    waiting = asyncio.Event()  # set by the action's first progress line, just before it starts waiting
+    ctx = call_context("c1", controller.signal).with_update(lambda _: waiting.set())
+    task = asyncio.ensure_future(tool.execute(tool.validate({"seconds": 10}), ctx))
+    await asyncio.wait_for(waiting.wait(), 10)
     controller.abort("stop")
     started = time.monotonic()
     with pytest.raises(AbortedError):
@@ -470,7 +473,7 @@ async def test_ask_user_and_done(browser: BrowserSession) -> None:
     tools = builtin_tools(browser, on_ask_user=answer)
     assert tools["ask_user"].unavailable_reason() is None
     res = await tools["ask_user"].execute(
-        "c", tools["ask_user"].validate({"question": "Which colour?"}), AbortController().signal, lambda _: None
+        tools["ask_user"].validate({"question": "Which colour?"}), call_context("c", AbortController().signal)
     )
     assert isinstance(res, ToolResult) and res.text_content == "User answered: blue" and asked == ["Which colour?"]
 
@@ -480,7 +483,7 @@ async def test_ask_user_and_done(browser: BrowserSession) -> None:
     browser.on_ask_user = one_arg
     browser._tools = None
     assert ok(await browser.act({"ask_user": {"question": "?"}})) == "User answered: green"
-    res = await browser.act({"done": {"text": "All set"}})
+    res = await browser.act({"done": {"text": "All set", "success": True}})
     assert res.terminate and res.text_content == "All set" and res.details == {"success": True, "text": "All set"}
     res = await browser.act("done", {"text": "Gave up", "success": False})
     assert res.terminate and res.details["success"] is False

@@ -22,8 +22,8 @@ from notebook_agent.agent.macro import agent_output
 from notebook_agent.browser import BrowserSession, threaded
 from notebook_agent.browser.launch import start_playwright
 from notebook_agent.browser.threaded import loop_can_spawn
-from notebook_agent.core.abort import AbortController, AbortSignal
-from notebook_agent.core.tools import OnUpdate, Tool
+from notebook_agent.core.abort import AbortController
+from notebook_agent.core.tools import Tool, ToolCallContext
 from notebook_agent.demo import DELETE_TASK, DEMO_TASK, demo_model, demo_url
 from notebook_agent.llm.scripted import ScriptedModel
 from tests.refusing_loop import RefusingEventLoop
@@ -214,10 +214,10 @@ def test_stop_from_another_thread_ends_a_run_whose_action_waits_on_the_browser_t
 
             ran_on: list[str] = []
 
-            async def slow_wait(tool_call_id: str, args: Any, signal: Any, on_update: Any) -> Any:
+            async def slow_wait(args: Any, ctx: Any) -> Any:
                 ran_on.append(threading.current_thread().name)
                 loop.call_soon_threadsafe(waiting.set)
-                await signal.sleep(3600)
+                await ctx.signal.sleep(3600)
                 return "never"
 
             events: list[Any] = []
@@ -314,9 +314,9 @@ class PageTitle(Tool):
         self.browser = browser
         self.ran_on = ""
 
-    async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> str:
+    async def execute(self, args: Any, ctx: ToolCallContext) -> str:
         self.ran_on = threading.current_thread().name
-        await on_update("reading")  # type: ignore[misc]
+        await ctx.on_update("reading")  # type: ignore[misc]
         return f"Title: {await self.browser.page.title()}"
 
 
@@ -328,7 +328,7 @@ class Where(Tool):
     parameters = {"type": "object", "properties": {}}
     ran_on = ""
 
-    async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> str:
+    async def execute(self, args: Any, ctx: ToolCallContext) -> str:
         self.ran_on = threading.current_thread().name
         return "here"
 
@@ -338,7 +338,11 @@ def test_custom_tools_run_where_they_say_and_their_progress_reaches_the_run() ->
         async with BrowserSession() as browser:
             title, where = PageTitle(browser), Where()
             model = ScriptedModel(
-                [agent_output("page_title", {}), agent_output("where", {}), agent_output("done", {"text": "ok"})]
+                [
+                    agent_output("page_title", {}),
+                    agent_output("where", {}),
+                    agent_output("done", {"text": "ok", "success": True}),
+                ]
             )
             agent = PageAgent(
                 model=model, browser=browser, start_url=demo_url(), custom_tools={"page_title": title, "where": where}

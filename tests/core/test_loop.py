@@ -22,7 +22,7 @@ from notebook_agent.core.loop import (
     run_agent_loop,
 )
 from notebook_agent.core.messages import AssistantMessage, TextContent, ToolResultMessage, UserMessage
-from notebook_agent.core.tools import OnUpdate, Tool, ToolResult
+from notebook_agent.core.tools import Tool, ToolCallContext, ToolResult
 from notebook_agent.llm.scripted import ScriptedModel, call, error, reply
 
 
@@ -36,7 +36,7 @@ class Add(Tool):
     description = "Add two integers."
     parameters = AddArgs
 
-    async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> str:
+    async def execute(self, args: Any, ctx: ToolCallContext) -> str:
         return str(args.a + args.b)
 
 
@@ -52,9 +52,9 @@ class Gate(Tool):
         self.gate = gate
         self.execution_mode = mode  # type: ignore[assignment]
 
-    async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> str:
+    async def execute(self, args: Any, ctx: ToolCallContext) -> str:
         self.log.append(f"start {self.name}")
-        await on_update("started")  # type: ignore[misc]
+        await ctx.on_update("started")  # type: ignore[misc]
         await self.gate.wait()
         self.log.append(f"end {self.name}")
         return f"{self.name} done"
@@ -242,7 +242,7 @@ async def test_json_schema_tool_coercion() -> None:
             "required": ["n"],
         }
 
-        async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> str:
+        async def execute(self, args: Any, ctx: ToolCallContext) -> str:
             return repr(args)
 
     _, msgs = await run(ScriptedModel([call("echo", n="5", flag="true"), call("echo", flag=1), "ok"]), [Echo()])
@@ -294,7 +294,7 @@ class Finish(Tool):
     name = "finish"
     description = "finish"
 
-    async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> ToolResult:
+    async def execute(self, args: Any, ctx: ToolCallContext) -> ToolResult:
         return ToolResult.text("finished", terminate=True)
 
 
@@ -346,7 +346,7 @@ async def test_abort_mid_tool_with_a_tool_that_ignores_the_signal() -> None:
         name = "slow"
         description = "slow"
 
-        async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> str:
+        async def execute(self, args: Any, ctx: ToolCallContext) -> str:
             await asyncio.sleep(3600)
             return "never"
 
@@ -403,8 +403,8 @@ async def test_tool_that_throws_and_updates() -> None:
         name = "boom"
         description = "boom"
 
-        async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> str:
-            await on_update({"progress": 0.5})  # type: ignore[misc]
+        async def execute(self, args: Any, ctx: ToolCallContext) -> str:
+            await ctx.on_update({"progress": 0.5})  # type: ignore[misc]
             raise RuntimeError("disk on fire")
 
     events, msgs = await run(ScriptedModel([call("boom"), "handled"]), [Boom()])

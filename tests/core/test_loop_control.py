@@ -22,7 +22,7 @@ from notebook_agent.core.loop import (
     run_agent_loop,
 )
 from notebook_agent.core.messages import ToolResultMessage, UserMessage
-from notebook_agent.core.tools import OnUpdate, Tool, ToolResult
+from notebook_agent.core.tools import Tool, ToolCallContext, ToolResult
 from notebook_agent.llm.scripted import ScriptedModel, call, reply
 
 
@@ -49,7 +49,7 @@ class Pair(Tool):
             raw["a"], raw["b"] = pair
         return raw
 
-    async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> str:
+    async def execute(self, args: Any, ctx: ToolCallContext) -> str:
         self.executed.append((args.a, args.b))
         return str(args.a + args.b)
 
@@ -140,12 +140,12 @@ async def test_progress_after_the_tool_settled_is_ignored() -> None:
         name = "leaky"
         description = "Reports progress from a task that outlives it."
 
-        async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> str:
-            await on_update("early")  # type: ignore[misc]
+        async def execute(self, args: Any, ctx: ToolCallContext) -> str:
+            await ctx.on_update("early")  # type: ignore[misc]
 
             async def later() -> None:
                 await ended.wait()
-                late_result.append(await on_update("late"))  # type: ignore[misc]
+                late_result.append(await ctx.on_update("late"))  # type: ignore[misc]
                 late_sent.set()
 
             background.append(asyncio.ensure_future(later()))
@@ -178,9 +178,9 @@ class Logged(Tool):
         self.log = log
         self.gate = gates.setdefault(name, asyncio.Event())
 
-    async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> ToolResult:
+    async def execute(self, args: Any, ctx: ToolCallContext) -> ToolResult:
         self.log.append(f"start {self.name}")
-        await on_update("started")  # type: ignore[misc]
+        await ctx.on_update("started")  # type: ignore[misc]
         await self.gate.wait()
         self.log.append(f"end {self.name}")
         return ToolResult.text(self.name)

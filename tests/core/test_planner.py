@@ -7,9 +7,8 @@ from typing import Any
 
 import pytest
 
-from notebook_agent.core.abort import AbortSignal
 from notebook_agent.core.planner import ToolPlanError, build_tool_plan
-from notebook_agent.core.tools import OnUpdate, Tool
+from notebook_agent.core.tools import Tool, ToolCallContext
 
 
 class T(Tool):
@@ -19,7 +18,7 @@ class T(Tool):
     def unavailable_reason(self) -> str | None:
         return self._why
 
-    async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> str:
+    async def execute(self, args: Any, ctx: ToolCallContext) -> str:
         return "ok"
 
 

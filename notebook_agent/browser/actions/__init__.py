@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...core.abort import AbortSignal
-from ...core.tools import Tool, ToolArgumentError, ToolResult
+from ...core.tools import OnUpdate, Tool, ToolArgumentError, ToolCallContext, ToolResult
 from .base import ActionHost, AskUser, BrowserTool, match_option
 from .forms import InputTextTool, SelectDropdownOptionTool, SendKeysTool, key_target
 from .page import (
@@ -76,10 +76,15 @@ async def run_action(
     args: Mapping[str, Any] | None = None,
     *,
     signal: AbortSignal | None = None,
+    on_update: OnUpdate | None = None,
+    context: ToolCallContext | None = None,
 ) -> ToolResult:
     """Run one action by name, the way the model names it: ``{"click_element_by_index": {"index": 3}}`` or
     ``("scroll", {"down": True})``; a bare value goes on the action's first field (``{"wait": 3}``).
-    Arguments are validated by the tool; problems come back as error results, never as exceptions."""
+    Arguments are validated by the tool; problems come back as error results, never as exceptions.
+
+    The tool gets ``context`` when one is given (a custom tool calling a built-in passes its own), else a
+    plain :class:`ToolCallContext` with ``signal`` (default: one that never fires) and ``on_update``."""
     if isinstance(action, str):
         name, raw = action, dict(args or {})
     else:
@@ -103,10 +108,13 @@ async def run_action(
     except ToolArgumentError as exc:
         return ToolResult.text(f"Error: {exc}", is_error=True)
 
-    async def no_update(_: Any) -> None:
-        return None
+    if context is None:
 
-    result = await tool.execute(f"act-{name}", parsed, signal or AbortSignal(), no_update)
+        async def no_update(_: Any) -> None:
+            return None
+
+        context = ToolCallContext(f"act-{name}", signal or AbortSignal(), on_update or no_update)
+    result = await tool.execute(parsed, context)
     return ToolResult.text(result) if isinstance(result, str) else result
 
 

@@ -8,7 +8,6 @@ caused, finish a result with pending notices. That keeps the session free to cha
 from __future__ import annotations
 
 import asyncio
-import inspect
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol, TypeAlias
@@ -17,7 +16,7 @@ from playwright.async_api import ElementHandle, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
 from ...core.abort import AbortSignal
-from ...core.tools import OnUpdate, Tool, ToolResult
+from ...core.tools import Tool, ToolCallContext, ToolResult
 from ..report import ActionError, first_line, short
 from ..snapshot import ElementInfo, Snapshot
 from ..watch import ActionWatch
@@ -96,7 +95,11 @@ def match_option(options: list[str], wanted: str) -> tuple[int | None, list[int]
 
 
 class BrowserTool(Tool):
-    """Base for browser actions: binds the session, turns failures into "Error: ..." results, adds notices."""
+    """Base for browser actions: binds the session, turns failures into "Error: ..." results, adds notices.
+
+    ``execute(args, ctx)`` takes the abort signal from ``ctx`` and hands it to :meth:`run`; while it runs,
+    :meth:`progress` reports through ``ctx`` and :attr:`context` is that call's context (actions run one at a
+    time: ``execution_mode = "sequential"``)."""
 
     execution_mode = "sequential"
     needs_page = True
@@ -106,24 +109,27 @@ class BrowserTool(Tool):
 
     def __init__(self, browser: ActionHost) -> None:
         self.browser = browser
-        self._on_update: OnUpdate | None = None
+        self._ctx: ToolCallContext | None = None
 
     async def run(self, args: Any, signal: AbortSignal) -> str | ToolResult:
         raise NotImplementedError
 
+    @property
+    def context(self) -> ToolCallContext | None:
+        """The context of the call now running (None between calls)."""
+        return self._ctx
+
     async def progress(self, text: str) -> None:
         """Report what the action is doing while it takes time (a view shows it on the step)."""
-        if self._on_update is not None:
-            result = self._on_update(text)
-            if inspect.isawaitable(result):
-                await result
+        if self._ctx is not None:
+            await self._ctx.progress(text)
 
-    async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> ToolResult | str:
-        self._on_update = on_update
+    async def execute(self, args: Any, ctx: ToolCallContext) -> ToolResult | str:
+        self._ctx = ctx
         try:
-            return await self._execute(args, signal)
+            return await self._execute(args, ctx.signal)
         finally:
-            self._on_update = None
+            self._ctx = None
 
     async def _execute(self, args: Any, signal: AbortSignal) -> ToolResult | str:
         try:

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
+import secrets
 from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Frame
+from playwright.async_api import Frame, Page
 
-from ...core.abort import AbortSignal
-from ...core.tools import OnUpdate, Tool, ToolResult
+from ...core.abort import AbortedError, AbortSignal
+from ...core.tools import Tool, ToolCallContext, ToolResult
 from ..report import ActionError, first_line
 from ..snapshot import ElementInfo, call_page_api
 from ..urls import URLError, navigation_error, normalize_url
@@ -26,7 +28,7 @@ from .params import (
     SwitchTabParams,
     WaitParams,
 )
-from .scripts import JS_SERIALIZE
+from .scripts import ABORT_USER_SCRIPT_JS, user_script_js
 
 
 class DoneTool(Tool):
@@ -35,7 +37,7 @@ class DoneTool(Tool):
     parameters = DoneParams
     execution_mode = "sequential"
 
-    async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> ToolResult:
+    async def execute(self, args: Any, ctx: ToolCallContext) -> ToolResult:
         return ToolResult.text(args.text, details={"success": args.success, "text": args.text}, terminate=True)
 
 
@@ -164,6 +166,15 @@ class ScrollHorizontallyTool(_ScrollBase):
 
 
 class ExecuteJavascriptTool(BrowserTool):
+    """Runs the model's script in the page's main world (where the page's own scripts and globals are; the
+    actions' own scripts run in Playwright's isolated world instead).
+
+    The script has ``signal`` in scope, an ``AbortSignal`` of the page: when the run is stopped, during the
+    script or after it, that signal aborts too, so work the script left running (a ``setInterval`` checking
+    ``signal.aborted``, a ``fetch(url, {signal})``) stops with the run. After the script, a navigation or new
+    tab it started is waited for as after a click that may navigate (what a script does cannot be known
+    beforehand), and the result says so."""
+
     name = "execute_javascript"
     description = (
         "Run JavaScript in the page (an expression, or statements with return; await works); gets JSON. Last resort."
@@ -186,23 +197,62 @@ class ExecuteJavascriptTool(BrowserTool):
             except PlaywrightError:
                 is_expression = False
         inner = f"async () => ({expr}\n)" if is_expression else f"async () => {{\n{script}\n}}"
-        wrapper = f"async () => {{ const __v = await ({inner})(); return ({JS_SERIALIZE})(__v); }}"
+        key = f"__notebookAgentAbort_{secrets.token_hex(8)}"
+        _abort_on_stop(signal, page, key)
+        navigated_away = False
         async with self.browser.watch() as watch:
             try:
-                out = await signal.race(asyncio.wait_for(page.evaluate(wrapper), self.timeout))
+                out = await signal.race(asyncio.wait_for(page.evaluate(user_script_js(inner, key)), self.timeout))
+            except AbortedError:
+                await _abort_in_page(page, key, signal.reason or "Operation aborted")
+                raise
             except TimeoutError:
+                await _abort_in_page(page, key, "the script took too long")
                 raise ActionError(f"the script did not finish within {self.timeout:g} seconds.") from None
             except PlaywrightError as exc:
-                raise ActionError(f"JavaScript threw: {first_line(exc)}") from None
-            await watch.settle(signal, grace=0.02)
+                if "context was destroyed" not in str(exc):
+                    raise ActionError(f"JavaScript threw: {first_line(exc)}") from None
+                navigated_away, out = True, {}  # the page left (a navigation) while the script was still running
+            if watch.saw_anything:
+                await self.progress("script ran; waiting for the page")
+            await watch.settle(signal)
             effects = watch.describe()
-        if out.get("u"):
+        if navigated_away:
+            result = "none (the page navigated away before the script finished)"
+        elif out.get("u"):
             result = "undefined" + ("" if is_expression else " (end the script with `return value` to get a result)")
         else:
             result = out.get("j") or "null"
             if len(result) > self.max_result:
                 result = result[: self.max_result] + f"… ({len(result)} characters, truncated)"
         return f"Executed JavaScript. Result: {result}" + (" " + effects if effects else "")
+
+
+_aborting: set[asyncio.Task[None]] = set()
+"""In-page aborts started from a signal callback (kept referenced until done)."""
+
+
+async def _abort_in_page(page: Page, key: str, reason: str) -> None:
+    """Abort the page-side controller of one ``execute_javascript`` call; quietly nothing if the page went."""
+    with contextlib.suppress(PlaywrightError, TimeoutError):
+        await asyncio.wait_for(page.evaluate(ABORT_USER_SCRIPT_JS, [key, reason]), 1.0)
+
+
+def _abort_on_stop(signal: AbortSignal, page: Page, key: str) -> None:
+    """When ``signal`` fires (from any thread, possibly after the action has ended), abort the script's
+    controller in the page, on the loop the page lives on."""
+    loop = asyncio.get_running_loop()
+
+    def start(reason: str) -> None:
+        task = loop.create_task(_abort_in_page(page, key, reason))
+        _aborting.add(task)
+        task.add_done_callback(_aborting.discard)
+
+    def on_abort(reason: str) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop has closed: so has the page
+            loop.call_soon_threadsafe(start, reason)
+
+    signal.add_callback(on_abort)
 
 
 class GoToUrlTool(BrowserTool):

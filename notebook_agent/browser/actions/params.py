@@ -15,7 +15,8 @@ class _Params(BaseModel):
 
 class DoneParams(_Params):
     text: str
-    success: bool = True
+    success: bool
+    """Required: the model says whether every part of the task was done (a default would decide for it)."""
 
 
 class WaitParams(_Params):

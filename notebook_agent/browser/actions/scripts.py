@@ -185,6 +185,34 @@ JS_SERIALIZE = """(v) => {
   } catch (e) { return { j: JSON.stringify(String(v)) }; }
 }"""
 
+
+def user_script_js(inner: str, key: str) -> str:
+    """The wrapper ``execute_javascript`` evaluates in the page's main world: the model's script (``inner``,
+    an async arrow function) runs with ``signal``, the signal of a fresh ``AbortController``, in scope, and
+    its value comes back serialised by ``JS_SERIALIZE``. The controller is kept on ``globalThis[key]``
+    (not enumerable) so that :data:`ABORT_USER_SCRIPT_JS` can abort it when the run is stopped, during the
+    script or after it (a ``setInterval`` it left running checks ``signal.aborted``). A script declaring its
+    own ``signal`` just shadows it: the script is a function of its own inside the wrapper."""
+    return (
+        "async () => {\n"
+        "  const __ac = new AbortController();\n"
+        f"  try {{ Object.defineProperty(globalThis, {key!r}, {{ value: __ac, configurable: true }}); }}\n"
+        "  catch (e) {}\n"
+        "  const signal = __ac.signal;\n"
+        f"  const __v = await ({inner})();\n"
+        f"  return ({JS_SERIALIZE})(__v);\n"
+        "}"
+    )
+
+
+# Aborts the controller of one ``execute_javascript`` call (see ``user_script_js``); True if it was there.
+ABORT_USER_SCRIPT_JS = """([key, reason]) => {
+  const c = globalThis[key];
+  if (!c) return false;
+  if (!c.signal.aborted) c.abort(new DOMException(reason, 'AbortError'));
+  return true;
+}"""
+
 # What pressing keys would act on: the element (or the focused one, through shadow roots and same-origin
 # frames), whether Enter would submit its form, and that form's submit buttons.
 KEY_TARGET_JS = """(el) => {
