@@ -12,6 +12,7 @@ from notebook_agent.agent.macro import agent_output
 from notebook_agent.browser import BrowserSession
 from notebook_agent.llm.scripted import ScriptedModel
 from tests.browser.conftest import Servers
+from tests.waits import wait_until
 
 
 def done() -> ScriptedModel:
@@ -27,10 +28,8 @@ async def test_a_hanging_subresource_does_not_hold_the_start(browser: BrowserSes
 
 async def test_stop_while_the_start_url_loads(browser: BrowserSession, servers: Servers) -> None:
     agent = PageAgent(model=done(), browser=browser, start_url=servers.url("slow?ms=15000"))
-    task = asyncio.ensure_future(agent.run("look"))
-    while not agent.is_running:
-        await asyncio.sleep(0.01)
-    await asyncio.sleep(0.3)
+    async with browser.context.expect_event("request", lambda r: "/slow?" in r.url):  # the start URL is loading
+        task = asyncio.ensure_future(agent.run("look"))
     stopped_at = time.monotonic()
     agent.stop("Stopped by the user")
     result = await asyncio.wait_for(task, 10)
@@ -68,11 +67,12 @@ async def test_a_second_run_on_a_busy_browser_is_refused(browser: BrowserSession
                 yield event
 
     first = PageAgent(
-        model=Slow([agent_output("done", {"text": "first"})]), browser=browser, start_url=servers.url("nav.html")
+        model=Slow([agent_output("done", {"text": "first", "success": True})]),
+        browser=browser,
+        start_url=servers.url("nav.html"),
     )
     task = asyncio.ensure_future(first.run("one"))
-    while browser.owner is None:
-        await asyncio.sleep(0.01)
+    await wait_until(lambda: browser.owner is not None, 10, "the first run drives the browser")
     second = await PageAgent(model=done(), browser=browser, start_url=servers.url("order.html")).run("two")
     assert second.status == "error"
     assert (second.error or "").startswith("This browser is already driven by another run (")

@@ -125,7 +125,7 @@ async def browser(shared_browser: BrowserSession) -> AsyncIterator[BrowserSessio
     """The shared session with a fresh current tab, default policies and no leftover notices or snapshot."""
     b = shared_browser
     await b.ensure_page()
-    old = b._tabs.open_pages()
+    old = b.popup_mark  # the session's open tabs
     await b.new_tab()
     for p in old:
         await p.close()

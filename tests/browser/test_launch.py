@@ -104,11 +104,14 @@ CHILD = textwrap.dedent(
         await b.page.set_content("<p>hello</p><button>Go</button>")
         return b
 
+    async def idle():
+        print("READY", flush=True)  # from inside the running loop, where the interrupt is to land
+        await asyncio.sleep(30)
+
     loop = asyncio.new_event_loop()
     b = loop.run_until_complete(start(sys.argv[1] == "isolated"))
-    print("READY", flush=True)
     try:
-        loop.run_until_complete(asyncio.sleep(30))
+        loop.run_until_complete(idle())
         print("NO-INTERRUPT", flush=True)
     except KeyboardInterrupt:
         print("INTERRUPTED", flush=True)
@@ -143,7 +146,6 @@ async def run_child(mode: str, tmp_path: Path) -> list[str]:
     try:
         line = await asyncio.wait_for(proc.stdout.readline(), 60)
         assert line.decode().strip() == "READY"
-        await asyncio.sleep(0.3)
         os.killpg(proc.pid, signal.SIGINT)
         out, _ = await asyncio.wait_for(proc.communicate(), 60)
         return out.decode().split("\n")

@@ -11,6 +11,7 @@ from typing import Any
 
 from notebook_agent.browser import DEFAULT_ARGS, BrowserSession, DialogInfo, find_browser
 from notebook_agent.browser.launch import sandbox_possible
+from tests.waits import wait_until
 
 
 def idx(text: str, needle: str) -> int:
@@ -62,9 +63,9 @@ async def test_late_dialog_reported_in_next_snapshot(load: Any) -> None:
     b: BrowserSession = await load("dialog.html")
     text = (await b.snapshot()).text
     res = await b.act({"click_element_by_index": {"index": idx(text, "Later")}})
-    await asyncio.sleep(0.3)
-    snap = await b.snapshot()
     note = "An alert dialog said 'Later alert'; it was accepted."
+    await wait_until(lambda: note in b.log, 10, "the late alert was answered")
+    snap = await b.snapshot()
     assert note in res.text_content or f"Note: {note}" in snap.text
     assert b.notices == []
 
@@ -81,11 +82,8 @@ async def test_crashed_page_is_replaced(load: Any) -> None:
     await b.snapshot()
     crashed = b.page
     cdp = await b.context.new_cdp_session(crashed)
-    crash = asyncio.ensure_future(cdp.send("Page.crash"))  # never answers: the renderer is gone
-    for _ in range(100):
-        if crashed in b._tabs.crashed:
-            break
-        await asyncio.sleep(0.05)
+    async with crashed.expect_event("crash"):  # the session's own "crash" listener runs before this one
+        crash = asyncio.ensure_future(cdp.send("Page.crash"))  # never answers: the renderer is gone
     crash.cancel()
     res = await b.act({"click_element_by_index": {"index": 0}})
     assert res.is_error
@@ -144,10 +142,9 @@ async def test_connect_over_cdp(servers: Any, tmp_path: Path) -> None:
     )
     try:
         port_file = tmp_path / "DevToolsActivePort"
-        for _ in range(200):
-            if port_file.exists() and port_file.read_text().strip():
-                break
-            await asyncio.sleep(0.05)
+        await wait_until(
+            lambda: port_file.exists() and port_file.read_text().strip(), 30, "Chromium wrote DevToolsActivePort"
+        )
         port = port_file.read_text().split()[0]
         async with BrowserSession(cdp_url=f"http://127.0.0.1:{port}") as b:
             assert b.browser_path == ""
@@ -213,6 +210,6 @@ async def test_tab_sessions_keep_to_their_own_tabs(browser: BrowserSession, serv
     assert not browser.page.is_closed() and browser.page.url.endswith("/nav.html")
     # a tab the user opens from outside the sessions belongs to the session itself, with a notice
     outside = await browser.context.new_page()
-    await asyncio.sleep(0)
+    await wait_until(lambda: browser.page is outside, 10, "the tab opened from outside became the current tab")
     await browser.ensure_page()
     assert browser.page is outside and any("new tab" in n for n in browser.take_notices())

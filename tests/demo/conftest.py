@@ -1,17 +1,18 @@
-"""Fixtures for the demo tests: one demo server per session, a real Chromium (Debian's) via Playwright."""
+"""Fixtures for the demo tests: one demo server per session, a real Chromium via Playwright (whichever the package's
+own :func:`~notebook_agent.browser.find_browser` finds; the tests that need it skip, with its message, when it
+finds none)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
 import pytest_asyncio
 from playwright.async_api import Browser, Page, async_playwright
 
+from notebook_agent.browser import BrowserNotFoundError, find_browser
 from notebook_agent.demo import DemoServer, serve_demo
 
-CHROMIUM = os.environ.get("NOTEBOOK_AGENT_BROWSER", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -31,9 +32,10 @@ def demo_server() -> Iterator[DemoServer]:
 
 @pytest.fixture(scope="session")
 def chromium_path() -> str:
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"no Chromium at {CHROMIUM}")
-    return CHROMIUM
+    try:
+        return find_browser()
+    except BrowserNotFoundError as exc:
+        pytest.skip(str(exc))
 
 
 @pytest_asyncio.fixture(scope="session")

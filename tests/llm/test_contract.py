@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 
 import pytest
@@ -11,6 +12,7 @@ from notebook_agent.core.abort import AbortController
 from notebook_agent.core.messages import TextContent, ThinkingContent, ToolCall
 from notebook_agent.core.model import StreamOptions
 
+from ..waits import wait_until
 from .conftest import CLICK, TYPE_TEXT, collect, context, final
 from .server import Cut, Hang, ScriptedServer, free_port, sse_reply
 from .wire import CACHED, OUTPUT, PROMPT, Call, Wire, split
@@ -219,7 +221,10 @@ async def test_unknown_forced_tool_is_a_clear_error(server: ScriptedServer, wire
     assert server.requests == []
 
 
-async def test_abort_during_sdk_retry_backoff(server: ScriptedServer, wire: Wire) -> None:
+async def test_abort_during_sdk_retry_backoff(
+    server: ScriptedServer, wire: Wire, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)  # each SDK logs "Retrying ..." at INFO right before its backoff sleep
     server.enqueue(wire.error(429, "rate_limit_exceeded", "slow down"), wire.text(["never"]))
     server.replies[0].headers["retry-after-ms"] = "5000"
     extra = {"retry_options": {"initial_delay": 5.0, "jitter": 0.0}} if wire.name == "google" else {}
@@ -228,7 +233,11 @@ async def test_abort_during_sdk_retry_backoff(server: ScriptedServer, wire: Wire
 
     async def abort_once_rate_limited() -> float:
         await asyncio.to_thread(server.got_request.wait, 10)
-        await asyncio.sleep(0.1)  # the SDK is now sleeping before its retry
+        await wait_until(
+            lambda: any(r.getMessage().startswith("Retrying") for r in caplog.records),
+            10,
+            "the SDK said it is waiting before its retry",
+        )
         controller.abort("stop")
         return time.monotonic()
 

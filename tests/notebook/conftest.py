@@ -41,7 +41,7 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
 def chromium() -> Iterator[Any]:
     sync_api = pytest.importorskip("playwright.sync_api")
     if find_chromium() is None:
-        pytest.skip("no Chromium executable (set NOTEBOOK_AGENT_BROWSER)")
+        pytest.skip("no Chromium found by notebook_agent.browser.launch.find_browser")
     with sync_api.sync_playwright() as p:
         browser = launch_chromium(p)
         try:

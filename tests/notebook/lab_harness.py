@@ -49,16 +49,15 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 
-CHROMIUM_CANDIDATES = ["/usr/bin/chromium", "/usr/lib/chromium/chromium", "/usr/bin/chromium-browser"]
-
 
 def find_chromium() -> str | None:
-    """A Chromium executable: ``$NOTEBOOK_AGENT_BROWSER`` if set, else Debian's."""
-    env = os.environ.get("NOTEBOOK_AGENT_BROWSER")
-    for path in [env] if env else CHROMIUM_CANDIDATES:
-        if path and os.path.isfile(path) and os.access(path, os.X_OK):
-            return path
-    return None
+    """The browser the package itself would use (``find_browser``), or None when it finds none."""
+    from notebook_agent.browser.launch import BrowserNotFoundError, find_browser
+
+    try:
+        return find_browser()
+    except BrowserNotFoundError:
+        return None
 
 
 def free_port() -> int:
@@ -422,9 +421,9 @@ class LabNotebook:
 
 
 def launch_chromium(playwright: Any, executable: str | None = None, headless: bool = True) -> Any:
-    path = executable or find_chromium()
-    if path is None:
-        raise FileNotFoundError(f"no Chromium found in {CHROMIUM_CANDIDATES} (or $NOTEBOOK_AGENT_BROWSER)")
+    from notebook_agent.browser.launch import find_browser
+
+    path = executable or find_browser()  # raises BrowserNotFoundError saying what was tried and how to get one
     return playwright.chromium.launch(executable_path=path, headless=headless, args=CHROMIUM_ARGS)
 
 
