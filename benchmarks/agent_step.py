@@ -74,7 +74,7 @@ async def step_against_bare(browser: BrowserSession, steps: int = 20) -> None:
                 for shots in (False, True):
                     await page.goto(url)
                     script = [agent_output("click_element_by_index", {"index": index}) for _ in range(steps)]
-                    script.append(agent_output("done", {"text": "ok"}))
+                    script.append(agent_output("done", {"text": "ok", "success": True}))
                     agent = PageAgent(
                         model=ScriptedModel(script), browser=browser, screenshots=shots, max_steps=steps + 1
                     )

@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 from notebook_agent.agent.evaluate import EvalReport, evaluate
+from notebook_agent.config.models import variant_model
 from notebook_agent.demo import demo_url
-from notebook_agent.models import variant_model
 
 SUITE = Path(__file__).resolve().parent.parent / "examples" / "demo_suite.yaml"
 

@@ -106,11 +106,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\ninterrupted", file=sys.stderr)
         return 130
     except Exception as exc:
-        from .browser.launch import BrowserNotFoundError
-        from .llm.errors import ModelConfigError
+        from .core.errors import error_message, says_what_to_do
 
-        if isinstance(exc, (BrowserNotFoundError, ModelConfigError, ValueError, OSError)):
-            print(f"error: {exc}", file=sys.stderr)
+        if says_what_to_do(exc):
+            print(f"error: {error_message(exc)}", file=sys.stderr)
             return 2
         raise
     parser.error(f"unknown command {args.command!r}")  # pragma: no cover
@@ -118,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _model_for(name: str | None, task: str) -> tuple[Any, str]:
-    from .models import choose_model
+    from .config.models import choose_model
 
     model, note = choose_model(name, task)
     return model, note or f"{model.provider}:{model.id}"
@@ -142,10 +141,9 @@ async def _terminal_ask(question: str, signal: Any) -> str:
 
 
 async def _run(task: str, args: argparse.Namespace, *, as_json: bool) -> int:
-    from . import options
     from .agent import PageAgent
-    from .agent.approval import check_policy
     from .browser.session import BrowserSession
+    from .config import options
 
     # the same checks (and messages) as %%agent and %agent config
     max_steps = options.max_steps(args.max_steps)
@@ -153,9 +151,7 @@ async def _run(task: str, args: argparse.Namespace, *, as_json: bool) -> int:
     if args.model is not None:
         options.model(args.model)
     interactive = sys.stdin.isatty()
-    policy = check_policy(
-        options.approve(args.approve) if args.approve else ("ask-risky" if interactive else "deny-risky")
-    )
+    policy = options.approve(args.approve or ("ask-risky" if interactive else "deny-risky"))
     model, label = _model_for(args.model, task)
     out = sys.stderr if as_json else sys.stdout
     print(f"model: {label}", file=out)
@@ -245,7 +241,7 @@ def _print_event(event: AnyEvent, out: Any) -> None:
         )
     elif event.type == "run_finished":
         r = event.result
-        tokens = r.usage.input + r.usage.output + r.usage.cache_read
+        tokens = r.usage.tokens
         cost = f", ${r.usage.cost.total:.4f}" if r.usage.cost.total else ""
         mode = f" · output: {r.output_mode}" if r.output_mode else ""
         print(
@@ -330,7 +326,7 @@ def _eval(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
 
-    from .models import variant_model
+    from .config.models import variant_model
 
     run = evaluate(
         suite,

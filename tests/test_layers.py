@@ -14,8 +14,10 @@ ALLOWED = {
     "llm": {"core"},
     "browser": {"core", "llm"},
     "agent": {"core", "llm", "browser"},
-    "notebook": {"core", "llm", "browser", "agent", "app"},
-    "app": {"core", "llm", "browser", "agent", "notebook", "app"},
+    "demo": {"core", "llm"},
+    "config": {"core", "llm", "browser", "agent", "demo"},
+    "notebook": {"core", "llm", "browser", "agent", "demo", "config", "app"},
+    "app": {"core", "llm", "browser", "agent", "demo", "config", "notebook", "app"},
 }
 
 
@@ -86,3 +88,63 @@ def test_the_check_sees_real_imports() -> None:
     g = graph()
     assert "notebook_agent.browser.session" in g["notebook_agent.agent.run"]
     assert "notebook_agent.core.tools" in g["notebook_agent.browser.actions.base"]
+
+
+# The views of a run: they read the page agent's events (notebook_agent.agent.events) and nothing below them.
+VIEWS = (
+    "notebook_agent.notebook",
+    "notebook_agent.cli",
+    "notebook_agent.agent.evaluate",
+    "notebook_agent.agent.recorder",
+)
+# The core loop's events, and what parses model output: a view that needs them is re-deriving what the agent
+# already says in page terms.
+BELOW_THE_EVENTS = (
+    "notebook_agent.core.events",
+    "notebook_agent.core.loop",
+    "notebook_agent.core.hooks",
+    "notebook_agent.core.tool_arguments",
+    "notebook_agent.agent.macro",
+    "notebook_agent.agent.preview",
+)
+
+
+def test_views_consume_the_page_events_only() -> None:
+    g = graph()
+    views = [m for m in g if m.startswith(VIEWS)]
+    assert "notebook_agent.notebook.view" in views and "notebook_agent.cli" in views
+    bad = sorted(f"{m} -> {t}" for m in views for t in g[m] if t.startswith(BELOW_THE_EVENTS))
+    assert bad == []
+
+
+def test_the_notebook_and_the_agent_use_playwright_through_the_browser_layer() -> None:
+    """Playwright calls live in browser/ only: nothing above it imports playwright."""
+    offenders = []
+    for path in PACKAGE.rglob("*.py"):
+        if layer(module_name(path)) == "browser":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            offenders += [f"{module_name(path)} -> {n}" for n in names if n.split(".")[0] == "playwright"]
+    assert offenders == []
+
+
+def test_no_module_over_500_lines_and_no_class_over_300() -> None:
+    """A module that grows past a screenful of screens is doing two jobs; so is a class past 300 lines."""
+    big = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        if len(source.splitlines()) > 500:
+            big.append(f"{module_name(path)}: {len(source.splitlines())} lines")
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.ClassDef) and node.end_lineno is not None:
+                size = node.end_lineno - node.lineno + 1
+                if size > 300:
+                    big.append(f"{module_name(path)}.{node.name}: {size} lines")
+    assert big == []

@@ -2,12 +2,14 @@
 
 ``PageAgent`` (page_agent.py) holds a run's settings; ``PageRun`` (run.py) drives the core loop; the state
 message and observations (state.py), the ``AgentOutput`` macro tool and output repair (macro.py), approval
-policies (approval.py), results and step events (results.py), run files (runs.py), suite evaluation
+policies and the one-life Approval (approval.py), results (results.py), the page events every view consumes
+(events.py), run files (runs.py, written by recorder.py), suite evaluation
 (evaluate.py) and the system prompt (prompt.py, prompts/) each have a module of their own.
 """
 
 from .approval import (
     POLICY_NAMES,
+    Approval,
     ApprovalAnswer,
     ApprovalRequest,
     Approver,
@@ -17,10 +19,7 @@ from .approval import (
     decide,
     risk_reason,
 )
-from .macro import MACRO_NAME, agent_output, macro_spec, parse_output
-from .page_agent import BUILTIN_ORDER, PageAgent
-from .prompt import default_system_prompt, prompt_hash
-from .results import (
+from .events import (
     ActionFinished,
     ActionProgress,
     ActionStarted,
@@ -28,15 +27,17 @@ from .results import (
     ApprovalAnswered,
     ApprovalRequested,
     ModelOutputParsed,
-    PageAgentResult,
     PageEvent,
-    PageStep,
+    ReflectionPartial,
     RunFinished,
     ScreenshotTaken,
-    Status,
-    StepRequest,
+    StepFinished,
     StepStarted,
 )
+from .macro import MACRO_NAME, agent_output, macro_spec, parse_output
+from .page_agent import BUILTIN_ORDER, PageAgent
+from .prompt import default_system_prompt, prompt_hash
+from .results import PageAgentResult, PageStep, Status, StepRequest
 from .runs import compare_runs, find_run, list_runs, load_run, save_run
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "ActionProgress",
     "ActionStarted",
     "AnyEvent",
+    "Approval",
     "ApprovalAnswer",
     "ApprovalAnswered",
     "ApprovalRequest",
@@ -59,9 +61,11 @@ __all__ = [
     "PageStep",
     "PolicyFunction",
     "PolicyName",
+    "ReflectionPartial",
     "RunFinished",
     "ScreenshotTaken",
     "Status",
+    "StepFinished",
     "StepRequest",
     "StepStarted",
     "agent_output",

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import re
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from ..browser.urls import navigation_target, scheme, site
 from ..core.abort import AbortSignal
+from ..core.errors import error_message
 
 Decision: TypeAlias = Literal["allow", "ask", "deny"]
 
@@ -150,22 +152,29 @@ def risk_reason(request: ApprovalRequest) -> str | None:
     return None
 
 
-def decide(policy: PolicyName | PolicyFunction, request: ApprovalRequest) -> Decision:
-    """Apply a named policy or a callable; fills ``request.reason`` when the call is flagged."""
+def judge(policy: PolicyName | PolicyFunction, request: ApprovalRequest) -> tuple[Decision, str | None]:
+    """What ``policy`` decides about ``request``, and why (the sentence shown to the person); no side effects."""
     if callable(policy):
-        return policy(request)
+        return policy(request), request.reason or None
     if request.action in HARMLESS and not request.custom and policy != "ask-all":
-        return "allow"
+        return "allow", None
     if policy == "auto":
-        return "allow"
+        return "allow", None
     reason = risk_reason(request)
     if policy == "ask-all":
-        request.reason = reason or "every action asks (policy ask-all)"
-        return "ask"
+        return "ask", reason or "every action asks (policy ask-all)"
     if reason is None:
-        return "allow"
-    request.reason = reason
-    return "deny" if policy == "deny-risky" else "ask"
+        return "allow", None
+    return ("deny" if policy == "deny-risky" else "ask"), reason
+
+
+def decide(policy: PolicyName | PolicyFunction, request: ApprovalRequest) -> Decision:
+    """:func:`judge`, recording the reason on ``request`` when the call is flagged (for code that inspects a
+    request after deciding it, as the gate does)."""
+    decision, reason = judge(policy, request)
+    if reason:
+        request.reason = reason
+    return decision
 
 
 def check_policy(policy: object) -> PolicyName | PolicyFunction:
@@ -177,6 +186,64 @@ def check_policy(policy: object) -> PolicyName | PolicyFunction:
     raise ValueError(f"Unknown approval policy {policy!r}. Use one of {', '.join(POLICY_NAMES)} or a function.")
 
 
+class Approval:
+    """One question to a person about one call, with one life: asked, then answered exactly once.
+
+    The run creates it when its policy says ``ask`` and announces it (``ApprovalRequested`` carries it); any
+    consumer may answer it — the notebook's buttons, the run handle's ``approve()``, a terminal prompt, an
+    ``approver`` function — and the first answer wins. The gate waits on it; a timeout or a stop answers it
+    too, so nothing stays open after the run has moved on. ``approve``/``deny`` are safe from any thread.
+    """
+
+    def __init__(self, request: ApprovalRequest, crop: bytes | None = None) -> None:
+        self.request = request
+        self.crop = crop
+        """A PNG of the target element outlined on the page, when a person will look (may be None)."""
+        self._loop = asyncio.get_running_loop()
+        self._thread = threading.get_ident()
+        self._future: asyncio.Future[ApprovalAnswer] = self._loop.create_future()
+
+    @property
+    def answered(self) -> bool:
+        return self._future.done()
+
+    @property
+    def answer(self) -> ApprovalAnswer | None:
+        return self._future.result() if self._future.done() else None
+
+    def approve(self) -> None:
+        """Let the call run (same as clicking Approve)."""
+        self.resolve(ApprovalAnswer(True, None))
+
+    def deny(self, reason: str | None = None) -> None:
+        """Refuse the call; the model reads ``reason`` on its next step."""
+        self.resolve(ApprovalAnswer(False, (reason or "").strip() or None))
+
+    def resolve(self, answer: ApprovalAnswer) -> None:
+        """Answer it; later answers are ignored. From another thread the answer is handed to the run's loop."""
+        if threading.get_ident() == self._thread:
+            self._set(answer)
+        else:
+            self._loop.call_soon_threadsafe(self._set, answer)
+
+    def _set(self, answer: ApprovalAnswer) -> None:
+        if not self._future.done():
+            self._future.set_result(answer)
+
+    async def wait(self) -> ApprovalAnswer:
+        return await asyncio.shield(self._future)
+
+
+async def _ask_approver(approver: Approver, approval: Approval) -> None:
+    try:
+        answer = await approver(approval.request)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # an approver that fails must not run the call, nor end the run
+        answer = ApprovalAnswer(False, f"Denied: the approver failed ({error_message(exc)}).", by="policy")
+    approval.resolve(answer)
+
+
 async def gate(
     policy: PolicyName | PolicyFunction,
     request: ApprovalRequest,
@@ -184,23 +251,41 @@ async def gate(
     approver: Approver | None,
     timeout: float,
     signal: AbortSignal,
-    on_ask: Callable[[], None] = lambda: None,
+    announce: Callable[[Approval], Awaitable[None]] | None = None,
+    answered_elsewhere: bool = False,
 ) -> ApprovalAnswer | None:
-    """Decide one call: None when it may run without asking, else the answer (a denial by the policy, or the
-    approver's answer). ``on_ask`` runs just before a person is asked (views show the request then). No
-    approver, or no answer within ``timeout`` seconds, is a denial; a stop (``signal``) ends the wait."""
-    decision = decide(policy, request)
+    """Decide one call: None when it may run without asking, else the answer (a denial by the policy, or a
+    person's answer). When the policy asks, an :class:`Approval` is made and ``announce``d (views show it),
+    then answered by ``approver`` or, with ``answered_elsewhere``, by whoever consumes the announcement. No one
+    to answer, or no answer within ``timeout`` seconds, is a denial; a stop (``signal``) ends the wait."""
+    decision, reason = judge(policy, request)
+    if reason:
+        request.reason = reason
     if decision == "allow":
         return None
     if decision == "deny":
         return ApprovalAnswer(False, f"Blocked by the approval policy: {request.reason}", by="policy")
-    on_ask()
-    if approver is None:
-        return ApprovalAnswer(False, f"Denied: no one was there to approve it ({request.reason}).", by="policy")
+    approval = Approval(request)
+    if announce is not None:
+        await announce(approval)
+    if approver is None and not answered_elsewhere:
+        approval.resolve(
+            ApprovalAnswer(False, f"Denied: no one was there to approve it ({request.reason}).", by="policy")
+        )
+        return approval.answer
+    helper = asyncio.ensure_future(_ask_approver(approver, approval)) if approver is not None else None
     try:
-        return await signal.race(asyncio.wait_for(approver(request), timeout))
+        return await signal.race(asyncio.wait_for(approval.wait(), timeout))
     except TimeoutError:
-        return ApprovalAnswer(False, f"Denied: no answer within {timeout:g} seconds.", by="timeout")
+        approval.resolve(ApprovalAnswer(False, f"Denied: no answer within {timeout:g} seconds.", by="timeout"))
+        answer = approval.answer
+        assert answer is not None
+        return answer
+    finally:
+        if helper is not None:
+            helper.cancel()
+        if not approval.answered:
+            approval.resolve(ApprovalAnswer(False, "The run stopped before anyone answered.", by="policy"))
 
 
 def denial_text(answer: ApprovalAnswer) -> str:

@@ -1,24 +1,24 @@
-"""What a call will really do, told to the approval policy before it runs, and where navigation may go.
+"""What a call will really do, told to the approval policy before it runs.
 
 A policy that sees only an action's name and arguments can be walked around: ``send_keys Enter`` presses a
 button no index named, a scheme-less URL has no host to compare, a link's href leaves the site. This module
 fills in the facts: the normalised URL a call opens (typed, or a clicked link's href), what keys would act on
-(the focused element and the form Enter submits), and a custom tool's declared risk. ``navigation_refusal``
-applies the run's allowed/blocked domains to every top-level navigation (the browser's guard calls it).
+(the focused element and the form Enter submits), and a custom tool's declared risk. Where navigation may go
+at all (the allowed and blocked domains) is :mod:`.domains`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 from ..browser.actions import key_target
 from ..browser.session import BrowserSession
-from ..browser.urls import navigation_target, scheme
+from ..browser.urls import navigation_target
 from ..core.tools import Tool
 from .approval import ApprovalRequest
-from .secrets import DomainPattern, matches_any
+from .domains import DomainPattern, matches_any
 
 
 async def describe_effects(
@@ -63,16 +63,3 @@ async def describe_effects(
                 request.custom_risk = f"the custom action '{name}' could not judge its risk ({exc})"
         else:
             request.custom_risk = f"the custom action '{name}' did not declare its risk (risk='safe' or 'ask')"
-
-
-def navigation_refusal(url: str, allowed: Sequence[DomainPattern], blocked: Sequence[DomainPattern]) -> str | None:
-    """The run's allowed/blocked domains, applied to a (normalised) top-level navigation."""
-    if scheme(url) not in ("http", "https"):
-        return None
-    host = urlsplit(url).netloc or url
-    if matches_any(url, blocked):
-        return f"{host} is on the blocked domains."
-    if allowed and not matches_any(url, allowed):
-        names = ", ".join(d.text for d in allowed)
-        return f"{host} is not on the allowed domains ({names})."
-    return None

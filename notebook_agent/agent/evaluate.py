@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..browser.checks import page_check, page_text, page_url
 from ..browser.session import BrowserSession
 from .page_agent import PageAgent
 from .results import PageAgentResult
@@ -248,25 +249,23 @@ async def check_run(task: SuiteTask, result: PageAgentResult, browser: BrowserSe
 async def _check_run(task: SuiteTask, result: PageAgentResult, browser: BrowserSession) -> list[str]:
     failures: list[str] = []
     c = task.check
-    page = browser.page
-    if c.url and not re.search(c.url, page.url):
-        failures.append(f"url {page.url!r} does not match {c.url!r}")
-    page_text = ""
-    if c.text or c.python:
-        page_text = await page.inner_text("body")
-    if c.text and c.text not in page_text:
+    url = page_url(browser)
+    if c.url and not re.search(c.url, url):
+        failures.append(f"url {url!r} does not match {c.url!r}")
+    text = await page_text(browser) if c.text or c.python else ""
+    if c.text and c.text not in text:
         failures.append(f"text {c.text!r} not on the final page")
     if c.result and c.result not in result.text:
         failures.append(f"answer does not contain {c.result!r}")
     if c.js:
         try:
-            ok = await page.evaluate(f"({c.js})()")
+            ok = await page_check(browser, c.js)
         except Exception as exc:
             failures.append(f"js check raised: {exc}")
         else:
             if not ok:
                 failures.append("js check returned false")
-    if c.python is not None and not c.python(result, page_text):
+    if c.python is not None and not c.python(result, text):
         failures.append("python check returned false")
     if result.status == "error":
         failures.append(f"run error: {result.error}")
@@ -301,7 +300,7 @@ async def run_job(
         status=result.status,
         agent_success=result.success,
         steps=len(result.steps),
-        tokens=u.input + u.output + u.cache_read,
+        tokens=u.tokens,
         cost=u.cost.total,
         seconds=time.perf_counter() - started,
         run_id=result.run_id,

@@ -13,8 +13,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.errors import NotebookAgentError
 from ..core.messages import AssistantMessage, ToolCall
-from ..core.model import ToolSpec
+from ..core.model import ToolSpec, parse_partial_json
 from ..core.tools import Tool
 from ..llm.scripted import ScriptedCall
 
@@ -99,7 +100,7 @@ class ParsedOutput:
     """What was fixed (shown in the view and, briefly, to the model)."""
 
 
-class OutputError(ValueError):
+class OutputError(NotebookAgentError, ValueError):
     pass
 
 
@@ -181,6 +182,25 @@ def parse_output(message: AssistantMessage, tools: dict[str, Tool]) -> ParsedOut
         return out
     out.call = ToolCall(id=call_id, name=name, arguments=action_args)
     return out
+
+
+def partial_output(message: AssistantMessage) -> dict[str, Any] | None:
+    """The ``AgentOutput`` arguments written so far in a streaming message, for live previews only: from a
+    tool call (its arguments as the adapter parsed them so far) or from JSON being written in the text (the
+    ``json_schema`` and text output modes). None while there is nothing to show."""
+    calls = message.tool_calls
+    if calls:
+        first = calls[0]
+        args = first.arguments if isinstance(first.arguments, dict) else {}
+        if first.name in ("", MACRO_NAME):
+            return dict(args) or None
+        return {"action": {first.name: args}}
+    text = message.text
+    start = text.find("{")
+    if start < 0:
+        return None
+    found = _unwrap_envelope(parse_partial_json(text[start:]))
+    return found or None
 
 
 def _one_action(action: Any, tools: dict[str, Tool], repairs: list[str]) -> tuple[str, dict[str, Any]]:

@@ -17,14 +17,17 @@ from ..browser.actions import builtin_tools
 from ..browser.session import BrowserSession
 from ..core.abort import AbortController, AbortSignal
 from ..core.agent import AgentBusyError
+from ..core.channel import events_of
 from ..core.loop import AfterHook
 from ..core.model import Model, StreamOptions
 from ..core.tools import Tool
 from .approval import Approver, PolicyFunction, PolicyName, check_policy
+from .domains import parse_domains
+from .events import PageEvent, RunFinished
 from .prompt import default_system_prompt
-from .results import AnyEvent, PageAgentResult, RunFinished
+from .results import PageAgentResult
 from .run import PageRun
-from .secrets import SecretInputText, SecretVault, parse_domains
+from .secrets import SecretInputText, SecretVault
 
 AskUser: TypeAlias = Callable[[str, AbortSignal], Awaitable[str]]
 
@@ -193,31 +196,43 @@ class PageAgent:
             ordered.pop("ask_user", None)
         return ordered
 
-    async def stream(self, task: str) -> AsyncIterator[AnyEvent]:
-        """Run ``task`` and yield every event as it happens. Leaving early stops the run."""
+    async def stream(
+        self,
+        task: str,
+        *,
+        browser: BrowserSession | None = None,
+        interactive: bool = False,
+        runs_dir: str | None = None,
+    ) -> AsyncIterator[PageEvent]:
+        """Run ``task`` and yield its page events (:mod:`.events`) as they happen. Leaving early stops the run.
+
+        For this run only: ``browser`` acts in that session instead of the agent's; ``interactive`` says the
+        consumer answers ``ApprovalRequested`` events (``event.approval.approve()`` / ``.deny(reason)``), so a
+        question waits for it (up to ``approval_timeout``) instead of being denied when there is no
+        ``approver``; ``runs_dir`` writes the run file there when the agent has no ``runs_dir`` of its own."""
         if not task or not task.strip():
             raise ValueError("The task is empty: say what the agent should do.")
         if self._controller is not None:
             raise AgentBusyError("A run is already active on this agent; wait for it or call stop().")
         controller = AbortController()
         self._controller = controller
-        queue: asyncio.Queue[AnyEvent | None] = asyncio.Queue()
-        run = PageRun(self, task.strip(), controller, queue.put_nowait)
-        runner = asyncio.create_task(run.execute())
+
+        async def work(put: Callable[[PageEvent], None]) -> None:
+            run = PageRun(
+                self,
+                task.strip(),
+                controller,
+                put,
+                browser=browser if browser is not None else self.browser,
+                interactive=interactive,
+                runs_dir=self.runs_dir or runs_dir,
+            )
+            await run.execute()
+
         try:
-            while True:
-                event = await queue.get()
-                if event is None:
-                    break
+            async for event in events_of(work, controller):
                 yield event
-            await runner
         finally:
-            if not runner.done():
-                controller.abort("The consumer stopped reading the run")
-                try:
-                    await asyncio.wait_for(runner, 10)
-                except (TimeoutError, asyncio.CancelledError, Exception):
-                    runner.cancel()
             self._controller = None
 
     def settings(self) -> dict[str, Any]:

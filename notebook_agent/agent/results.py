@@ -1,7 +1,8 @@
-"""What a page-agent run produces: its steps, its result and the step-level events views consume.
+"""What a page-agent run produces: its steps and its result.
 
 Plain dataclasses with no behaviour beyond small conveniences, so run files, the notebook view, the CLI and
-evaluation can all read a run without importing the machinery that made it.
+evaluation can all read a run without importing the machinery that made it. The events a run emits while it
+happens are in :mod:`.events`.
 """
 
 from __future__ import annotations
@@ -10,10 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from ..core.events import AgentEvent
 from ..core.messages import AssistantMessage, Usage
 from ..core.model import Model
-from .approval import ApprovalAnswer, ApprovalRequest
 
 Status: TypeAlias = Literal["running", "completed", "failed", "max_steps", "stopped", "error"]
 
@@ -107,82 +106,3 @@ def join_output_modes(modes: Iterable[str | None]) -> str:
 
 #: How each output mode reads in views.
 OUTPUT_MODE_TEXT = {"json_schema": "schema-constrained JSON", "tools": "tool call", "text": "JSON in text"}
-
-
-# -- step-level events ---------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class StepStarted:
-    step: int
-    max_steps: int
-    type: Literal["step_started"] = "step_started"
-
-
-@dataclass(frozen=True)
-class ModelOutputParsed:
-    step: PageStep
-    type: Literal["model_output"] = "model_output"
-
-
-@dataclass(frozen=True)
-class ActionStarted:
-    step: PageStep
-    action: str
-    args: dict[str, Any]
-    type: Literal["action_started"] = "action_started"
-
-
-@dataclass(frozen=True)
-class ActionProgress:
-    step: PageStep
-    action: str
-    progress: Any
-    type: Literal["action_progress"] = "action_progress"
-
-
-@dataclass(frozen=True)
-class ActionFinished:
-    step: PageStep
-    type: Literal["action_finished"] = "action_finished"
-
-
-@dataclass(frozen=True)
-class ScreenshotTaken:
-    step: PageStep
-    data: bytes = field(repr=False)
-    mime_type: str = "image/jpeg"
-    type: Literal["screenshot"] = "screenshot"
-
-
-@dataclass(frozen=True)
-class ApprovalRequested:
-    step: PageStep
-    request: ApprovalRequest
-    type: Literal["approval_requested"] = "approval_requested"
-
-
-@dataclass(frozen=True)
-class ApprovalAnswered:
-    step: PageStep
-    request: ApprovalRequest
-    answer: ApprovalAnswer
-    type: Literal["approval_answered"] = "approval_answered"
-
-
-@dataclass(frozen=True)
-class RunFinished:
-    result: PageAgentResult
-    type: Literal["run_finished"] = "run_finished"
-
-
-PageEvent: TypeAlias = (
-    StepStarted
-    | ModelOutputParsed
-    | ActionStarted
-    | ActionProgress
-    | ActionFinished
-    | ScreenshotTaken
-    | ApprovalRequested
-    | ApprovalAnswered
-    | RunFinished
-)
-AnyEvent: TypeAlias = AgentEvent | PageEvent

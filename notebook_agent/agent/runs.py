@@ -12,12 +12,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..core.messages import AssistantMessage, Usage
-from ..core.text import clean_text
+from ..core.text import clean_text, map_strings
 from .results import PageAgentResult, PageStep, StepRequest
 
 FORMAT_VERSION = 1
@@ -61,8 +62,10 @@ class RunWriter:
     with its screenshot beside it), the closing line when it ends. A kernel killed mid-run loses at most the
     step in progress; ``load_run`` reads a file without a closing line as a run cut short."""
 
-    def __init__(self, runs_dir: str | Path, run_id: str) -> None:
+    def __init__(self, runs_dir: str | Path, run_id: str, redact: Callable[[str], str] | None = None) -> None:
         self.folder = Path(runs_dir)
+        self.redact = redact
+        """Applied to every string of every line before it is written (secrets out, by value)."""
         self.run_id = re.sub(r"[^\w.-]", "_", run_id).lstrip(".") or "run"  # a file name, whatever it was given
         self.path = self.folder / f"{self.run_id}.jsonl"
         self.written = 0
@@ -74,9 +77,9 @@ class RunWriter:
         prompts.mkdir(exist_ok=True)
         prompt_file = prompts / f"{head.get('prompt_version')}.md"
         if system_prompt and not prompt_file.exists():
-            prompt_file.write_text(clean_text(system_prompt), encoding="utf-8")
+            prompt_file.write_text(clean_text(self._scrub(system_prompt)), encoding="utf-8")
         with self.path.open("w", encoding="utf-8") as fh:
-            fh.write(_line({"kind": "run", "format": FORMAT_VERSION, **head}))
+            fh.write(_line(self._scrub({"kind": "run", "format": FORMAT_VERSION, **head})))
         self._started = True
 
     def step(self, step: PageStep, *, screenshot_pending: bool = False) -> None:
@@ -87,7 +90,7 @@ class RunWriter:
         elif screenshot_pending:
             step.screenshot_ref = f"{self.run_id}/{self._shot_name(step)}"
         with self.path.open("a", encoding="utf-8") as fh:
-            fh.write(_line({"kind": "step", **step_to_dict(step)}))
+            fh.write(_line(self._scrub({"kind": "step", **step_to_dict(step)})))
             fh.flush()
         self.written += 1
 
@@ -106,7 +109,18 @@ class RunWriter:
 
     def end(self, closing: dict[str, Any]) -> None:
         with self.path.open("a", encoding="utf-8") as fh:
-            fh.write(_line({"kind": "end", **closing}))
+            fh.write(_line(self._scrub({"kind": "end", **closing})))
+
+    def _scrub(self, node: Any) -> Any:
+        """``node`` with ``redact`` applied to every string in it (keys included)."""
+        return node if self.redact is None else map_strings(node, self.redact)
+        if isinstance(node, str):
+            return self.redact(node)
+        if isinstance(node, dict):
+            return {self._scrub(k): self._scrub(v) for k, v in node.items()}
+        if isinstance(node, (list, tuple)):
+            return [self._scrub(v) for v in node]
+        return node
 
 
 def _line(record: dict[str, Any]) -> str:
@@ -158,7 +172,8 @@ def load_run(path: str | Path, *, with_screenshots: bool = True) -> PageAgentRes
     head: dict[str, Any] = {}
     end: dict[str, Any] = {}
     steps: list[PageStep] = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    # Lines end at "\n" only: JSON keeps U+0085, U+2028 and the like raw inside strings, which splitlines() cuts.
+    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
         if not line.strip():
             continue
         try:
@@ -272,7 +287,7 @@ class Comparison:
 
     def summary(self) -> list[tuple[str, Any, Any]]:
         def tokens(r: PageAgentResult) -> int:
-            return r.usage.input + r.usage.output + r.usage.cache_read
+            return r.usage.tokens
 
         return [
             ("status", self.a.status, self.b.status),

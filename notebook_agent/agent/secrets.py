@@ -20,9 +20,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..browser.actions import ActionHost
-from ..core.abort import AbortSignal
+from ..core.errors import NotebookAgentError
 from ..core.messages import AssistantMessage, TextContent
-from ..core.tools import OnUpdate, Tool, ToolResult
+from ..core.tools import Tool, ToolCallContext, ToolResult, WrappedTool, get_argument, replace_argument
+from .domains import DomainPattern, matches_any, parse_domains
 
 PLACEHOLDER = re.compile(r"<secret>\s*([^<>\s]+)\s*</secret>")
 REDACTED = "[redacted]"
@@ -32,70 +33,7 @@ def placeholder(name: str) -> str:
     return f"<secret>{name}</secret>"
 
 
-@dataclass(frozen=True)
-class DomainPattern:
-    """``github.com``, ``*.github.com``, ``https://github.com``, ``http://127.0.0.1:8999``: host (with an
-    optional ``*.`` prefix), optional scheme, optional port. A pattern without a port matches the scheme's
-    default port only when it names a scheme; otherwise any port of that host."""
-
-    scheme: str | None
-    host: str
-    port: int | None
-    text: str
-
-    @classmethod
-    def parse(cls, text: str) -> DomainPattern:
-        raw = text.strip()
-        if not raw:
-            raise ValueError("an empty domain pattern")
-        parts = urlsplit(raw if "://" in raw else "//" + raw)
-        host = (parts.hostname or "").lower()
-        if not host:
-            raise ValueError(f"{text!r} is not a domain (write e.g. 'github.com' or 'http://127.0.0.1:8000')")
-        if host.startswith("*.") is False and "*" in host:
-            raise ValueError(f"{text!r}: a wildcard is only allowed as a leading '*.'")
-        try:
-            port = parts.port
-        except ValueError:
-            raise ValueError(f"{text!r} has an invalid port") from None
-        scheme = parts.scheme.lower() or None
-        if port is None and scheme in ("http", "https"):
-            port = 80 if scheme == "http" else 443
-        return cls(scheme, host, port, raw)
-
-    def matches(self, url: str) -> bool:
-        parts = urlsplit(url)
-        scheme = parts.scheme.lower()
-        if scheme not in ("http", "https"):
-            return False
-        host = (parts.hostname or "").lower()
-        try:
-            port = parts.port or (80 if scheme == "http" else 443)
-        except ValueError:
-            return False
-        if self.scheme is not None and scheme != self.scheme:
-            return False
-        if self.port is not None and port != self.port:
-            return False
-        if self.host.startswith("*."):
-            base = self.host[2:]
-            return host == base or host.endswith("." + base)
-        return host == self.host
-
-
-def parse_domains(patterns: Sequence[str] | str | None) -> tuple[DomainPattern, ...]:
-    if patterns is None:
-        return ()
-    if isinstance(patterns, str):
-        patterns = [p for p in re.split(r"[,\s]+", patterns) if p]
-    return tuple(DomainPattern.parse(p) for p in patterns)
-
-
-def matches_any(url: str, patterns: Sequence[DomainPattern]) -> bool:
-    return any(p.matches(url) for p in patterns)
-
-
-class SecretError(ValueError):
+class SecretError(NotebookAgentError, ValueError):
     """A placeholder that cannot be filled; the message is for the model."""
 
 
@@ -181,33 +119,27 @@ def _origin(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}" if parts.netloc else url[:60]
 
 
-class SecretInputText(Tool):
+class SecretInputText(WrappedTool):
     """``input_text`` that fills ``<secret>NAME</secret>`` placeholders at execution time, for the current
-    page only, and hides the values again in its result."""
+    page only, and hides the values again in its result. It wraps any ``input_text`` (the built-in, or a custom
+    one with pydantic or JSON-Schema parameters) and is otherwise that tool (:class:`WrappedTool`: its risk,
+    schema and everything else are the wrapped tool's)."""
 
     def __init__(self, inner: Tool, vault: SecretVault, browser: ActionHost) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.vault = vault
         self.browser = browser
-        self.name = inner.name
-        self.description = inner.description
-        self.parameters = inner.parameters
-        self.execution_mode = inner.execution_mode
-        self.runs_on_browser = bool(getattr(inner, "runs_on_browser", False))
 
-    def prepare_arguments(self, raw: dict[str, Any]) -> dict[str, Any]:
-        return self.inner.prepare_arguments(raw)
-
-    async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> ToolResult | str:
-        text = getattr(args, "text", None)
+    async def execute(self, args: Any, ctx: ToolCallContext) -> ToolResult | str:
+        text = get_argument(args, "text")
         if isinstance(text, str) and PLACEHOLDER.search(text):
-            page = await self.browser.ensure_page()
+            page = await ctx.signal.race(self.browser.ensure_page())
             try:
                 filled = self.vault.fill(text, page.url)
             except SecretError as exc:
                 return ToolResult.text(f"Error: {exc}", is_error=True)
-            args = args.model_copy(update={"text": filled})
-        result = await self.inner.execute(tool_call_id, args, signal, on_update)
+            args = replace_argument(args, "text", filled)
+        result = await self.inner.execute(args, ctx)
         if isinstance(result, str):
             return self.vault.redact(result)
         return redact_result(result, self.vault)
@@ -230,17 +162,20 @@ class Redactor:
         self.hidden: set[str] = set()
         """Text typed into sensitive fields, replaced wherever it appears."""
 
-    def public_args(self, action: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    def public_args(self, action: str, args: Mapping[str, Any], *, partial: bool = False) -> dict[str, Any]:
         """Arguments as they may be kept and shown: secret values become their placeholders, and text typed
-        into a sensitive field becomes ``[redacted: N characters]`` (remembered, so it is hidden everywhere)."""
+        into a sensitive field becomes ``[redacted: N characters]`` (remembered, so it is hidden everywhere).
+        ``partial``: arguments still being written (a live preview): hidden the same way, but not remembered,
+        since half a placeholder is not a typed secret."""
         out = dict(args)
         text = out.get("text")
         if action == "input_text" and isinstance(text, str) and not PLACEHOLDER.search(text):
             target = self.target(out)
             sensitive = target is not None and target.get("sensitive")
-            if sensitive and text.strip() and text not in self.vault.values():
+            fresh = sensitive and text.strip() and text not in self.vault.values()
+            if fresh and not partial:
                 self.hidden.add(text)
-            if text in self.hidden:
+            if text in self.hidden or (fresh and partial):
                 out["text"] = f"[redacted: {len(text)} characters]"
         return {k: self.scrub_text(v) if isinstance(v, str) else v for k, v in out.items()}
 

@@ -7,12 +7,13 @@ at a time: a second ``run`` while one is active is an error that says to use ``s
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 from .abort import AbortController
+from .channel import events_of
+from .errors import NotebookAgentError
 from .events import AgentEnd, AgentEvent
 from .loop import AfterHook, AgentContext, BeforeHook, DeferredResolver, LoopConfig, run_agent_loop
 from .messages import AssistantMessage, Message, ToolResultMessage, Usage, UserMessage
@@ -20,7 +21,7 @@ from .model import Model, StreamOptions
 from .tools import Tool
 
 
-class AgentBusyError(RuntimeError):
+class AgentBusyError(NotebookAgentError, RuntimeError):
     """A run is already active on this agent."""
 
 
@@ -156,34 +157,21 @@ class Agent:
         prompts = [_as_message(prompt)] if isinstance(prompt, (str, *_MESSAGE_TYPES)) else list(prompt)
         controller = AbortController()
         self._controller = controller
-        queue: asyncio.Queue[AgentEvent | None] = asyncio.Queue()
 
-        async def emit(event: AgentEvent) -> None:
-            for listener in list(self._listeners):
-                out = listener(event)
-                if asyncio.iscoroutine(out):
-                    await out
-            queue.put_nowait(event)
+        async def work(put: Callable[[AgentEvent], None]) -> None:
+            async def emit(event: AgentEvent) -> None:
+                for listener in list(self._listeners):
+                    out = listener(event)
+                    if asyncio.iscoroutine(out):
+                        await out
+                put(event)
 
-        async def runner() -> None:
-            try:
-                await run_agent_loop(prompts, self.context, self.config, controller.signal, emit)
-            finally:
-                queue.put_nowait(None)
+            await run_agent_loop(prompts, self.context, self.config, controller.signal, emit)
 
-        task = asyncio.create_task(runner())
         try:
-            while True:
-                event = await queue.get()
-                if event is None:
-                    break
+            async for event in events_of(work, controller, grace=5):
                 yield event
-            await task
         finally:
-            if not task.done():
-                controller.abort("The consumer stopped reading the run")
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await asyncio.wait_for(task, timeout=5)
             self._controller = None
 
 

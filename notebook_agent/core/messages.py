@@ -79,6 +79,12 @@ class Usage(BaseModel):
     total_tokens: int = 0
     cost: Cost = Field(default_factory=Cost)
 
+    @property
+    def tokens(self) -> int:
+        """The tokens a call read and wrote, cached or not: the one number every view shows as "tokens".
+        (``total_tokens`` is what the provider reported, which some providers leave at 0.)"""
+        return self.input + self.output + self.cache_read + self.cache_write
+
     def add(self, other: Usage) -> None:
         """Accumulate another call's usage into this one (used for run totals)."""
         self.input += other.input

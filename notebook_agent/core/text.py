@@ -8,6 +8,8 @@ where it came in. Text is cleaned once where it enters, and everything after can
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -22,3 +24,15 @@ def clean_text(text: str) -> str:
 
 def has_lone_surrogates(text: str) -> bool:
     return _SURROGATE.search(text) is not None
+
+
+def map_strings(node: Any, change: Callable[[str], str]) -> Any:
+    """``node`` (JSON-like: dicts, lists, tuples, scalars) with ``change`` applied to every string in it, keys
+    included; other values are kept as they are. For rules that must hold for every string a record holds."""
+    if isinstance(node, str):
+        return change(node)
+    if isinstance(node, dict):
+        return {map_strings(k, change): map_strings(v, change) for k, v in node.items()}
+    if isinstance(node, (list, tuple)):
+        return [map_strings(v, change) for v in node]
+    return node

@@ -13,7 +13,7 @@ from IPython.display import display
 
 from ..agent.evaluate import EvalReport, EvalRow, Job
 from ..agent.evaluate import evaluate as _evaluate
-from ..models import variant_model
+from ..config.models import variant_model
 
 
 async def evaluate(*args: Any, **kwargs: Any) -> EvalReport:

@@ -16,6 +16,7 @@ import html
 import json
 
 from ..agent import PageAgentResult, PageStep
+from ..core.errors import error_message
 
 IMAGE_BUDGET = 1_500_000
 """Bytes of screenshots a record embeds at most (the latest steps first)."""
@@ -77,7 +78,7 @@ def record_html(result: PageAgentResult, *, image_budget: int = IMAGE_BUDGET) ->
         if step.screenshot and used + size <= image_budget:
             pictures.add(step.index)
             used += size
-    tokens = result.usage.input + result.usage.output + result.usage.cache_read
+    tokens = result.usage.tokens
     cost = f" · ${result.usage.cost.total:.4f}" if result.usage.cost.total else ""
     n = len(result.steps)
     color = "#1a7f37" if result.success else "#cf222e"
@@ -112,5 +113,5 @@ def record_html(result: PageAgentResult, *, image_budget: int = IMAGE_BUDGET) ->
 def error_html(task: str, error: BaseException) -> str:
     return (
         '<div class="na-record" style="border:1px solid #d0d7de;border-radius:8px;padding:8px">'
-        f"<b>{_e(task)}</b><div style='color:#cf222e'>{_e(type(error).__name__)}: {_e(error)}</div></div>"
+        f"<b>{_e(task)}</b><div style='color:#cf222e'>{_e(error_message(error))}</div></div>"
     )

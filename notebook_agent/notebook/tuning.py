@@ -73,7 +73,7 @@ def short_task(task: str, limit: int = 60) -> str:
 def runs_table_html(runs: list[PageAgentResult]) -> str:
     rows = []
     for r in runs:
-        tokens = r.usage.input + r.usage.output + r.usage.cache_read
+        tokens = r.usage.tokens
         color = "#1a7f37" if r.success else "#cf222e"
         rows.append(
             f"<tr><td><code>{_e(r.run_id)}</code></td><td style='color:{color}'>{_e(r.status)}</td>"

@@ -18,11 +18,11 @@ import pytest
 from notebook_agent.agent.evaluate import Job, SuiteTask, Variant, evaluate, load_suite
 from notebook_agent.agent.macro import agent_output
 from notebook_agent.browser import BrowserSession, find_browser
+from notebook_agent.config.models import variant_model
 from notebook_agent.core.messages import UserMessage
 from notebook_agent.core.model import Context
 from notebook_agent.demo import demo_url
 from notebook_agent.llm.scripted import ScriptedModel
-from notebook_agent.models import variant_model
 
 SUITE_YAML = """
 name: three-tasks

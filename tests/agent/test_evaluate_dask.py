@@ -16,8 +16,8 @@ import pytest
 
 from notebook_agent.agent.evaluate import Variant, evaluate
 from notebook_agent.browser import find_browser
+from notebook_agent.config.models import variant_model
 from notebook_agent.demo import demo_url
-from notebook_agent.models import variant_model
 
 from .test_evaluate import SUITE_YAML
 from .test_evaluate import _factory as title_model  # one step: the page title as the answer

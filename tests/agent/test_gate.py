@@ -9,8 +9,7 @@ from typing import Any
 from notebook_agent.agent import PageAgent, RunFinished
 from notebook_agent.agent.approval import ApprovalRequest, navigation_risk, risk_reason
 from notebook_agent.browser import BrowserSession
-from notebook_agent.core.abort import AbortSignal
-from notebook_agent.core.tools import OnUpdate, Tool
+from notebook_agent.core.tools import Tool, ToolCallContext
 from notebook_agent.llm.scripted import ScriptedModel
 from tests.agent.test_page_agent import index_of, step
 from tests.browser.conftest import Servers
@@ -126,7 +125,7 @@ class Note(Tool):
         self.risk = risk
         self.saved: list[str] = []
 
-    async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> str:
+    async def execute(self, args: Any, ctx: ToolCallContext) -> str:
         self.saved.append(args["text"] if isinstance(args, dict) else args.text)
         return "saved"
 

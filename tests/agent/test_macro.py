@@ -12,7 +12,7 @@ from notebook_agent.agent.approval import ApprovalRequest, check_policy, decide,
 from notebook_agent.agent.macro import MACRO_NAME, macro_spec, parse_output
 from notebook_agent.core.abort import AbortSignal
 from notebook_agent.core.messages import AssistantMessage, TextContent, ToolCall
-from notebook_agent.core.tools import OnUpdate, Tool
+from notebook_agent.core.tools import Tool, ToolCallContext
 
 
 class ClickArgs(BaseModel):
@@ -27,7 +27,7 @@ class _T(Tool):
     def __init__(self, name: str, params: type[BaseModel]) -> None:
         self.name, self.description, self.parameters = name, f"{name} description", params
 
-    async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> str:
+    async def execute(self, args: Any, ctx: ToolCallContext) -> str:
         return "ok"
 
 

@@ -24,7 +24,7 @@ from notebook_agent.browser import BrowserSession
 from notebook_agent.core.abort import AbortSignal
 from notebook_agent.core.messages import UserMessage
 from notebook_agent.core.model import Context
-from notebook_agent.core.tools import OnUpdate, Tool
+from notebook_agent.core.tools import Tool, ToolCallContext
 from notebook_agent.llm.scripted import ScriptedCall, ScriptedModel, call
 from tests.browser.conftest import Servers
 
@@ -142,7 +142,9 @@ async def test_ask_user_is_answered_by_the_callback(browser: BrowserSession, ser
     names = _action_names(model)
     assert "ask_user" in names
     # without the callback the action does not exist
-    _, _, model2 = await run(browser, [step("done", {"text": "x"})], start_url=servers.url("agent_form.html"))
+    _, _, model2 = await run(
+        browser, [step("done", {"text": "x", "success": True})], start_url=servers.url("agent_form.html")
+    )
     assert "ask_user" not in _action_names(model2)
 
 
@@ -163,8 +165,8 @@ class SaveNote(Tool):
     def __init__(self) -> None:
         self.notes: list[str] = []
 
-    async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> str:
-        await on_update("saving")  # type: ignore[misc]
+    async def execute(self, args: Any, ctx: ToolCallContext) -> str:
+        await ctx.on_update("saving")  # type: ignore[misc]
         self.notes.append(args.text)
         return f"Saved note {len(self.notes)}"
 
@@ -174,7 +176,7 @@ class QuietWait(Tool):
     description = "Custom wait that returns at once."
     parameters = {"type": "object", "properties": {"seconds": {"type": "number"}}}
 
-    async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> str:
+    async def execute(self, args: Any, ctx: ToolCallContext) -> str:
         return "custom wait ran"
 
 
@@ -183,7 +185,7 @@ async def test_custom_tools_add_override_and_remove(browser: BrowserSession, ser
     script = [
         step("save_note", {"text": "remember me"}),
         step("wait", {"seconds": 5}),
-        step("done", {"text": "ok"}),
+        step("done", {"text": "ok", "success": True}),
     ]
     result, events, model = await run(
         browser,
@@ -202,9 +204,14 @@ async def test_custom_tools_add_override_and_remove(browser: BrowserSession, ser
 
 
 async def test_execute_javascript_only_when_enabled(browser: BrowserSession, servers: Servers) -> None:
-    _, _, model = await run(browser, [step("done", {"text": "x"})], start_url=servers.url("agent_form.html"))
+    _, _, model = await run(
+        browser, [step("done", {"text": "x", "success": True})], start_url=servers.url("agent_form.html")
+    )
     assert "execute_javascript" not in _action_names(model)
-    script = [step("execute_javascript", {"script": "return document.title"}), step("done", {"text": "x"})]
+    script = [
+        step("execute_javascript", {"script": "return document.title"}),
+        step("done", {"text": "x", "success": True}),
+    ]
     result, _, model = await run(browser, script, start_url=servers.url("agent_form.html"), enable_javascript=True)
     assert "execute_javascript" in _action_names(model)
     assert "Sign up" in result.steps[0].result
@@ -296,7 +303,7 @@ async def test_max_steps_means_n_model_calls(browser: BrowserSession, servers: S
 
 
 async def test_max_failures_ends_the_run(browser: BrowserSession, servers: Servers) -> None:
-    script = ["no idea", "still none", "nope", step("done", {"text": "late"})]
+    script = ["no idea", "still none", "nope", step("done", {"text": "late", "success": True})]
     result, _, model = await run(browser, script, start_url=servers.url("agent_form.html"), max_failures=3)
     assert result.status == "failed" and len(model.requests) == 3
     assert "3 unusable outputs in a row" in (result.error or "")
@@ -307,16 +314,16 @@ class Slow(Tool):
     description = "A long export that reports progress."
     parameters = {"type": "object", "properties": {}}
 
-    async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> str:
+    async def execute(self, args: Any, ctx: ToolCallContext) -> str:
         for i in range(100):
-            await on_update(f"{i}%")  # type: ignore[misc]
-            await signal.sleep(0.05)
+            await ctx.on_update(f"{i}%")  # type: ignore[misc]
+            await ctx.signal.sleep(0.05)
         return "exported"
 
 
 async def test_abort_in_the_middle_of_an_action(browser: BrowserSession, servers: Servers) -> None:
     agent = PageAgent(
-        model=ScriptedModel([step("slow_export"), step("done", {"text": "x"})]),
+        model=ScriptedModel([step("slow_export"), step("done", {"text": "x", "success": True})]),
         browser=browser,
         start_url=servers.url("agent_form.html"),
         custom_tools={"slow_export": Slow()},
@@ -371,13 +378,15 @@ async def test_vision_sends_a_screenshot_with_the_state(browser: BrowserSession,
     from notebook_agent.core.messages import ImageContent
 
     _, _, model = await run(
-        browser, [step("done", {"text": "x"})], start_url=servers.url("agent_form.html"), vision=True
+        browser, [step("done", {"text": "x", "success": True})], start_url=servers.url("agent_form.html"), vision=True
     )
     message = model.requests[0][0].messages[-1]
     assert isinstance(message, UserMessage) and isinstance(message.content, list)
     images = [p for p in message.content if isinstance(p, ImageContent)]
     assert len(images) == 1 and images[0].mime_type == "image/jpeg" and len(images[0].data) > 1000
-    _, _, plain = await run(browser, [step("done", {"text": "x"})], start_url=servers.url("agent_form.html"))
+    _, _, plain = await run(
+        browser, [step("done", {"text": "x", "success": True})], start_url=servers.url("agent_form.html")
+    )
     assert isinstance(plain.requests[0][0].messages[-1].content, str)  # no image unless asked
 
 
@@ -389,7 +398,7 @@ async def test_one_screenshot_serves_the_view_and_the_model(browser: BrowserSess
     script = [
         step("click_element_by_index", lambda c: {"index": index_of(c, r"type=checkbox")}),
         step("click_element_by_index", lambda c: {"index": index_of(c, r"type=checkbox")}),
-        step("done", {"text": "x"}),
+        step("done", {"text": "x", "success": True}),
     ]
     result, events, model = await run(browser, script, start_url=servers.url("agent_form.html"), vision=True)
     assert result.status == "completed"
@@ -412,8 +421,8 @@ class Meet(Tool):
     def __init__(self, barrier: Any) -> None:
         self.barrier = barrier
 
-    async def execute(self, tool_call_id: str, args: Any, signal: AbortSignal, on_update: OnUpdate) -> str:
-        await signal.race(self.barrier.wait())
+    async def execute(self, args: Any, ctx: ToolCallContext) -> str:
+        await ctx.signal.race(self.barrier.wait())
         return "met"
 
 
@@ -423,7 +432,11 @@ async def test_own_tab_runs_share_a_browser_without_sharing_a_page(browser: Brow
     barrier = asyncio.Barrier(2)
 
     def agent_for(page: str) -> PageAgent:
-        script = [step("go_to_url", {"url": servers.url(page)}), step("meet"), step("done", {"text": page})]
+        script = [
+            step("go_to_url", {"url": servers.url(page)}),
+            step("meet"),
+            step("done", {"text": page, "success": True}),
+        ]
         meet = {"meet": Meet(barrier)}
         return PageAgent(model=ScriptedModel(script), browser=browser, own_tab=True, custom_tools=meet)
 
@@ -442,7 +455,7 @@ async def test_builtin_actions_report_progress_while_they_take_time(browser: Bro
         step("input_text", lambda c: {"index": index_of(c, r"name=name"), "text": "Ada"}),
         step("scroll", {"down": True}),
         step("wait", {"seconds": 2}),
-        step("done", {"text": "ok"}),
+        step("done", {"text": "ok", "success": True}),
     ]
     result, events, _ = await run(browser, script)
     assert result.status == "completed"
@@ -460,7 +473,13 @@ async def test_a_third_identical_action_on_an_unchanged_page_does_not_run(browse
     # and the model is told why; a different action afterwards runs.
     await browser.page.set_content("<button onclick='window.clicks = (window.clicks || 0) + 1'>Nothing</button>")
     nothing = step("click_element_by_index", lambda c: {"index": index_of(c, r"Nothing")})
-    script = [nothing, nothing, nothing, step("wait", {"seconds": 1}), step("done", {"text": "gave up"})]
+    script = [
+        nothing,
+        nothing,
+        nothing,
+        step("wait", {"seconds": 1}),
+        step("done", {"text": "gave up", "success": True}),
+    ]
     result, _, _ = await run(browser, script)
     assert [s.action for s in result.steps] == ["click_element_by_index"] * 3 + ["wait", "done"]
     third = result.steps[2]

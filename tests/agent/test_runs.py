@@ -167,7 +167,7 @@ async def test_steps_reach_the_file_as_they_finish(tmp_path: Path, browser: Any,
         [
             agent_output("scroll", {"down": True}),
             agent_output("wait", {"seconds": 1}),
-            agent_output("done", {"text": "ok"}),
+            agent_output("done", {"text": "ok", "success": True}),
         ]
     )
     agent = PageAgent(model=model, browser=browser, start_url=servers.url("nav.html"), runs_dir=str(tmp_path))

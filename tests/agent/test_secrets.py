@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from notebook_agent.agent import PageAgent, save_run
-from notebook_agent.agent.secrets import DomainPattern, SecretError, SecretVault
+from notebook_agent.agent.domains import DomainPattern
+from notebook_agent.agent.secrets import SecretError, SecretVault
 from notebook_agent.browser import BrowserSession
 from notebook_agent.llm import get_model
 from tests.browser import conftest as site

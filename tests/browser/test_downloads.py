@@ -42,7 +42,7 @@ class Person:
 
 async def run(browser: BrowserSession, servers: Any, tmp_path: Path, steps: list[Any], **kw: Any) -> Any:
     browser.downloads_dir = tmp_path
-    model = ScriptedModel([*steps, agent_output("done", {"text": "ok"})])
+    model = ScriptedModel([*steps, agent_output("done", {"text": "ok", "success": True})])
     agent = PageAgent(model=model, browser=browser, start_url=servers.url("downloads.html"), **kw)
     return await agent.run("get the files")
 

@@ -109,7 +109,7 @@ async def test_a_popup_storm_is_capped_and_a_runs_popups_close_with_it(
             click("Popup storm"),
             agent_output("switch_tab", {"tab_id": browser.tab_id(browser.page)}),
             click("Get the note"),
-            agent_output("done", {"text": "ok"}),
+            agent_output("done", {"text": "ok", "success": True}),
         ]
     )
     agent = PageAgent(model=model, browser=browser, start_url=servers.url("hostile.html"))

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections.abc import AsyncIterator, Iterator
 from html import escape as html_escape
+from pathlib import Path
 from typing import Any
 
 import ipywidgets as widgets
@@ -245,7 +247,10 @@ async def test_ask_user_in_the_view(shell: InteractiveShell) -> None:
     from notebook_agent.notebook.runtime import watch
 
     browser = await STATE.get_browser()
-    script = [agent_output("ask_user", {"question": "Which size?"}), agent_output("done", {"text": "ok"})]
+    script = [
+        agent_output("ask_user", {"question": "Which size?"}),
+        agent_output("done", {"text": "ok", "success": True}),
+    ]
     agent = PageAgent(model=ScriptedModel(script), browser=browser)
     run = watch(agent, "ask me", ask_user=True)
     for _ in range(200):
@@ -413,7 +418,7 @@ async def test_the_card_fills_in_while_the_model_writes(shell: InteractiveShell)
     assert result is not None
     types = [t for t, _, _ in seen]
     first_action = types.index("action_started")
-    streamed = [(v, h) for t, v, h in seen[:first_action] if t == "message_update" and "Next goal" in v]
+    streamed = [(v, h) for t, v, h in seen[:first_action] if t == "reflection_partial" and "Next goal" in v]
     assert len(streamed) > 2  # the next goal grew over several updates before the action ran
     partial = [v for v, _ in streamed if goal not in v]
     assert partial and "Evaluation</span> Nothing done yet" in partial[0]
@@ -437,6 +442,7 @@ async def test_the_card_fills_in_while_the_model_writes(shell: InteractiveShell)
 
 
 def test_the_wait_for_the_model_is_shown_with_its_length() -> None:
+    from notebook_agent.agent import ReflectionPartial
     from notebook_agent.notebook.view import StepCard, plural
 
     card = StepCard(3, 20)
@@ -444,7 +450,35 @@ def test_the_wait_for_the_model_is_shown_with_its_length() -> None:
     card.wait_tick(card.waiting_since + 4.2)
     assert card.header.description == "Step 3/20 · waiting for the model · 4 s"
     assert "waiting for the answer · 4 s" in card.progress.value
-    assert card.preview({"memory": "half a thou"})  # the first streamed text ends the wait
+    assert card.preview(ReflectionPartial(3, memory="half a thou"))  # the first streamed text ends the wait
     card.wait_tick(100.0)
     assert "4 s" not in card.progress.value and card.header.description == "Step 3/20 · the model is answering"
     assert (plural(1, "step"), plural(2, "step")) == ("1 step", "2 steps")
+
+
+async def test_every_question_of_ask_all_can_be_answered_from_code(shell: InteractiveShell) -> None:
+    """``approve()`` then ``await wait_for_approval()``, step after step: each wait returns the next question
+    (never the one just answered, never "did not ask" while the card shows one), until the run ends."""
+    run = await start(shell, "--model demo --approve ask-all", DELETE_TASK, out="run_all")
+    asked: list[int] = []
+    while True:
+        try:
+            request = await run.wait_for_approval(timeout=30)
+        except RuntimeError as exc:
+            assert "finished" in str(exc)
+            break
+        assert request.step not in asked  # a new question each time
+        asked.append(request.step)
+        assert with_class(run.view.root, "na-approval")  # the card shows it
+        run.approve()
+        assert run.pending_approval is None  # answered at once, from the loop's thread
+        with pytest.raises(RuntimeError, match="Nothing is waiting"):
+            run.deny("twice")
+    result = await run
+    assert result is not None and result.status == "completed", result.error
+    assert len(asked) == len(result.steps) and all(s.approval and s.approval["by"] == "user" for s in result.steps)
+    assert not with_class(run.view.root, "na-approval")  # no panel left open
+    # the run file was written once, as the run happened: one header, one line a step, one closing line
+    assert run.saved_path is not None
+    lines = Path(run.saved_path).read_text(encoding="utf-8").split("\n")
+    assert [json.loads(line)["kind"] for line in lines if line] == ["run", *["step"] * len(result.steps), "end"]

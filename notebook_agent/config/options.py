@@ -7,13 +7,14 @@ Every check raises :class:`OptionError` (a ``ValueError``) or returns the value 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
-from .agent.approval import POLICY_NAMES, check_policy
-from .browser.urls import URLError, normalize_url
+from ..agent.approval import POLICY_NAMES, PolicyName, check_policy
+from ..browser.urls import URLError, normalize_url
+from ..core.errors import NotebookAgentError
 
 
-class OptionError(ValueError):
+class OptionError(NotebookAgentError, ValueError):
     """An option value that cannot be used, said in a sentence."""
 
 
@@ -43,9 +44,10 @@ def timeout(value: Any, option: str = "--timeout") -> float:
     return float(seconds)
 
 
-def approve(value: Any, option: str = "--approve") -> str:
+def approve(value: Any, option: str = "--approve") -> PolicyName:
+    """One of the policy names (a function policy is for Python code, not for a typed option)."""
     try:
-        return str(check_policy(str(value)))
+        return cast(PolicyName, check_policy(str(value)))
     except ValueError as exc:
         raise OptionError(f"{option}: {exc}") from None
 
@@ -58,7 +60,7 @@ def model(value: Any, option: str = "--model") -> str:
         raise OptionError(f"{option} needs a model name, e.g. openai:gpt-4o-mini (or demo for the offline one).")
     if name == "demo" or name.startswith(("demo:", "replay:")):
         return name
-    from .llm.registry import parse_model_name
+    from ..llm.registry import parse_model_name
 
     try:
         parse_model_name(name)

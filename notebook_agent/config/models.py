@@ -10,14 +10,14 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .core.model import Model
+from ..core.model import Model
 
 
 def choose_model(name: str | None, task: str, *, runs_dir: str | Path = "agent_runs") -> tuple[Model, str]:
     """The model and a one-line note saying which kind was chosen (shown to the user)."""
     chosen = name or os.environ.get("NOTEBOOK_AGENT_MODEL")
     if chosen and chosen.startswith("replay:"):
-        from .agent.runs import find_run, load_run
+        from ..agent.runs import find_run, load_run
 
         saved = load_run(find_run(runs_dir, chosen.split(":", 1)[1]), with_screenshots=False)
         return saved.replay_model(), f"replaying run {saved.run_id}"
@@ -27,13 +27,13 @@ def choose_model(name: str | None, task: str, *, runs_dir: str | Path = "agent_r
             "--model replay:RUN."
         )
     if not chosen or chosen == "demo" or chosen.startswith("demo:"):
-        from .demo import demo_model_for
+        from ..demo import demo_model_for
 
         note = "offline demo model (no API key needed)"
         if not chosen:
             note += "; set --model or NOTEBOOK_AGENT_MODEL for a real one"
         return demo_model_for(task), note
-    from .llm import get_model
+    from ..llm import get_model
 
     return get_model(chosen), ""
 

@@ -1,0 +1,45 @@
+"""The picture of the page after each step, taken off the critical path.
+
+A screenshot starts as a task when a step ends and overlaps the next snapshot and model call; it is collected
+before the next action runs (so it never shows a later page), and before the browser may close at the end.
+Only one is in flight at a time, in step order. With ``vision`` the same picture serves as the model's image
+of the next state, so the page is captured once per step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+from ..browser.session import BrowserSession
+from .events import ScreenshotTaken
+from .results import PageStep
+
+
+class StepScreenshots:
+    """Takes each step's screenshot in the background and announces it with ``ScreenshotTaken``."""
+
+    def __init__(self, put: Callable[[ScreenshotTaken], None]) -> None:
+        self.put = put
+        self._task: asyncio.Task[bytes | None] | None = None
+
+    def start(self, browser: BrowserSession, step: PageStep) -> None:
+        """Begin ``step``'s picture (the caller has collected the previous one)."""
+        self._task = asyncio.create_task(self._take(browser, step))
+
+    async def _take(self, browser: BrowserSession, step: PageStep) -> bytes | None:
+        t0 = time.perf_counter()
+        try:
+            data = await browser.screenshot(format="jpeg")
+        except Exception:
+            return None
+        step.screenshot_ms = (time.perf_counter() - t0) * 1000
+        step.screenshot, step.screenshot_mime = data, "image/jpeg"
+        self.put(ScreenshotTaken(step, data, "image/jpeg"))
+        return data
+
+    async def collect(self) -> bytes | None:
+        """Wait for the picture in flight, if any: its bytes (None if there was none or it failed)."""
+        task, self._task = self._task, None
+        return await task if task is not None else None

@@ -1,0 +1,300 @@
+"""The ``%agent`` sub-commands: ``config``, ``browser``, ``stop``, ``runs``, ``rerun``, ``compare``, ``prompt``,
+``snapshot`` and ``help``, one method each.
+
+``%agent WORD ...`` calls the method named ``WORD`` with the remaining words. They read and change the kernel's
+state (:mod:`.kernel_state`); ``rerun`` starts a run through the same path as a ``%%agent`` cell (``launch``).
+``snapshot`` and ``browser`` return a :class:`Shown`, whose work runs on the kernel loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from IPython.display import display
+
+from ..agent.approval import POLICY_NAMES
+from ..browser.checks import page_title, page_url
+from ..config import options
+from ..core.errors import error_message
+from .kernel_state import STATE
+
+COMMANDS = frozenset({"help", "config", "browser", "stop", "runs", "rerun", "compare", "prompt", "snapshot"})
+"""The words ``%agent`` accepts (each a method of :class:`Commands`)."""
+
+
+class Commands:
+    """``%agent`` sub-commands; ``launch(task, **options)`` starts a run as ``%%agent`` does."""
+
+    def __init__(self, launch: Callable[..., Any]) -> None:
+        self.launch = launch
+
+    def help(self, rest: list[str]) -> None:
+        print(
+            "%%agent [--model M] [--url URL] [--max-steps N] [--approve POLICY] [--vision] [--js] [--ask]\n"
+            "        [--timeout S] [--out NAME]      run the task in the cell body (see %%agent?)\n"
+            "%agent config [--model M] [--max-steps N] [--approve POLICY] [--headed|--headless] [--vision on|off]\n"
+            "%agent browser [URL] [--headed|--headless]   show the shared browser (and open a URL)\n"
+            "%agent stop                                  stop every running run\n"
+            "%agent runs                                  the saved runs (status, steps, tokens, cost, prompt)\n"
+            "%agent rerun RUN [--prompt NAME] [--model M] [--out NAME]   repeat a saved run's task with a change\n"
+            "%agent compare RUN_A RUN_B                   two runs side by side, first divergence marked\n"
+            "%agent prompt [NAME|default]                 show (or choose) the active system prompt\n"
+            "%agent snapshot                              what the model would see of the current page\n"
+            "RUN is a run id, a unique part of one, or a position (1 = oldest, -1 = newest).\n"
+            f"Approval policies: {', '.join(POLICY_NAMES)}."
+        )
+
+    def config(self, rest: list[str]) -> None:
+        """Change the session defaults; nothing is stored unless every option is valid."""
+        cfg = STATE.config
+        changes: dict[str, Any] = {}
+        it = iter(rest)
+        for word in it:
+            try:
+                if word in ("--headed", "--headless"):
+                    changes["headless"] = word == "--headless"
+                    continue
+                if word not in _CONFIG_OPTIONS:
+                    known = ", ".join([*_CONFIG_OPTIONS, "--headed", "--headless"])
+                    raise options.OptionError(f"Unknown option {word!r} for %agent config. Options: {known}.")
+                value = next(it, None)
+                if value is None:
+                    raise options.OptionError(f"{word} needs a value.")
+                options.no_placeholder(word, value)
+                field_name, check = _CONFIG_OPTIONS[word]
+                changes[field_name] = check(value, word)
+            except (options.OptionError, ValueError) as exc:
+                print(f"%agent config: {exc} Nothing was changed.")
+                return
+        for name, value in changes.items():
+            setattr(cfg, name, value)
+        print(cfg.describe())
+
+    def stop(self, rest: list[str]) -> None:
+        print(f"Stopped {STATE.stop_all()} running run(s).")
+
+    def runs(self, rest: list[str]) -> None:
+        from IPython.display import HTML
+
+        from ..agent.runs import scan_runs
+        from .tuning import runs_table_html
+
+        saved, unreadable = scan_runs(STATE.config.runs_dir)
+        for path, why in unreadable:
+            print(f"Skipped {path.name}: {why}")
+        running = [r for r in STATE.runs if not r.done]
+        if not saved and not running:
+            print(f"No saved runs in {STATE.config.runs_dir!r} yet.")
+            return
+        if running:
+            print(f"{len(running)} run(s) still running.")
+        if saved:
+            display(HTML(runs_table_html(saved)))
+
+    def rerun(self, rest: list[str]) -> None:
+        from ..agent.runs import find_run, load_run
+
+        if not rest:
+            print("usage: %agent rerun RUN [--prompt NAME] [--model M] [--out NAME]")
+            return
+        opts = _options(rest[1:], {"--prompt", "--model", "--out", "--max-steps", "--approve"})
+        if opts is None:
+            return
+        try:  # the options first: a typo is reported whatever runs are saved
+            if opts.get("--max-steps") is not None:
+                options.max_steps(opts["--max-steps"])
+            if opts.get("--approve") is not None:
+                options.approve(opts["--approve"])
+            saved = load_run(find_run(STATE.config.runs_dir, rest[0]), with_screenshots=False)
+        except (ValueError, OSError) as exc:
+            print(f"%agent rerun: {exc}")
+            return
+        settings = saved.settings
+        # A run file is input, perhaps from someone else: the policy and JavaScript stay this kernel's.
+        kept = (
+            [f"approval {settings.get('approval')!r}"] if settings.get("approval") not in (None, cfg_policy()) else []
+        )
+        if settings.get("enable_javascript"):
+            kept.append("JavaScript")
+        if kept and not opts.get("--approve"):
+            print(
+                f"The saved run used {' and '.join(kept)}; this rerun uses this kernel's approval policy "
+                f"({cfg_policy()}) without JavaScript. Pass --approve POLICY to choose another policy."
+            )
+        prompt = opts.get("--prompt")
+        if prompt is None and saved.system_prompt:
+            prompt = f"run-{saved.prompt_version}"
+            STATE.prompts[prompt] = saved.system_prompt
+        self.launch(
+            saved.task,
+            model=opts.get("--model") or saved.model,
+            url=settings.get("start_url"),
+            max_steps=opts.get("--max-steps") or settings.get("max_steps"),
+            approve=opts.get("--approve"),
+            prompt=prompt,
+            vision=settings.get("vision"),
+            js=False,
+            full_page=bool(settings.get("full_page")),
+            out=opts.get("--out") or "agent_run",
+            label="%agent rerun",
+        )
+
+    def compare(self, rest: list[str]) -> None:
+        from IPython.display import HTML
+
+        from ..agent.runs import compare_runs, find_run, load_run
+        from .tuning import compare_html
+
+        if len(rest) != 2:
+            print("usage: %agent compare RUN_A RUN_B")
+            return
+        try:
+            a, b = (load_run(find_run(STATE.config.runs_dir, ref), with_screenshots=False) for ref in rest)
+        except (ValueError, OSError) as exc:
+            print(f"%agent compare: {exc}")
+            return
+        display(HTML(compare_html(compare_runs(a, b))))
+
+    def prompt(self, rest: list[str]) -> None:
+        from ..agent import default_system_prompt, prompt_hash
+        from .tuning import as_html_pre, prompt_diff
+
+        if rest:
+            try:
+                STATE.prompt_text(rest[0])
+            except ValueError as exc:
+                print(exc)
+                return
+            STATE.config.prompt = rest[0]
+        text = STATE.prompt_text()
+        print(
+            f"Active prompt: {STATE.config.prompt!r}, version {prompt_hash(text)}, {len(text):,} chars. "
+            f"Known: {', '.join(['default', *STATE.prompts])}"
+        )
+        diff = prompt_diff(default_system_prompt(), text)
+        display(as_html_pre(diff if diff else text))
+
+    def snapshot(self, rest: list[str]) -> Shown:
+        from .tuning import as_html_pre
+
+        async def show() -> Any:
+            browser = await STATE.get_browser()
+            snap = await browser.snapshot(full_page="--full-page" in rest)
+            return as_html_pre(snap.text)
+
+        return Shown(show(), "%agent snapshot")
+
+    def browser(self, rest: list[str]) -> Shown:
+        typed = next((w for w in rest if not w.startswith("--")), None)
+        if "--headed" in rest:
+            STATE.config.headless = False
+        if "--headless" in rest:
+            STATE.config.headless = True
+
+        async def show() -> Any:
+            import html
+
+            import ipywidgets as widgets
+
+            from .view import tabs_html
+
+            url = None
+            if typed is not None:  # a bad URL is reported by the Shown, in one line
+                options.no_placeholder("URL", typed)
+                url = options.url(typed, "URL")
+            browser = await STATE.get_browser()
+            if url:
+                await browser.open(url)
+            shot = await browser.screenshot(format="jpeg")
+            title = html.escape(await page_title(browser))
+            return widgets.VBox(
+                [
+                    widgets.HTML(f"<b>{title}</b><br><code>{html.escape(page_url(browser))}</code>"),
+                    widgets.Image(value=shot, format="jpeg", layout=widgets.Layout(max_width="640px")),
+                    widgets.HTML(tabs_html(await STATE.tab_owners())),
+                ]
+            )
+
+        return Shown(show(), "%agent browser")
+
+
+def cfg_policy() -> str:
+    """This kernel's approval policy by name."""
+    return STATE.config.approve
+
+
+class Shown:
+    """What ``%agent snapshot`` and ``%agent browser`` return: the work runs as a task on the kernel loop (the
+    browser is async), and its result is displayed in the cell that asked for it.
+
+    A cell whose line is just ``%agent snapshot`` is rewritten to ``await`` it (see :func:`_await_display`), so
+    the cell stays busy until the picture is there and the output belongs to that cell, also under nbclient
+    and nbval. Called any other way (``get_ipython().run_line_magic``), the task displays when done.
+    """
+
+    def __init__(self, coro: Any, label: str) -> None:
+        self.label = label
+        self.awaited = False
+        self.task = asyncio.get_running_loop().create_task(coro)
+        STATE.tasks.add(self.task)
+        self.task.add_done_callback(STATE.tasks.discard)
+        self.task.add_done_callback(self._done)
+
+    def _show(self) -> None:
+        if self.task.cancelled():
+            return
+        exc = self.task.exception()
+        if exc is not None:
+            print(f"{self.label}: {error_message(exc)}")
+            return
+        display(self.task.result())
+
+    def _done(self, _task: Any) -> None:
+        if not self.awaited:
+            self._show()
+
+    def __await__(self) -> Any:
+        self.awaited = True
+        yield from asyncio.wait([self.task]).__await__()
+        self._show()
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(f"<{self.label}: {'done' if self.task.done() else 'working'}>")
+
+
+def _switch(value: str, option: str) -> bool:
+    word = value.strip().lower()
+    if word in ("on", "true", "1", "yes"):
+        return True
+    if word in ("off", "false", "0", "no"):
+        return False
+    raise options.OptionError(f"{option} takes on or off, got {value!r}.")
+
+
+_CONFIG_OPTIONS: dict[str, tuple[str, Callable[[str, str], Any]]] = {
+    "--model": ("model", options.model),
+    "-m": ("model", options.model),
+    "--max-steps": ("max_steps", options.max_steps),
+    "--approve": ("approve", options.approve),
+    "--timeout": ("approval_timeout", options.timeout),
+    "--vision": ("vision", _switch),
+    "--screenshots": ("screenshots", _switch),
+}
+
+
+def _options(words: list[str], allowed: set[str]) -> dict[str, str] | None:
+    """``--key value`` pairs from a line magic's words; prints what is wrong and returns None."""
+    out: dict[str, str] = {}
+    it = iter(words)
+    for word in it:
+        if word not in allowed:
+            print(f"Unknown option {word!r}; expected one of {', '.join(sorted(allowed))}")
+            return None
+        value = next(it, None)
+        if value is None:
+            print(f"{word} needs a value")
+            return None
+        out[word] = value
+    return out
