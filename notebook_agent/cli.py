@@ -12,7 +12,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from . import __version__
 
@@ -21,8 +21,30 @@ if TYPE_CHECKING:
     from .agent.approval import ApprovalAnswer, ApprovalRequest
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse that never takes an option by its prefix (``--max-step 3`` is a typo, not ``--max-steps``) and
+    says "did you mean --max-steps?" for a misspelt option."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def _known_options(self) -> list[str]:
+        known = [s for action in self._actions for s in action.option_strings]
+        for action in self._actions:  # the sub-commands' options too: the top parser reports their leftovers
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in set(action.choices.values()):
+                    known += [s for a in sub._actions for s in a.option_strings]
+        return known
+
+    def error(self, message: str) -> NoReturn:
+        from .config.options import unknown_options_message
+
+        super().error(unknown_options_message(message, self._known_options()))
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="notebook-agent",
         description="An LLM browser agent for Jupyter, Python and the terminal.",
     )
@@ -245,8 +267,7 @@ def _print_event(event: AnyEvent, out: Any) -> None:
         cost = f", ${r.usage.cost.total:.4f}" if r.usage.cost.total else ""
         mode = f" · output: {r.output_mode}" if r.output_mode else ""
         print(
-            f"\n{r.status}: success={r.success} · {len(r.steps)} steps · {tokens} tokens{cost} · "
-            f"{r.duration_s:.1f}s{mode}",
+            f"\n{r.status}: success={r.success} · {r.steps_text()} · {tokens} tokens{cost} · {r.duration_s:.1f}s{mode}",
             file=out,
         )
         print(r.text, file=out)

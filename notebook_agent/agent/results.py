@@ -86,6 +86,63 @@ class PageAgentResult:
         ``""`` for models that do not say (scripted, demo)."""
         return join_output_modes(s.output.output_mode if s.output is not None else None for s in self.steps)
 
+    @property
+    def finished_steps(self) -> int:
+        """Steps whose action ran and gave a result (not an error): what a stopped run keeps."""
+        return len([s for s in self.steps if s.action and s.result and not s.is_error])
+
+    @property
+    def answer(self) -> str:
+        """The agent's answer: the text of its ``done`` action, or "" when it never got there (then ``text`` is
+        the reason the run ended, the same as ``error``)."""
+        done = any(s.action == "done" and not s.is_error for s in self.steps)
+        return self.text if done or (self.status in ("completed", "failed") and self.text != self.error) else ""
+
+    def steps_text(self) -> str:
+        """The steps, counted the way every view says it: ``3 steps``, or ``2 steps (1 finished)`` when some
+        did not finish (a stop while the model was answering, an action that failed)."""
+        n, finished = len(self.steps), self.finished_steps
+        counted = f"{n} step{'' if n == 1 else 's'}"
+        return counted if finished == n else f"{counted} ({finished} finished)"
+
+    @property
+    def end_label(self) -> str:
+        """What the reason in ``error`` is called: ``Stopped`` (a stop, max steps) or ``Error``."""
+        return "Stopped" if self.status in ("stopped", "max_steps") else "Error"
+
+    def _facts(self) -> list[tuple[str, str]]:
+        cost = f" · ${self.usage.cost.total:.4f}" if self.usage.cost.total else ""
+        facts = [
+            ("task", self.task),
+            ("status", f"{self.status.replace('_', ' ')} · {'success' if self.success else 'no success'}"),
+        ]
+        if self.answer:
+            facts.append(("answer", self.answer))
+        elif self.error:
+            facts.append((self.end_label.lower(), self.error))
+        facts += [
+            ("steps", self.steps_text()),
+            ("usage", f"{self.usage.tokens:,} tokens{cost} · {self.duration_s:.1f} s"),
+            ("model", self.model),
+        ]
+        if self.run_id:
+            facts.append(("run", self.run_id))
+        return facts
+
+    def __repr__(self) -> str:
+        """One line (``await agent_run`` as a cell's last line shows this, not every step's fields)."""
+        said = self.answer or self.error or ""
+        said = f", {'answer' if self.answer else self.end_label.lower()}={_cut(said, 80)!r}" if said else ""
+        return (
+            f"PageAgentResult({self.status}, {'success' if self.success else 'no success'}, {self.steps_text()}, "
+            f"{self.usage.tokens:,} tokens{said})"
+        )
+
+    def _repr_markdown_(self) -> str:
+        """A compact table for notebooks; ``.steps`` has each step."""
+        rows = "".join(f"| {k} | {_md(v)} |\n" for k, v in self._facts())
+        return f"**PageAgentResult** (`.text`, `.steps`, `.usage`)\n\n| | |\n|---|---|\n{rows}"
+
     def replay_model(self) -> Model:
         """A model that answers with this run's recorded outputs, in order (no API key needed)."""
         from ..llm.scripted import ScriptedModel
@@ -93,6 +150,19 @@ class PageAgentResult:
         return ScriptedModel.from_messages(
             [s.output for s in self.steps if s.output is not None], id=f"replay:{self.model}"
         )
+
+
+def _cut(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _md(text: str) -> str:
+    """Text for one markdown table cell: one line, pipes and markup characters escaped."""
+    out = _cut(text, 300)
+    for ch in "\\`*_[]<>|":
+        out = out.replace(ch, "\\" + ch)
+    return out
 
 
 def join_output_modes(modes: Iterable[str | None]) -> str:

@@ -1,7 +1,8 @@
 """Turning what a user typed after ``--model`` into a model, the same way in the notebook and the terminal.
 
-``provider:model`` goes to the provider adapters; nothing (and no ``NOTEBOOK_AGENT_MODEL``) or ``demo`` means
-the offline demo model, so every demo works without a key; ``replay:RUN`` replays a saved run's outputs.
+Model names follow the registry's one rule (``get_model``: ``provider:model``, ``demo``); this adds what needs
+the layers above it: nothing (and no ``NOTEBOOK_AGENT_MODEL``) means the offline demo model, so every demo works
+without a key, and ``replay:RUN`` replays a saved run's outputs.
 """
 
 from __future__ import annotations
@@ -26,15 +27,15 @@ def choose_model(name: str | None, task: str, *, runs_dir: str | Path = "agent_r
             f"The model {chosen!r} was a scripted model; choose one with --model, or replay a saved run with "
             "--model replay:RUN."
         )
-    if not chosen or chosen == "demo" or chosen.startswith("demo:"):
-        from ..demo import demo_model_for
+    from ..llm import get_model
+    from ..llm.registry import parse_model_name
 
+    if not chosen or parse_model_name(chosen)[0] == "demo":
+        # the registry's rule for the name; the task is known here, so the demo plays it from the first call
         note = "offline demo model (no API key needed)"
         if not chosen:
             note += "; set --model or NOTEBOOK_AGENT_MODEL for a real one"
-        return demo_model_for(task), note
-    from ..llm import get_model
-
+        return get_model(chosen or "demo", task=task), note
     return get_model(chosen), ""
 
 

@@ -6,7 +6,9 @@ Every check raises :class:`OptionError` (a ``ValueError``) or returns the value 
 
 from __future__ import annotations
 
+import difflib
 import re
+from collections.abc import Iterable
 from typing import Any, cast
 
 from ..agent.approval import POLICY_NAMES, PolicyName, check_policy
@@ -58,7 +60,7 @@ def model(value: Any, option: str = "--model") -> str:
     name = str(value).strip()
     if not name:
         raise OptionError(f"{option} needs a model name, e.g. openai:gpt-4o-mini (or demo for the offline one).")
-    if name == "demo" or name.startswith(("demo:", "replay:")):
+    if name.startswith("replay:"):
         return name
     from ..llm.registry import parse_model_name
 
@@ -93,3 +95,25 @@ def no_placeholder(option: str, value: Any) -> None:
 
 
 __all__ = ["POLICY_NAMES", "OptionError", "approve", "max_steps", "model", "no_placeholder", "timeout", "url"]
+
+
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    """`` Did you mean --max-steps?`` for a misspelt option (``--max-step``, ``--maxsteps``), else ``""``.
+    Options are never taken by a prefix: ``--max-step 3`` is an unknown option, said with this hint."""
+    typed = word.split("=", 1)[0]
+    if not typed.startswith("-"):
+        return ""
+    options = sorted({k for k in known if k.startswith("--")} if typed.startswith("--") else set(known))
+    close = difflib.get_close_matches(typed, options, n=1, cutoff=0.75)
+    close = close or [k for k in options if k.startswith(typed) or typed.startswith(k)][:1]
+    return f" Did you mean {close[0]}?" if close else ""
+
+
+def unknown_options_message(message: str, known: Iterable[str]) -> str:
+    """argparse's ``unrecognized arguments: --max-step 3`` with a hint for each misspelt option."""
+    options = list(known)
+    _, sep, rest = message.partition("unrecognized arguments:")
+    if not sep:
+        return message
+    hints = "".join(did_you_mean(word, options) for word in rest.split() if word.startswith("-"))
+    return f"{message.rstrip('.')}.{hints}"

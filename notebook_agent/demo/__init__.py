@@ -2,10 +2,20 @@
 
 ``demo_url()`` serves the shop on 127.0.0.1 (one shared server per process); ``serve_demo()`` starts a private
 one. ``demo_model()`` plays :data:`DEMO_TASK` and ``demo_model("delete_account")`` plays :data:`DELETE_TASK`;
-``demo_model_for(task)`` picks one by the task text.
+``demo_model_for(task)`` picks one by the task text. The model registry knows this model as ``demo``
+(``get_model("demo")``, ``PageAgent(model="demo")``, ``--model demo``), through :func:`demo_model_named`.
 """
 
-from .model import DELETE_TASK, DEMO_TASK, UNKNOWN_TASK_TEXT, demo_model, demo_model_for, task_kind_for
+from .model import (
+    DELETE_TASK,
+    DEMO_TASK,
+    UNKNOWN_TASK_TEXT,
+    any_task_demo_model,
+    demo_model,
+    demo_model_for,
+    demo_model_named,
+    task_kind_for,
+)
 from .server import DemoServer, demo_url, serve_demo
 
 __all__ = [
@@ -13,8 +23,10 @@ __all__ = [
     "DEMO_TASK",
     "UNKNOWN_TASK_TEXT",
     "DemoServer",
+    "any_task_demo_model",
     "demo_model",
     "demo_model_for",
+    "demo_model_named",
     "demo_url",
     "serve_demo",
     "task_kind_for",

@@ -21,6 +21,7 @@ from typing import Any, Literal, TypeAlias
 from urllib.parse import urljoin, urlsplit
 
 from ..core.model import Context
+from ..llm.errors import ModelConfigError
 from ..llm.scripted import ScriptedCall, ScriptedModel, call
 from .state import Element, PageState, listed_products, parse_price, state_of
 
@@ -372,16 +373,20 @@ def demo_model(task_kind: TaskKind | str = "shop", *, delay: float = 0.0) -> Scr
     )
 
 
+_UNKNOWN_TASK_ANSWER = Decision(
+    "This task is not one of the offline demo tasks.",
+    "",
+    "Explain that a real model is needed for this task.",
+    "done",
+    {"text": UNKNOWN_TASK_TEXT, "success": False},
+)
+
+
 def unknown_task_model() -> ScriptedModel:
     """A model that immediately gives up, explaining that it only knows the demo tasks."""
-    answer = Decision(
-        "This task is not one of the offline demo tasks.",
-        "",
-        "Explain that a real model is needed for this task.",
-        "done",
-        {"text": UNKNOWN_TASK_TEXT, "success": False},
+    return ScriptedModel(
+        [], id="offline-unknown", provider="demo", on_exhausted=lambda _ctx: _UNKNOWN_TASK_ANSWER.to_call()
     )
-    return ScriptedModel([], id="offline-unknown", provider="demo", on_exhausted=lambda _ctx: answer.to_call())
 
 
 def task_kind_for(task: str) -> TaskKind | None:
@@ -398,3 +403,30 @@ def demo_model_for(task: str, *, delay: float = 0.0) -> ScriptedModel:
     """The offline model that plays ``task`` if it is a demo task; otherwise one that explains its limits."""
     kind = task_kind_for(task)
     return demo_model(kind, delay=delay) if kind is not None else unknown_task_model()
+
+
+def any_task_demo_model(*, delay: float = 0.0) -> ScriptedModel:
+    """The offline model for an agent whose task is not known yet (``PageAgent(model="demo")``): each call reads
+    the task from the state message and plays that demo task, or explains its limits."""
+
+    def respond(context: Context) -> ScriptedCall:
+        kind = task_kind_for(state_of(context).task)
+        return _responder(_RULES[kind])(context) if kind is not None else _UNKNOWN_TASK_ANSWER.to_call()
+
+    return ScriptedModel([], id="offline", provider="demo", delay=delay, on_exhausted=respond)
+
+
+def demo_model_named(model_id: str = "offline", *, task: str | None = None, delay: float = 0.0) -> ScriptedModel:
+    """The ``demo`` provider of the model registry (``get_model("demo")``, ``--model demo``): ``demo`` or
+    ``demo:offline`` plays whichever demo task it is given (``task=`` picks it up front), ``demo:shop`` and
+    ``demo:delete_account`` play one task. The ids a run records (``demo:offline-shop``) name the same models,
+    so ``%agent rerun`` of a demo run works."""
+    kind = model_id.removeprefix("offline-").replace("-", "_")
+    if kind in ("", "offline", "unknown"):
+        return demo_model_for(task, delay=delay) if task is not None else any_task_demo_model(delay=delay)
+    if kind in TASK_KINDS:
+        return demo_model(kind, delay=delay)
+    raise ModelConfigError(
+        f"Unknown demo model {'demo:' + model_id!r}: use demo (any demo task), "
+        f"{', '.join('demo:' + k for k in TASK_KINDS)}."
+    )

@@ -13,10 +13,15 @@ start without one). A remote base_url still needs a real key.
 ``local:PATH.gguf`` runs a model file on a managed llama.cpp server (built once if needed, see
 :mod:`.local_server`); ``ollama:MODEL`` is the OpenAI-compatible endpoint of a running Ollama
 (``$OLLAMA_HOST`` or http://127.0.0.1:11434). Both need no key and use the local-server request shape.
+
+``demo`` (or ``demo:shop``, ``demo:delete_account``) is the offline demo model of the bundled demo shop. It
+lives in the demo package, above this layer, so the registry names its factory as ``module:function`` and
+imports it only when such a model is asked for (the way a plugin's entry point is named).
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
 from dataclasses import dataclass
@@ -39,6 +44,11 @@ class ProviderInfo:
     package: str | None = None
     """Importable module that must be present, with the pip command in ``install``."""
     install: str | None = None
+    factory: str | None = None
+    """``module:function`` building the model from its id (and the keyword arguments), imported when needed:
+    a provider whose models live outside this layer."""
+    default_id: str | None = None
+    """The model id of the bare provider name (``demo`` is ``demo:offline``); None: the id is required."""
 
 
 PROVIDERS: dict[str, ProviderInfo] = {
@@ -62,6 +72,13 @@ PROVIDERS: dict[str, ProviderInfo] = {
     "mistral": ProviderInfo("mistral", "Mistral (OpenAI-compatible endpoint)", ("MISTRAL_API_KEY",)),
     "local": ProviderInfo("local", "A GGUF model file on a managed llama.cpp llama-server (local:PATH.gguf)", ()),
     "ollama": ProviderInfo("ollama", "Ollama's OpenAI-compatible endpoint (ollama:MODEL)", (), "OLLAMA_HOST"),
+    "demo": ProviderInfo(
+        "demo",
+        "The offline demo model of the bundled demo shop, no key (demo, demo:shop, demo:delete_account)",
+        (),
+        factory="notebook_agent.demo.model:demo_model_named",
+        default_id="offline",
+    ),
 }
 OLLAMA_DEFAULT_URL = "http://127.0.0.1:11434"
 
@@ -91,6 +108,9 @@ def parse_model_name(name: str) -> tuple[str, str]:
     A bare well-known model id (``gpt-4o``, ``claude-...``, ``gemini-...``) gets its provider inferred.
     """
     name = name.strip()
+    bare = PROVIDERS.get(name)
+    if bare is not None and bare.default_id is not None:
+        return name, bare.default_id
     provider, sep, model_id = name.partition(":")
     if sep and provider in PROVIDERS:
         if not model_id.strip():
@@ -170,6 +190,9 @@ def get_model(
         )
     provider, model_id = parse_model_name(name)
     info = PROVIDERS[provider]
+    if info.factory is not None:
+        module, _, function = info.factory.partition(":")
+        return getattr(importlib.import_module(module), function)(model_id, **kw)  # type: ignore[no-any-return]
     if info.package and "client" not in kw and not _package_available(info.package):
         raise ModelConfigError(f"{provider}: models need the {info.package} package: {info.install}")
     if base_url is None and info.base_url_env:

@@ -99,6 +99,15 @@ class StepCard:
                 "</div>"
             )
 
+    def end_wait(self, how: str) -> None:
+        """The run ended (``how``: stopped, error, ...) while this step still waited for the model: the wait
+        display stops and the header says how the step ended."""
+        if self.waiting_since is None:
+            return
+        self.waiting_since = None
+        self.progress.value = ""
+        self._head(f"{how} while waiting for the model")
+
     def preview(self, partial: ReflectionPartial) -> bool:
         """The model's output as it streams in: reflection fields filling in, then the action's name and
         arguments (already parsed and capped by the agent). Returns True when there was something to show."""

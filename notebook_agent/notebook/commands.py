@@ -9,6 +9,7 @@ state (:mod:`.kernel_state`); ``rerun`` starts a run through the same path as a 
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +20,11 @@ from ..browser.checks import page_title, page_url
 from ..config import options
 from ..core.errors import error_message
 from .kernel_state import STATE
+
+ERROR_LINE = re.compile(r"^(%%?agent(_prompt)?( [a-z_]+)?: |usage: %agent )", re.MULTILINE)
+"""How every magic error line starts (``%agent compare: ...``, ``%%agent: ...``, ``usage: %agent ...``): the
+magics print errors in one line rather than raising (a traceback for a typo), and the notebook tests fail a
+cell whose output has such a line (notebooks/conftest.py)."""
 
 COMMANDS = frozenset({"help", "config", "browser", "stop", "runs", "rerun", "compare", "prompt", "snapshot"})
 """The words ``%agent`` accepts (each a method of :class:`Commands`)."""
@@ -38,11 +44,12 @@ class Commands:
             "%agent browser [URL] [--headed|--headless]   show the shared browser (and open a URL)\n"
             "%agent stop                                  stop every running run\n"
             "%agent runs                                  the saved runs (status, steps, tokens, cost, prompt)\n"
-            "%agent rerun RUN [--prompt NAME] [--model M] [--out NAME]   repeat a saved run's task with a change\n"
+            "%agent rerun RUN [--prompt NAME] [--model M] [--max-steps N] [--approve POLICY] [--out NAME]\n"
+            "                                             repeat a saved run's task with a change\n"
             "%agent compare RUN_A RUN_B                   two runs side by side, first divergence marked\n"
             "%agent prompt [NAME|default]                 show (or choose) the active system prompt\n"
             "%agent snapshot                              what the model would see of the current page\n"
-            "RUN is a run id, a unique part of one, or a position (1 = oldest, -1 = newest).\n"
+            "RUN is a position (1 = oldest, -1 = newest) or the start of a run id (or of its last part).\n"
             f"Approval policies: {', '.join(POLICY_NAMES)}."
         )
 
@@ -57,8 +64,11 @@ class Commands:
                     changes["headless"] = word == "--headless"
                     continue
                 if word not in _CONFIG_OPTIONS:
-                    known = ", ".join([*_CONFIG_OPTIONS, "--headed", "--headless"])
-                    raise options.OptionError(f"Unknown option {word!r} for %agent config. Options: {known}.")
+                    known = [*_CONFIG_OPTIONS, "--headed", "--headless"]
+                    raise options.OptionError(
+                        f"Unknown option {word!r} for %agent config.{options.did_you_mean(word, known)} "
+                        f"Options: {', '.join(known)}."
+                    )
                 value = next(it, None)
                 if value is None:
                     raise options.OptionError(f"{word} needs a value.")
@@ -97,9 +107,9 @@ class Commands:
         from ..agent.runs import find_run, load_run
 
         if not rest:
-            print("usage: %agent rerun RUN [--prompt NAME] [--model M] [--out NAME]")
+            print("usage: %agent rerun RUN [--prompt NAME] [--model M] [--max-steps N] [--approve POLICY] [--out NAME]")
             return
-        opts = _options(rest[1:], {"--prompt", "--model", "--out", "--max-steps", "--approve"})
+        opts = _options(rest[1:], {"--prompt", "--model", "--out", "--max-steps", "--approve"}, "%agent rerun")
         if opts is None:
             return
         try:  # the options first: a typo is reported whatever runs are saved
@@ -165,7 +175,7 @@ class Commands:
             try:
                 STATE.prompt_text(rest[0])
             except ValueError as exc:
-                print(exc)
+                print(f"%agent prompt: {exc}")
                 return
             STATE.config.prompt = rest[0]
         text = STATE.prompt_text()
@@ -284,17 +294,18 @@ _CONFIG_OPTIONS: dict[str, tuple[str, Callable[[str, str], Any]]] = {
 }
 
 
-def _options(words: list[str], allowed: set[str]) -> dict[str, str] | None:
+def _options(words: list[str], allowed: set[str], label: str) -> dict[str, str] | None:
     """``--key value`` pairs from a line magic's words; prints what is wrong and returns None."""
     out: dict[str, str] = {}
     it = iter(words)
     for word in it:
         if word not in allowed:
-            print(f"Unknown option {word!r}; expected one of {', '.join(sorted(allowed))}")
+            hint = options.did_you_mean(word, allowed)
+            print(f"{label}: Unknown option {word!r}.{hint} Options: {', '.join(sorted(allowed))}.")
             return None
         value = next(it, None)
         if value is None:
-            print(f"{word} needs a value")
+            print(f"{label}: {word} needs a value")
             return None
         out[word] = value
     return out

@@ -30,6 +30,9 @@ CSS = """
 
 STATUS_TEXT = {
     "starting": "starting",
+    "launching": "launching the browser",
+    "opening": "opening the page",
+    "asking": "asking the model",
     "running": "running",
     "model": "waiting for the model",
     "approval": "waiting for approval",

@@ -12,6 +12,7 @@ import re
 import string
 from typing import Any
 
+from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
@@ -71,10 +72,12 @@ class AgentMagics(Magics):
         Each step appears below as it happens. ``result = await agent_run`` in a later cell waits for the
         result. ``%agent`` (one %) configures and controls the session: ``%agent help``.
         """
-        args = parse_argstring(self.agent, line)
+        args = _parse(self.agent, line, "%%agent")
+        if args is None:
+            return
         task = task_text(cell, self.shell.user_ns if self.shell else {})
         if not task:
-            print("The cell body is the task: write what the agent should do.")
+            print("%%agent: The cell body is the task: write what the agent should do.")
             return
         self.launch(
             task,
@@ -164,13 +167,15 @@ class AgentMagics(Magics):
         default one with ``--append``). ``%agent prompt`` shows the active prompt and its diff."""
         from ..agent import default_system_prompt, prompt_hash
 
-        args = parse_argstring(self.agent_prompt, line)
+        args = _parse(self.agent_prompt, line, "%%agent_prompt")
+        if args is None:
+            return
         body = cell.strip("\n")
         if not body.strip():
-            print("The cell body is the prompt text.")
+            print("%%agent_prompt: The cell body is the prompt text.")
             return
         if args.name == "default":
-            print("'default' names the packaged prompt; choose another --name.")
+            print("%%agent_prompt: 'default' names the packaged prompt; choose another --name.")
             return
         text = (
             f"{default_system_prompt().rstrip()}\n\nAdditional instructions:\n{body.strip()}\n"
@@ -193,9 +198,24 @@ class AgentMagics(Magics):
         name = command.replace("-", "_")
         handler = getattr(self.commands, name, None) if name in COMMANDS else None
         if handler is None:
-            print(f"Unknown %agent command {command!r}.\n")
+            print(f"%agent: Unknown %agent command {command!r}.\n")
             handler = self.commands.help
         return handler(rest)
+
+
+for _magic in (AgentMagics.agent, AgentMagics.agent_prompt):
+    _magic.parser.allow_abbrev = False  # type: ignore[attr-defined]  # --max-step is a typo, not --max-steps
+
+
+def _parse(magic: Any, line: str, label: str) -> Any:
+    """The magic's options, or None after printing what is wrong in one line, with a "did you mean" for a
+    misspelt option (options are never taken by a prefix)."""
+    try:
+        return parse_argstring(magic, line)
+    except UsageError as exc:
+        known = [s for action in magic.parser._actions for s in action.option_strings]
+        print(f"{label}: {options.unknown_options_message(str(exc), known)}")
+        return None
 
 
 _DISPLAY_LINE = re.compile(r"^get_ipython\(\)\.run_line_magic\('agent', '(snapshot|browser)\b.*'\)\s*$")

@@ -1,8 +1,9 @@
 """The static record of a finished run: plain HTML that needs no kernel and no widget manager.
 
-A widget view is blank where no kernel runs (GitHub, nbviewer, a notebook opened later). When a run ends its
-view's output gets this record as a ``text/html`` part next to the widget, so the saved notebook shows the
-task, the outcome and every step (reflection, action, result, a thumbnail of the page) wherever it is opened.
+A widget view needs the kernel that made it: where none runs (GitHub, nbviewer, a notebook opened later) it is
+blank or "Error displaying widget: model not found". When a run ends its view's output is replaced by this
+record (``text/html``), so the saved notebook shows the task, the outcome and every step (reflection, action,
+approval, result, a thumbnail of the page) wherever it is opened.
 
 Only inline styles and basic tags (viewers that sanitise HTML drop ``<style>`` blocks and scripts).
 Screenshots are embedded as they were taken (JPEG); past ``image_budget`` bytes the earliest steps go without
@@ -48,7 +49,8 @@ def _step(step: PageStep, picture: bool) -> str:
         call = f"{step.action} {json.dumps(step.args, ensure_ascii=False)}"
         parts.append(_row("Action", f"<code>{_e(call)}</code>"))
     if step.approval:
-        parts.append(_row("Approval", _e(f"{step.approval.get('decision')} by {step.approval.get('by')}")))
+        why = f": {step.approval['reason']}" if step.approval.get("reason") else ""
+        parts.append(_row("Approval", _e(f"{step.approval.get('decision')} by {step.approval.get('by')}{why}")))
     if step.result:
         failed = step.is_error or (step.action == "done" and not step.args.get("success", True))
         label = "Error" if step.is_error else ("Failed" if failed else "Result")
@@ -80,18 +82,18 @@ def record_html(result: PageAgentResult, *, image_budget: int = IMAGE_BUDGET) ->
             used += size
     tokens = result.usage.tokens
     cost = f" · ${result.usage.cost.total:.4f}" if result.usage.cost.total else ""
-    n = len(result.steps)
     color = "#1a7f37" if result.success else "#cf222e"
     head = (
         f'<div style="font-weight:bold">{_e(result.task)}</div>'
         f'<div><span style="color:{color};font-weight:bold">{_e(result.status.replace("_", " "))}</span> · '
-        f"{'success' if result.success else 'no success'} · {n} step{'' if n == 1 else 's'} · {tokens:,} tokens"
+        f"{'success' if result.success else 'no success'} · {result.steps_text()} · {tokens:,} tokens"
         f"{cost} · {result.duration_s:.1f} s · model <code>{_e(result.model)}</code></div>"
     )
-    if result.text:
-        head += _row("Answer", f"<code>{_e(result.text)}</code>")
-    if result.error and result.error != result.text:
-        head += _row("Error", _e(result.error), "#cf222e")
+    if result.answer:
+        head += _row("Answer", f"<code>{_e(result.answer)}</code>")
+    reason = (result.error or (result.text if not result.answer else None)) if result.status != "completed" else None
+    if reason and reason != result.answer:
+        head += _row(result.end_label, _e(reason), "#cf222e")
     with_steps = [s for s in result.steps if s.screenshot]
     skipped = len(with_steps) - len(pictures)
     note = (

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..agent import AnyEvent, Approval, ApprovalAnswered, ApprovalRequested, PageAgent, PageAgentResult, RunFinished
 from ..agent.approval import ApprovalRequest
 from ..core.abort import AbortSignal
+from ..core.errors import error_message
 from .interrupt import RunInterrupted
 from .kernel import blocked_kernel_version
 from .kernel_state import STATE, SessionConfig
@@ -68,26 +69,29 @@ class NotebookRun:
         """How many ``await run`` are waiting (normally one cell)."""
 
     def show(self) -> None:
-        """Display the live view in the current cell, under a display id, so that the static record can be
-        added to the same output when the run ends."""
+        """Display the live view in the current cell, under a display id, so that the static record can take
+        its place in the same output when the run ends."""
         from IPython.display import display
 
         self._bundle = dict(self.view.root._repr_mimebundle_() or {})
         self.display_handle = display(self._bundle, raw=True, display_id=True)
 
     def leave_record(self) -> None:
-        """Add the static HTML record (see :mod:`.record`) next to the widget in the view's output."""
+        """The run ended: its output becomes the static HTML record (see :mod:`.record`) and a one-line text,
+        without the widget. A widget view in a saved notebook needs the kernel that made it: reopened later
+        (with or without a kernel) it shows "Error displaying widget: model not found", where the record shows
+        the whole run everywhere (JupyterLab, GitHub, nbviewer). The live view is shown while the run runs."""
         from .record import error_html, record_html
 
         if self.display_handle is None:
             return
         if self.result is not None:
-            record = record_html(self.result)
+            record, text = record_html(self.result), repr(self.result)
         elif self.error is not None:
-            record = error_html(self.task_text, self.error)
+            record, text = error_html(self.task_text, self.error), f"{self.task_text}: {error_message(self.error)}"
         else:
             return
-        self.display_handle.update({**self._bundle, "text/html": record}, raw=True)
+        self.display_handle.update({"text/plain": text, "text/html": record}, raw=True)
 
     @property
     def done(self) -> bool:
@@ -153,6 +157,8 @@ class NotebookRun:
 
     async def _take_browser(self) -> None:
         """The kernel's browser tab if no other active run has it, else a new tab of the same browser."""
+        if STATE.browser is None:  # the first run of the kernel: Chromium starts now, which takes a moment
+            self.view.set_status("launching")
         browser = await STATE.get_browser()
         holder = STATE.main_tab_run
         if holder is None or holder is self or holder.done:
@@ -189,6 +195,8 @@ class NotebookRun:
         try:
             if self.kernel_browser:
                 await self._take_browser()
+            # until the first step starts: say what the run is doing rather than a bare "starting"
+            self.view.set_status("opening" if self.agent.start_url else "asking")
             async for event in self.agent.stream(
                 self.task_text, browser=self.session, interactive=True, runs_dir=runs_dir
             ):
@@ -253,7 +261,9 @@ class NotebookRun:
         except asyncio.CancelledError as exc:
             if not task.done():
                 if self.view.waiting_for_person and self.view.blocked_version is not None:
-                    raise  # the panel told the user to interrupt this cell so that the click can arrive
+                    # the panel told the user to interrupt this cell so that the click can arrive: one line
+                    # saying so, not a bare CancelledError traceback
+                    raise RunInterrupted(self._released_message()) from None
                 task.cancel()  # Interrupt stops the run; wait for it to settle (it keeps its finished steps)
                 await asyncio.wait({task})
             if isinstance(exc, RunInterrupted):
@@ -262,11 +272,9 @@ class NotebookRun:
         finally:
             self._awaiting -= 1
             self._refresh_blocked_note()
-        # Re-send the final widget state from the awaiting cell, so headless executors (nbval, nbclient)
-        # record the finished view and not the state from when the %%agent cell returned.
-        for widget in self.view.widgets():
-            widget.send_state()
-        self.leave_record()  # again from this cell: nbclient keeps only what the running cell sends
+        # The record again, from this cell: headless executors (nbval, nbclient) keep only what the running cell
+        # sends, so the %%agent cell's saved output is the finished record, not the view as it was when it returned.
+        self.leave_record()
         if self.error is not None:
             raise self.error
         return result
@@ -274,12 +282,19 @@ class NotebookRun:
     def _refresh_blocked_note(self) -> None:
         self.view.set_blocked_version(blocked_kernel_version() if self._awaiting and not self.done else None)
 
+    def _released_message(self) -> str:
+        name = self.name or "the run"
+        return (
+            f"Interrupted: this cell stopped waiting; {name} keeps waiting for your click in its panel "
+            f"(`await {name}` again for its result)."
+        )
+
     def _stopped_message(self) -> str:
         name = self.name or "the run"
         result = self.result
         if result is None:
             return f"Interrupted: {name} was stopped."
-        steps = len([s for s in result.steps if s.action and s.result and not s.is_error])
+        steps = result.finished_steps  # counted as the summary counts them
         kept = f"{steps} finished step{'' if steps == 1 else 's'}"
         where = f", saved to {self.saved_path}" if self.saved_path else ""
         return f"Interrupted: {name} was stopped; {kept} kept in {name}.result{where}."

@@ -87,14 +87,18 @@ def runs_table_html(runs: list[PageAgentResult]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
+LEFT = "text-align:left;vertical-align:top"
+"""Text cells read from the left (JupyterLab right-aligns table cells by default)."""
+
+
 def _cell(step: PageStep | None) -> str:
     if step is None:
-        return "<td style='color:#8c959f'>—</td>"
+        return f"<td style='{LEFT};color:#8c959f'>—</td>"
     if step.action is None:
-        return f"<td style='color:#cf222e'>invalid output: {_e(step.output_error)}</td>"
+        return f"<td style='{LEFT};color:#cf222e'>invalid output: {_e(step.output_error)}</td>"
     color = "#cf222e" if step.is_error else "inherit"
     return (
-        f"<td><code>{_e(step.action)} {_e(json.dumps(step.args, ensure_ascii=False))}</code><br>"
+        f"<td style='{LEFT}'><code>{_e(step.action)} {_e(json.dumps(step.args, ensure_ascii=False))}</code><br>"
         f"<small style='color:{color}'>{_e(step.result[:160])}</small></td>"
     )
 
@@ -110,18 +114,22 @@ def compare_html(c: Comparison) -> str:
             style = " style='background:#fff8c5'"
         elif not d.same_result:
             style = " style='background:#f6f8fa'"
-        rows.append(f"<tr{style}><td>{d.index}{mark}</td>{_cell(d.a)}{_cell(d.b)}</tr>")
-    summary = "".join(f"<tr><td>{_e(k)}</td><td>{_e(a)}</td><td>{_e(b)}</td></tr>" for k, a, b in c.summary())
+        rows.append(f"<tr{style}><td style='{LEFT}'>{d.index}{mark}</td>{_cell(d.a)}{_cell(d.b)}</tr>")
+    summary = "".join(
+        f"<tr><td style='{LEFT}'>{_e(k)}</td><td style='{LEFT}'>{_e(a)}</td><td style='{LEFT}'>{_e(b)}</td></tr>"
+        for k, a, b in c.summary()
+    )
     verdict = (
         "The runs took the same actions with the same results."
         if c.first_divergence is None
         else f"First divergence at step {c.first_divergence} ({c.divergence_kind})."
     )
+    th = f"<th style='{LEFT}'>"
     return (
         f"<div><b>{verdict}</b></div>"
-        f"<table><thead><tr><th>step</th><th>A <code>{_e(c.a.run_id)}</code></th>"
-        f"<th>B <code>{_e(c.b.run_id)}</code></th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
-        f"<table><thead><tr><th></th><th>A</th><th>B</th></tr></thead><tbody>{summary}</tbody></table>"
+        f"<table><thead><tr>{th}step</th>{th}A <code>{_e(c.a.run_id)}</code></th>"
+        f"{th}B <code>{_e(c.b.run_id)}</code></th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        f"<table><thead><tr>{th}</th>{th}A</th>{th}B</th></tr></thead><tbody>{summary}</tbody></table>"
     )
 
 

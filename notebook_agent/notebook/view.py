@@ -61,13 +61,19 @@ def summary_html(result: PageAgentResult) -> str:
     cost = f" · ${result.usage.cost.total:.4f}" if result.usage.cost.total else ""
     head = (
         f'<div class="na-kv {cls} na-summary"><b>{esc(STATUS_TEXT.get(result.status, result.status))}</b> · '
-        f"{'success' if result.success else 'no success'} · {plural(len(result.steps), 'step')} · "
+        f"{'success' if result.success else 'no success'} · {result.steps_text()} · "
         f"{tokens:,} tokens{cost} · {result.duration_s:.1f} s</div>"
     )
-    answer = f"<div class='na-kv'><span class='k'>Answer</span> <span class='na-code'>{esc(result.text)}</span></div>"
-    error = result.error if result.status != "completed" and result.error != result.text else None
-    detail = f"<div class='na-kv na-bad'>{esc(error)}</div>" if error else ""
-    return head + (answer if result.text else "") + detail
+    answer = result.answer
+    shown = f"<div class='na-kv'><span class='k'>Answer</span> <span class='na-code'>{esc(answer)}</span></div>"
+    reason = result.error if result.status != "completed" else None
+    reason = reason or (result.text if not answer and result.status != "completed" else None)
+    detail = (
+        f"<div class='na-kv na-bad na-end'><span class='k'>{result.end_label}</span> {esc(reason)}</div>"
+        if reason and reason != answer
+        else ""
+    )
+    return head + (shown if answer else "") + detail
 
 
 class RunView:
@@ -204,9 +210,8 @@ class RunView:
         self.set_status(result.status)
         self._finish_controls(result.success)
         card = self.card()
-        if card is not None and card.waiting_since is not None:
-            card.waiting_since = None
-            card.progress.value = ""
+        if card is not None:
+            card.end_wait(STATUS_TEXT.get(result.status, result.status))
         self.final.value = summary_html(result)
 
     def _finish_controls(self, success: bool) -> None:
@@ -223,6 +228,9 @@ class RunView:
         self.finished_at = time.monotonic()
         self.set_status("error")
         self._finish_controls(False)
+        card = self.card()
+        if card is not None:
+            card.end_wait("error")
         self.final.value = f'<div class="na-kv na-bad na-error">{esc(error_message(exc))}</div>'
 
     # -- waiting for a person -----------------------------------------------------------------------------

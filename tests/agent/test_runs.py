@@ -227,3 +227,58 @@ def test_unserialisable_values_and_hostile_ids_do_not_lose_the_run(tmp_path: Pat
     loaded = load_run(path)
     assert loaded.text == result.text and len(loaded.steps) == 1
     assert loaded.steps[0].args == {"unserialisable": "dict too deep or cyclic to save"}
+
+
+def test_a_small_number_is_a_position_before_any_id_match(tmp_path: Path) -> None:
+    """`%agent compare 1 2`: ids start with the date (2...) and may end in a digit; a number within the count of
+    runs is always a position, anything else the start of one id, and every failure names the candidates."""
+    ids = ("20261130-090000-aaaaa1", "20261130-100000-bbbbb2", "20261130-110000-ccccc2")
+    for rid in ids:
+        save_run(make_result(rid, ACTIONS), tmp_path)
+    assert [find_run(tmp_path, ref).stem for ref in ("1", "2", "3", "-1", "-3")] == [*ids, ids[2], ids[0]]
+    assert find_run(tmp_path, "20261130-10").stem == ids[1]
+    assert find_run(tmp_path, "ccc").stem == ids[2]
+    with pytest.raises(ValueError, match="More than one run matches '2026'") as many:
+        find_run(tmp_path, "2026")
+    assert all(rid in str(many.value) for rid in ids) and "1 to 3" in str(many.value)
+    with pytest.raises(ValueError, match="There are 3 runs; 4 is out of range") as out:
+        find_run(tmp_path, "4")
+    assert ids[2] in str(out.value)
+    with pytest.raises(ValueError, match="No run matches 'zzz'"):
+        find_run(tmp_path, "zzz")
+
+
+def test_a_full_disk_leaves_no_truncated_screenshot_or_prompt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 20, item 4b: pictures and prompt files are written whole or not at all (temp file + rename)."""
+    import errno
+    import os
+
+    from notebook_agent.agent.runs import RunWriter
+
+    writer = RunWriter(tmp_path, "run-1")
+    writer.start({"prompt_version": "v1"}, "old prompt")
+    step = PageStep(index=1, screenshot=b"\xff\xd8" + b"x" * 5000)
+    writer.screenshot(step)
+    shot = tmp_path / "run-1" / "step_1.jpg"
+    assert shot.read_bytes() == step.screenshot
+    real_write = os.write
+
+    def full_disk(fd: int, data: Any) -> int:  # the first chunk lands, then the disk is full
+        if len(data) > 100:
+            return real_write(fd, bytes(data[:100]))
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "write", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        writer.screenshot(PageStep(index=1, screenshot=b"\xff\xd8" + b"y" * 5000))
+    with pytest.raises(OSError, match="No space left"):
+        writer.screenshot(PageStep(index=2, screenshot=b"\xff\xd8" + b"z" * 5000))
+    with pytest.raises(OSError, match="No space left"):
+        RunWriter(tmp_path, "run-2").start({"prompt_version": "v2"}, "new prompt " * 50)
+    monkeypatch.undo()
+    assert shot.read_bytes() == step.screenshot  # the earlier picture is intact
+    assert not (tmp_path / "run-1" / "step_2.jpg").exists()  # no empty or half picture
+    assert not (tmp_path / "prompts" / "v2.md").exists()
+    assert (tmp_path / "prompts" / "v1.md").read_text() == "old prompt"
+    leftovers = [p.name for p in tmp_path.rglob("*.tmp")]
+    assert leftovers == []

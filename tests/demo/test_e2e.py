@@ -122,3 +122,23 @@ async def test_demo_model_for_plays_the_demo_tasks(browser: BrowserSession, task
     agent = PageAgent(model=demo_model_for(task), browser=browser, start_url=demo_url(), screenshots=False)
     result = await agent.run(task)
     assert result.status == "completed", describe(result)
+
+
+async def test_the_model_name_demo_works_from_python(browser: BrowserSession) -> None:
+    """`demo` is a model name like any other (the README lists it; --model demo takes it): the registry builds
+    the offline model, which reads each run's task, so one agent plays both demo tasks and explains any other."""
+    from notebook_agent.config.models import choose_model
+    from notebook_agent.config.options import model as check_model_option
+    from notebook_agent.llm import ModelConfigError, get_model
+
+    agent = PageAgent(model="demo", browser=browser, start_url=demo_url(), screenshots=False, approval="auto")
+    shop = await agent.run(DEMO_TASK)
+    assert shop.status == "completed" and shop.text == EXPECTED, describe(shop)
+    assert shop.model == "demo:offline"
+    other = await agent.run("Book me a flight to Oslo")
+    assert other.status == "failed" and other.text == UNKNOWN_TASK_TEXT
+    # one rule everywhere: the registry, the option check, the notebook/CLI chooser (and a recorded id reruns)
+    assert get_model("demo:shop").id == "offline-shop" and get_model("demo:offline-delete-account").provider == "demo"
+    assert check_model_option("demo") == "demo" and choose_model("demo", DEMO_TASK)[0].id == "offline-shop"
+    with pytest.raises(ModelConfigError, match="Unknown demo model 'demo:nope'"):
+        get_model("demo:nope")

@@ -99,7 +99,9 @@ def test_interrupt_cancels_an_awaiting_cell_and_the_browser_survives(kernel: Blo
     if kernel_blocks_clicks(kernel)[1]:
         # An older kernel: the interrupt released only the cell (the panel asks for it, so that the Approve
         # click can arrive); the run still waits for a person, and Stop ends it.
-        assert content["ename"] in ("CancelledError", "KeyboardInterrupt")
+        # one line saying the run keeps waiting, not a bare CancelledError traceback
+        assert content["ename"] == "RunInterrupted" and len(content["traceback"]) == 1, content
+        assert "agent_run keeps waiting for your click" in content["traceback"][0], content["traceback"]
         reply, out, _ = execute(
             kernel, "print('waiting', agent_run.done, agent_run.pending_approval is not None)\nagent_run.stop()"
         )
@@ -220,6 +222,9 @@ def test_approve_while_a_cell_awaits_the_run(kernel: BlockingKernelClient) -> No
         if reply_msg["parent_header"].get("msg_id") == awaiting:
             break
     assert reply_msg["content"]["status"] == "error"
+    released = reply_msg["content"]
+    assert released["ename"] == "RunInterrupted" and len(released["traceback"]) == 1, released
+    assert "Interrupted: this cell stopped waiting; gated keeps waiting for your click" in released["traceback"][0]
     cleared = wait_for_iopub(kernel, widget_value_update(ids["warning"]))
     assert cleared["content"]["data"]["state"]["value"] == ""
     reply, out, _ = execute(kernel, "print('waiting', gated.done, gated.pending_approval is not None)")

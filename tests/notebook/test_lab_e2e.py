@@ -113,6 +113,8 @@ AGENT_CELLS = [
 _JS_STEP = "(run) => !!run.querySelector('.na-step')"
 _JS_SCREENSHOT = """(run) => [...run.querySelectorAll('img.na-screenshot, .na-screenshot img')].some(
   (i) => /^(blob|data):/.test(i.src) && i.naturalWidth > 0 && getComputedStyle(i).display !== 'none')"""
+_JS_LIVE = """(run) => [...run.querySelectorAll('img.na-live, .na-live img')].some(
+  (i) => /^(blob|data):/.test(i.src) && i.naturalWidth > 0 && getComputedStyle(i).display !== 'none')"""
 _JS_APPROVAL = "(run) => !!run.querySelector('.na-approval .na-approve')"
 _JS_FINISHED = "(run) => { const r = run.querySelector('.na-result'); return !!r && r.textContent.trim() !== ''; }"
 
@@ -161,6 +163,7 @@ def test_agent_approve_and_deny(open_notebook: OpenNotebook) -> None:
     nb.assert_no_error(2)
     run1 = nb.widget(".na-run").nth(0)
     _wait_run_view(nb, run1, timings, "run 1", t_run)
+    _wait_in_run(nb, run1, _JS_LIVE, "the live picture rendered")  # one live picture in the header
     assert run1.locator(".na-step").count() >= 2, "the account page is opened before the delete click"
     # --url {url} was expanded: the agent started on the demo shop and is now on its account page.
     expect(run1.locator(".na-approval")).to_contain_text(demo_url.rstrip("/") + "/account.html")
@@ -172,14 +175,15 @@ def test_agent_approve_and_deny(open_notebook: OpenNotebook) -> None:
     run1.locator(".na-approve").click()
     run1.locator(".na-approval").wait_for(state="detached", timeout=30_000)
     timings["run 1: Approve click -> panel gone"] = time.perf_counter() - t
-    expect(run1.locator(".na-status")).to_contain_text("completed", timeout=30_000)
-    timings["run 1: Approve click -> status completed"] = time.perf_counter() - t
-    result1 = run1.locator(".na-result")
-    expect(result1).to_contain_text("completed")
-    expect(result1).to_contain_text("Your account has been deleted")
-    assert "na-ok" in result1.inner_html(), result1.inner_html()
-    expect(run1).to_contain_text("approved by user")
-    nb.screenshot("run1-completed", ".na-run")
+    # the finished run's output is its static record (a widget view would not survive the kernel)
+    record1 = nb.cell(2).locator(".na-record")
+    expect(record1).to_contain_text("completed", timeout=30_000)
+    timings["run 1: Approve click -> record of the completed run"] = time.perf_counter() - t
+    expect(record1).to_contain_text("completed · success")
+    expect(record1).to_contain_text("Your account has been deleted")
+    expect(record1).to_contain_text("approved by user")
+    expect(nb.cell(2).locator(".na-run")).to_have_count(0)
+    nb.screenshot("run1-completed", ".na-record")
 
     nb.run_cell(3)
     out = nb.output_text(3)
@@ -190,7 +194,7 @@ def test_agent_approve_and_deny(open_notebook: OpenNotebook) -> None:
     t_run = time.perf_counter()
     timings["run 2: %%agent cell returns"] = nb.run_cell(4)
     nb.assert_no_error(4)
-    run2 = nb.widget(".na-run").nth(1)
+    run2 = nb.cell(4).locator(".na-run")
     expect(run2.locator(".na-head")).to_contain_text("Open my account page and delete my account.")
     _wait_run_view(nb, run2, timings, "run 2", t_run)
     run2.locator(".na-deny-reason input").fill(REASON)
@@ -199,13 +203,13 @@ def test_agent_approve_and_deny(open_notebook: OpenNotebook) -> None:
     run2.locator(".na-deny").click()
     run2.locator(".na-approval").wait_for(state="detached", timeout=30_000)
     timings["run 2: Deny click -> panel gone"] = time.perf_counter() - t
-    result2 = run2.locator(".na-result")
-    expect(result2).to_contain_text("did not delete", timeout=30_000)
-    timings["run 2: Deny click -> final result"] = time.perf_counter() - t
-    expect(run2.locator(".na-status")).to_contain_text("failed")
-    expect(result2).to_contain_text(REASON)
-    expect(run2).to_contain_text(f"denied by user: {REASON}")
-    nb.screenshot("run2-finished", ".na-run >> nth=1")
+    record2 = nb.cell(4).locator(".na-record")
+    expect(record2).to_contain_text("did not delete", timeout=30_000)
+    timings["run 2: Deny click -> final record"] = time.perf_counter() - t
+    expect(record2).to_contain_text("failed · no success")
+    expect(record2).to_contain_text(REASON)
+    expect(record2).to_contain_text(f"denied by user: {REASON}")
+    nb.screenshot("run2-finished", ".na-record >> nth=1")
 
     nb.run_cell(5)
     out = nb.output_text(5)
@@ -263,9 +267,6 @@ think = watch(agent, "Look at the products of the demo shop")""",
     "r = await think\nprint('THINK', r.status, len(r.steps))",
 ]
 
-_JS_LIVE = """(run) => [...run.querySelectorAll('img.na-live, .na-live img')].some(
-  (i) => /^(blob|data):/.test(i.src) && i.naturalWidth > 0 && getComputedStyle(i).display !== 'none')"""
-
 
 def test_watching_the_agent_think_and_the_saved_record(open_notebook: OpenNotebook, lab_server: Any) -> None:
     import nbformat
@@ -286,10 +287,16 @@ def test_watching_the_agent_think_and_the_saved_record(open_notebook: OpenNotebo
     nb.screenshot("think-reflection", ".na-run")
 
     nb.run_cell(2)  # open the gate: the action is written and runs
-    expect(run.locator(".na-status")).to_contain_text("completed", timeout=30_000)
-    _wait_in_run(nb, run, _JS_LIVE, "the live picture rendered")  # one live picture in the header
-    expect(run.locator(".na-result")).to_contain_text("2 steps")
-    expect(run.locator(".na-stop")).to_be_hidden()
+    # the finished run's output is its static record, pictures included, and no widget view is left
+    record = nb.cell(1).locator(".na-record")
+    expect(record).to_contain_text("completed", timeout=30_000)
+    expect(record).to_contain_text("2 steps")
+    nb.page.wait_for_function(
+        "(r) => [...r.querySelectorAll('img')].some((i) => /^data:/.test(i.src) && i.naturalWidth > 0)",
+        arg=record.element_handle(),
+        timeout=15_000,
+    )
+    expect(nb.cell(1).locator(".na-run")).to_have_count(0)
     nb.run_cell(3)
     assert "THINK completed 2" in nb.output_text(3), nb.output_text(3)
 
@@ -307,6 +314,9 @@ def test_watching_the_agent_think_and_the_saved_record(open_notebook: OpenNotebo
             nb.page.wait_for_timeout(200)
     assert "na-record" in record and "Scroll down to see the products" in record, record[:500]
     assert "Saw the products" in record and 'src="data:image/jpeg;base64,' in record
+    # nothing in the file needs the kernel: reopened, it shows no "Error displaying widget: model not found"
+    views = [o for c in saved.cells for o in c.get("outputs", []) if "data" in o]
+    assert not [o for o in views if "application/vnd.jupyter.widget-view+json" in o["data"]]
 
 
 def _print_timings(title: str, timings: dict[str, float]) -> None:

@@ -1,5 +1,6 @@
-"""A notebook executed headless (nbclient, a real kernel), saved, and read back without a kernel: the run's
-view output carries a static HTML record, and %agent snapshot printed into its own cell."""
+"""A notebook executed headless (nbclient, a real kernel), saved, and read back without a kernel: the finished
+run's output is a static HTML record (no widget view, which needs the kernel that made it), and %agent snapshot
+printed into its own cell."""
 
 from __future__ import annotations
 
@@ -36,8 +37,17 @@ def test_the_saved_notebook_shows_the_run_without_a_kernel(tmp_path: Path) -> No
     agent_outputs = read.cells[1].outputs
     assert len(agent_outputs) == 1
     data = agent_outputs[0]["data"]
-    assert "application/vnd.jupyter.widget-view+json" in data  # the live view, for a kernel ...
-    record = data["text/html"]  # ... and the record, for everyone else
+    # A finished run's output is its record, with no widget view: a widget view needs the kernel that made it,
+    # and a saved notebook reopened later showed "Error displaying widget: model not found" for every run.
+    widget_views = [
+        (i, o["data"]["application/vnd.jupyter.widget-view+json"])
+        for i, cell in enumerate(read.cells)
+        for o in cell.get("outputs", [])
+        if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
+    ]
+    assert widget_views == []
+    assert sorted(data) == ["text/html", "text/plain"] and data["text/plain"].startswith("PageAgentResult(completed")
+    record = data["text/html"]  # the whole run, for everyone
     assert "completed" in record and "success" in record and "$54.99" in record
     assert "Next goal" in record and "input_text" in record and "Result" in record
     assert record.count("<tr>") >= 3 and 'src="data:image/jpeg;base64,' in record

@@ -111,6 +111,45 @@ async def test_tuning_commands_explain_bad_input(shell: InteractiveShell, capsys
     assert "No saved runs" in capsys.readouterr().out
 
 
+async def test_every_magic_error_line_fails_a_notebook_cell(
+    shell: InteractiveShell, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The notebooks run under --nbval-lax, where a printed error passed (`%agent compare 1 2` in
+    prompt_tuning.ipynb): notebooks/conftest.py fails a cell whose output has a magic error line, and every error
+    the magics print is such a line."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "nb_conftest", Path(__file__).parents[2] / "notebooks" / "conftest.py"
+    )
+    assert spec is not None and spec.loader is not None
+    conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
+    mistakes = [
+        ("line", "agent", "compare 1"),
+        ("line", "agent", "compare nope1 nope2"),
+        ("line", "agent", "rerun"),
+        ("line", "agent", "rerun 1 --colour red"),
+        ("line", "agent", "prompt nonexistent"),
+        ("line", "agent", "frobnicate"),
+        ("line", "agent", "config --max-steps 0"),
+        ("cell", "agent", "--max-steps 0"),
+        ("cell", "agent", ""),
+        ("cell", "agent_prompt", "--name default"),
+    ]
+    capsys.readouterr()
+    for kind, magic, line in mistakes:
+        if kind == "line":
+            shell.run_line_magic(magic, line)
+        else:
+            shell.run_cell_magic(magic, line, "x" if line else "# only a comment")
+        out = capsys.readouterr().out
+        nbval_outputs = [{"output_type": "stream", "name": "stdout", "text": out}]
+        assert conftest.magic_errors(nbval_outputs), (magic, line, out)
+    ok = [{"output_type": "stream", "name": "stdout", "text": "Stopped 0 running run(s).\n"}]
+    assert conftest.magic_errors(ok) == []
+
+
 def test_inspector_widget_has_a_stable_hook() -> None:
     from notebook_agent.notebook.view import StepCard
 

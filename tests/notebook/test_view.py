@@ -1,0 +1,154 @@
+"""The live view and the saved record at the end of a run: what they say about the last step, the step count,
+the answer and the reason a run ended; the first run's status line; the result's short repr."""
+
+from __future__ import annotations
+
+import time
+
+from notebook_agent.agent import PageAgentResult, PageStep, RunFinished, StepStarted
+from notebook_agent.core.messages import Usage
+from notebook_agent.notebook.record import record_html
+from notebook_agent.notebook.view import RunView, summary_html
+
+STOP = "Stopped by Kernel → Interrupt"
+
+
+def stopped_while_waiting() -> PageAgentResult:
+    """A run stopped while the model was still answering its first step: one step, none finished."""
+    return PageAgentResult(
+        task="find it",
+        status="stopped",
+        success=False,
+        text=STOP,
+        steps=[PageStep(index=1, url="http://shop/")],
+        usage=Usage(),
+        model="test:silent",
+        duration_s=3.2,
+        prompt_version="abc123",
+        error=STOP,
+        run_id="r1",
+    )
+
+
+async def test_a_run_stopped_while_waiting_on_the_model_ends_its_view() -> None:
+    view = RunView("find it", "test:silent", 20)
+    view.handle(StepStarted(1, 20))
+    card = view.card()
+    assert card is not None and card.waiting_since is not None
+    card.waiting_since -= 3.4
+    view.tick()
+    assert card.header.description == "Step 1/20 · waiting for the model · 3 s"
+    result = stopped_while_waiting()
+    view.handle(RunFinished(result))
+    # the current card stops its wait display and says how the step ended
+    assert card.waiting_since is None and card.progress.value == ""
+    assert card.header.description == "Step 1/20 · stopped while waiting for the model"
+    card.wait_tick(time.monotonic() + 10)
+    assert "waiting for the model ·" not in card.header.description
+    # one count of steps, the one the interrupt line uses ("0 finished steps kept")
+    assert result.finished_steps == 0 and result.steps_text() == "1 step (0 finished)"
+    for shown in (view.final.value, summary_html(result), record_html(result)):
+        assert "1 step (0 finished)" in shown and "1 step ·" not in shown
+        # the stop reason under "Stopped", never under "Answer"
+        assert "Answer" not in shown and "Stopped</span> Stopped by Kernel" in shown, shown
+
+
+def test_the_answer_label_is_for_the_answer_only() -> None:
+    done = PageStep(index=1, action="done", args={"text": "It costs $5", "success": True}, result="It costs $5")
+    result = stopped_while_waiting()
+    result.status, result.success, result.text, result.error, result.steps = (
+        "completed",
+        True,
+        "It costs $5",
+        None,
+        [done],
+    )
+    assert result.answer == "It costs $5" and result.steps_text() == "1 step"
+    for shown in (summary_html(result), record_html(result)):
+        assert "Answer</span> <" in shown and "It costs $5" in shown and "Stopped</span>" not in shown
+        assert "Error</span>" not in shown
+    failing = stopped_while_waiting()
+    failing.status, failing.text, failing.error = "error", "The model failed: 500", "The model failed: 500"
+    for shown in (summary_html(failing), record_html(failing)):
+        assert "Answer" not in shown and "Error</span> The model failed: 500" in shown
+
+
+async def test_the_first_run_says_what_it_does_before_its_first_step() -> None:
+    """Not a bare "starting" while Chromium launches and the page opens (the view gets page events only)."""
+    from notebook_agent.agent import PageAgent
+    from notebook_agent.demo import DEMO_TASK, demo_url
+    from notebook_agent.notebook.runtime import STATE, NotebookRun
+
+    await STATE.close_browser()  # the kernel's first run: no browser yet
+    try:
+        agent = PageAgent(model="demo", start_url=demo_url(), screenshots=False, max_steps=8)
+        view = RunView(DEMO_TASK, "demo:offline", 8)
+        seen = [view.status.value]
+        view.status.observe(lambda change: seen.append(change["new"]), "value")
+        run = NotebookRun(agent, DEMO_TASK, view, kernel_browser=True, name="first")
+        run.start()
+        result = await run
+        assert result is not None and result.success
+        assert seen[:4] == ["starting", "launching the browser", "opening the page", "waiting for the model"], seen
+    finally:
+        STATE.stop_all()
+        await STATE.close_browser()
+
+
+def test_a_result_shows_short() -> None:
+    """`await agent_run` as a cell's last line: one line of text, a small table in a notebook."""
+    result = stopped_while_waiting()
+    result.steps = [PageStep(index=i, action="click", result="ok", screenshot=b"x" * 10_000) for i in range(1, 4)]
+    result.status, result.success, result.text, result.error = "completed", True, "Found | it", None
+    result.steps.append(PageStep(index=4, action="done", args={"text": "Found | it"}, result="Found | it"))
+    text = repr(result)
+    assert text == "PageAgentResult(completed, success, 4 steps, 0 tokens, answer='Found | it')"
+    table = result._repr_markdown_()
+    assert "| answer | Found \\| it |" in table and "| steps | 4 steps |" in table and "| run | r1 |" in table
+    assert len(table) < 600 and "xxxx" not in table
+
+
+def test_compare_table_text_reads_from_the_left() -> None:
+    import re
+
+    from notebook_agent.agent.runs import compare_runs
+    from notebook_agent.notebook.tuning import compare_html
+
+    a = stopped_while_waiting()
+    b = stopped_while_waiting()
+    b.steps = [PageStep(index=1, action="click", args={"index": 3}, result="clicked")]
+    shown = compare_html(compare_runs(a, b))
+    cells = re.findall(r"<t[dh](?: [^>]*)?>", shown)
+    assert cells and all("text-align:left" in c for c in cells), [c for c in cells if "text-align:left" not in c]
+
+
+def test_options_are_never_taken_by_a_prefix_and_typos_get_a_hint(capsys: object) -> None:
+    import pytest
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from notebook_agent.cli import build_parser
+    from notebook_agent.notebook.runtime import STATE
+
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "notebook_agent")
+    capsys.readouterr()  # type: ignore[attr-defined]
+    runs = len(STATE.runs)
+    out = []
+    for line in ("--max-step 3", "--modle demo", "--max-steps=3 --vison"):
+        shell.run_cell_magic("agent", line, "do something")
+        out.append(capsys.readouterr().out)  # type: ignore[attr-defined]
+    assert out[0] == "%%agent: unrecognized arguments: --max-step 3. Did you mean --max-steps?\n", out
+    assert out[1].endswith("Did you mean --model?\n") and out[2].endswith("Did you mean --vision?\n"), out
+    assert len(STATE.runs) == runs  # nothing started
+    shell.run_line_magic("agent", "config --max-step 3")
+    assert "Unknown option '--max-step' for %agent config. Did you mean --max-steps?" in capsys.readouterr().out  # type: ignore[attr-defined]
+    shell.run_line_magic("agent", "rerun 1 --promt x")
+    assert "Unknown option '--promt'. Did you mean --prompt?" in capsys.readouterr().out  # type: ignore[attr-defined]
+    for argv, hint in (
+        (["run", "task", "--max-step", "3"], "--max-steps"),
+        (["eval", "s.yaml", "--repeat", "2"], "--repeats"),
+    ):
+        with pytest.raises(SystemExit):
+            build_parser().parse_args(argv)
+        err = capsys.readouterr().err  # type: ignore[attr-defined]
+        assert f"unrecognized arguments: {' '.join(argv[2:])}. Did you mean {hint}?" in err, err
