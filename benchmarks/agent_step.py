@@ -49,7 +49,8 @@ async def step_against_bare(browser: BrowserSession, steps: int = 20) -> None:
     screenshot; no model latency) against ``page.click`` on the same checkbox of the same page."""
     print(f"\nstep vs bare Playwright click, {steps} clicks on a checkbox (median ms per step):")
     print(
-        f"  {'page':18} {'bare':>6} {'step':>6} {'ratio':>6} {'step+shot':>9} {'ratio':>6} {'state':>6} {'action':>7}"
+        f"  {'page':18} {'bare':>6} {'step':>6} {'ratio':>6} {'step+shot':>9} {'ratio':>6} {'step+hide':>9} "
+        f"{'ratio':>6} {'state':>6} {'action':>7} {'shot':>6} {'shot+h':>6}"
     )
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -71,30 +72,41 @@ async def step_against_bare(browser: BrowserSession, steps: int = 20) -> None:
                     i for i, e in (await browser.snapshot()).elements.items() if e.attributes.get("id") == "agree"
                 )
                 row = {}
-                for shots in (False, True):
+                for variant in ("plain", "shot", "hide"):
                     await page.goto(url)
                     script = [agent_output("click_element_by_index", {"index": index}) for _ in range(steps)]
                     script.append(agent_output("done", {"text": "ok", "success": True}))
                     agent = PageAgent(
-                        model=ScriptedModel(script), browser=browser, screenshots=shots, max_steps=steps + 1
+                        model=ScriptedModel(script),
+                        browser=browser,
+                        screenshots=variant != "plain",
+                        max_steps=steps + 1,
                     )
-                    t0 = time.perf_counter()
-                    result = await agent.run("click the checkbox")
-                    total = (time.perf_counter() - t0) * 1000
+                    # "hide": a run's secret painted over in every picture (searched for in every frame)
+                    with browser.hiding(["S3cr3t-Value-42"] if variant == "hide" else None):
+                        t0 = time.perf_counter()
+                        result = await agent.run("click the checkbox")
+                        total = (time.perf_counter() - t0) * 1000
                     assert result.status == "completed", result.error
-                    row[shots] = (total / len(result.steps), result.steps)
+                    row[variant] = (total / len(result.steps), result.steps)
                 b = statistics.median(bare)
-                plain, with_shot = row[False][0], row[True][0]
-                st = statistics.median(s.state_ms for s in row[False][1])
-                act = statistics.median(s.action_ms for s in row[False][1])
+                plain, with_shot, hidden = row["plain"][0], row["shot"][0], row["hide"][0]
+                st = statistics.median(s.state_ms for s in row["plain"][1])
+                act = statistics.median(s.action_ms for s in row["plain"][1])
+                shot_ms = statistics.median(s.screenshot_ms for s in row["shot"][1])
+                hide_ms = statistics.median(s.screenshot_ms for s in row["hide"][1])
                 print(
                     f"  {name:18} {b:6.1f} {plain:6.1f} {plain / b:6.2f} {with_shot:9.1f} {with_shot / b:6.2f} "
-                    f"{st:6.1f} {act:7.1f}",
+                    f"{hidden:9.1f} {hidden / b:6.2f} {st:6.1f} {act:7.1f} {shot_ms:6.1f} {hide_ms:6.1f}",
                     flush=True,
                 )
         finally:
             server.shutdown()
-    print("  (step = whole run / steps, incl. the final done step; ratio = step / bare; state, action: medians)")
+    print(
+        "  (step = whole run / steps, incl. the final done step; ratio = step / bare; step+hide: with a secret to\n"
+        "   paint over in every picture; state, action, shot, shot+h (the screenshot itself, off the critical\n"
+        "   path): medians)"
+    )
 
 
 def rss_mb() -> float:

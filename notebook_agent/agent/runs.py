@@ -9,9 +9,12 @@ approval) and one closing line (status, success, text, totals). Screenshots are 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
+import os
 import re
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +60,26 @@ def result_to_dict(result: PageAgentResult) -> dict[str, Any]:
     return head
 
 
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` whole or not at all: into a temporary file in the same folder, then renamed
+    over ``path``. A full disk (or a kill) mid-write leaves the previous file, or none, never a truncated or
+    empty one; the temporary file is removed and the error raised."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 class RunWriter:
     """Writes one run file as the run happens: the header when it starts, each step as it finishes (flushed,
     with its screenshot beside it), the closing line when it ends. A kernel killed mid-run loses at most the
@@ -77,7 +100,7 @@ class RunWriter:
         prompts.mkdir(exist_ok=True)
         prompt_file = prompts / f"{head.get('prompt_version')}.md"
         if system_prompt and not prompt_file.exists():
-            prompt_file.write_text(clean_text(self._scrub(system_prompt)), encoding="utf-8")
+            write_atomically(prompt_file, clean_text(self._scrub(system_prompt)).encode("utf-8"))
         with self.path.open("w", encoding="utf-8") as fh:
             fh.write(_line(self._scrub({"kind": "run", "format": FORMAT_VERSION, **head})))
         self._started = True
@@ -104,7 +127,7 @@ class RunWriter:
         shots = self.folder / self.run_id
         shots.mkdir(parents=True, exist_ok=True)
         name = self._shot_name(step)
-        (shots / name).write_bytes(step.screenshot)
+        write_atomically(shots / name, step.screenshot)
         step.screenshot_ref = f"{self.run_id}/{name}"
 
     def end(self, closing: dict[str, Any]) -> None:
@@ -250,20 +273,37 @@ def list_runs(runs_dir: str | Path) -> list[PageAgentResult]:
 
 
 def find_run(runs_dir: str | Path, ref: str) -> Path:
-    """A run file by id, unique id prefix, or 1-based position (``-1`` = newest)."""
+    """A run file by reference, one rule: a whole number ``n`` with ``1 <= |n| <= number of runs`` is a
+    position (1 = oldest, -1 = newest); anything else names one run by the start of its id or of its random
+    tail (``bbbbbb`` or ``bbb`` for ``20261130-100000-bbbbbb``). No match, or more than one, is an error that
+    lists the candidates."""
     folder = Path(runs_dir)
     files = sorted(folder.glob("*.jsonl"))
     if not files:
         raise ValueError(f"No saved runs in {folder}")
-    matches = [p for p in files if p.stem.startswith(ref) or p.stem.endswith(ref)]
-    if not matches and ref.lstrip("-").isdigit():
+    ref = ref.strip()
+    if re.fullmatch(r"[+-]?\d+", ref) and 1 <= abs(int(ref)) <= len(files):
         i = int(ref)
-        if i == 0 or abs(i) > len(files):
-            raise ValueError(f"There are {len(files)} runs; {ref} is out of range")
         return files[i - 1 if i > 0 else i]
-    if len(matches) != 1:
-        raise ValueError(f"{'No' if not matches else 'More than one'} run matches {ref!r} in {folder}")
-    return matches[0]
+    matches = [p for p in files if ref and (p.stem.startswith(ref) or p.stem.rsplit("-", 1)[-1].startswith(ref))]
+    if len(matches) == 1:
+        return matches[0]
+    positions = f"a position from 1 to {len(files)} (or -1 to -{len(files)})"
+    if not matches:
+        why = (
+            f"There are {len(files)} runs; {ref} is out of range"
+            if ref.lstrip("+-").isdigit()
+            else f"No run matches {ref!r}"
+        )
+        newest = ", ".join(p.stem for p in reversed(files[-5:]))
+        raise ValueError(
+            f"{why}: no run id in {folder} starts with it. Give {positions}, or the start of a run id; "
+            f"the newest: {newest}{' …' if len(files) > 5 else ''}."
+        )
+    raise ValueError(
+        f"More than one run matches {ref!r} in {folder}: {', '.join(p.stem for p in matches[:8])}"
+        f"{' …' if len(matches) > 8 else ''}. Give more of the id, or {positions}."
+    )
 
 
 @dataclass

@@ -9,9 +9,11 @@ of the next state, so the page is captured once per step.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable
 
+from ..browser.mask import ScreenshotWithheld
 from ..browser.session import BrowserSession
 from .events import ScreenshotTaken
 from .results import PageStep
@@ -23,6 +25,8 @@ class StepScreenshots:
     def __init__(self, put: Callable[[ScreenshotTaken], None]) -> None:
         self.put = put
         self._task: asyncio.Task[bytes | None] | None = None
+        self.withheld: list[str] = []
+        """Why each withheld picture was not taken (a hidden value could not be guaranteed painted over)."""
 
     def start(self, browser: BrowserSession, step: PageStep) -> None:
         """Begin ``step``'s picture (the caller has collected the previous one)."""
@@ -32,6 +36,10 @@ class StepScreenshots:
         t0 = time.perf_counter()
         try:
             data = await browser.screenshot(format="jpeg")
+        except ScreenshotWithheld as exc:  # a secret could have shown: this step has no picture
+            logging.getLogger("notebook_agent.agent").warning("step %s: %s", step.index, exc)
+            self.withheld.append(f"step {step.index}: {exc}")
+            return None
         except Exception:
             return None
         step.screenshot_ms = (time.perf_counter() - t0) * 1000

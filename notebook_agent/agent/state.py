@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from ..core.text import clean_text
+from .defuse import neutralise
 from .results import PageStep
 
 #: Results of steps before the last one are clipped to this many characters in the history.
@@ -34,21 +35,6 @@ def cap(text: str, limit: int, what: str) -> str:
     if len(text) <= limit:
         return text
     return text[:limit] + f"… [{what} cut: {len(text):,} characters is more than the {limit:,} kept]"
-
-
-_OWN_TAGS = re.compile(
-    r"<\s*(/?)\s*(browser_state|user_request|agent_state|agent_history|step_info|sys|step_\d+|secret)\s*>",
-    re.IGNORECASE,
-)
-
-
-def neutralise(text: str) -> str:
-    """Page- and model-written text with look-alikes of the state message's own tags defused
-    (``</browser_state>`` → ``‹/browser_state›``), so a page cannot close the browser state and forge a
-    ``<user_request>`` or a ``<sys>`` note. Secret placeholders the model typed are kept as written."""
-    return _OWN_TAGS.sub(
-        lambda m: m.group(0) if m.group(2).lower() == "secret" else f"‹{m.group(1)}{m.group(2)}›", text
-    )
 
 
 #: The note when the URL changed between steps. It does not repeat the URL: the ``Current page:`` header has

@@ -8,6 +8,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from playwright.async_api import FloatRect
+
+from .mask import ScreenshotWithheld, masked_capture
+from .reader import SENSITIVE_FIELDS
+from .report import log
+
 if TYPE_CHECKING:
     from .session import BrowserSession
 
@@ -25,7 +31,8 @@ _OUTLINE_JS = """([x, y, w, h]) => {
 async def target_crop(browser: BrowserSession, index: int, padding: int = 60) -> bytes | None:
     """A PNG of the area around element ``index`` with the element outlined in red (for the person who
     approves). Uses the box from the latest snapshot, which the model's decision was based on. Runs where the
-    page lives (the browser thread when the kernel's loop cannot start one)."""
+    page lives (the browser thread when the kernel's loop cannot start one). The session's hidden values are
+    painted over; None when they could not be (see mask.py)."""
     return await browser.call(_target_crop, browser, index, padding)
 
 
@@ -46,8 +53,11 @@ async def _target_crop(browser: BrowserSession, index: int, padding: int) -> byt
         return None
     await page.evaluate(_OUTLINE_JS, [ox, oy, ow, oh])
     try:
-        return await page.screenshot(
-            type="png", clip={"x": left, "y": top, "width": right - left, "height": bottom - top}
-        )
+        clip: FloatRect = {"x": left, "y": top, "width": right - left, "height": bottom - top}
+        shot = lambda: page.screenshot(type="png", clip=clip)  # noqa: E731
+        return await masked_capture(page, list(browser.hidden_values), shot, selector=SENSITIVE_FIELDS)
+    except ScreenshotWithheld as exc:  # the person is asked without a picture rather than shown a secret
+        log.warning("approval crop withheld: %s", exc)
+        return None
     finally:
         await page.evaluate("() => document.getElementById('__na_target_outline')?.remove()")

@@ -36,6 +36,25 @@ async def is_responsive(page: Page | None, timeout: float = 2.0) -> bool:
         return True  # navigating or closed: not hung
 
 
+async def settles(page: Page, timeout: float = 2.0, tries: int = 3) -> bool:
+    """Whether the page answers and stays on its document: False for one stuck in a script (it does not answer
+    within ``timeout``) and for one reloading or redirecting itself forever (its document is replaced at every
+    one of ``tries`` attempts, 0.2 s apart). A page that is merely loading settles on the next try."""
+    if page.is_closed():
+        return True
+    for _ in range(tries):
+        try:
+            await asyncio.wait_for(page.evaluate("0"), timeout)
+            return True
+        except TimeoutError:
+            return False
+        except PlaywrightError:
+            if page.is_closed():
+                return True
+            await asyncio.sleep(0.2)  # navigating: ask the next document
+    return False
+
+
 class HungPages:
     """Suspicion after a cut-off action, the check before the next use, and replacing a hung tab."""
 
@@ -49,14 +68,14 @@ class HungPages:
         self.suspect = True
 
     async def replaced(self, page: Page, new_page: NewPage) -> bool:
-        """If the session is suspect, check ``page`` once and replace it when it does not answer (with a
-        notice); True if it was replaced."""
+        """If the session is suspect, check ``page`` once and replace it when it does not answer or keeps
+        reloading (with a notice); True if it was replaced."""
         if not self.suspect or page.is_closed():
             return False
         self.suspect = False
-        if await is_responsive(page):
+        if await settles(page):
             return False
-        await self.replace(page, f"The page at {page.url} stopped responding", new_page)
+        await self.replace(page, f"The page at {page.url} stopped responding or kept reloading", new_page)
         return True
 
     async def replace_current(self, new_page: NewPage) -> str:
@@ -72,11 +91,12 @@ class HungPages:
         tab = self.tabs.tab_id(page)
         self.reader.forget()
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(page.close(run_before_unload=False), 5)
+            # a page reloading itself forever may never confirm it closed: do not wait long for it
+            await asyncio.wait_for(page.close(run_before_unload=False), 2)
         self.tabs.current = None
         new = await new_page()
         if notice:
             self.notices.add(
-                f"{notice} (a script on it never finished); tab {tab} was closed and tab {self.tabs.tab_id(new)} "
-                "opened at about:blank."
+                f"{notice} (a script on it never finished, or it navigated again and again); tab {tab} was closed "
+                f"and tab {self.tabs.tab_id(new)} opened at about:blank."
             )

@@ -20,6 +20,11 @@ class ActionError(NotebookAgentError):
     """A model-facing failure; the message (without the "Error: " prefix) is what the model reads."""
 
 
+class BrowserTimeoutError(NotebookAgentError, TimeoutError):
+    """Something the browser was asked to do took too long. The message says what timed out, after how long,
+    and what to try (still a ``TimeoutError``, so existing handlers match)."""
+
+
 def short(text: str, limit: int = 80) -> str:
     """Whitespace collapsed and cut to ``limit`` characters with an ellipsis."""
     text = " ".join(text.split())

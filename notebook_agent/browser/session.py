@@ -259,8 +259,11 @@ class BrowserSession(SessionAccessors, SessionPages):
     @contextlib.contextmanager
     def claim(self, owner: str) -> Iterator[None]:
         """Hold the session for one run: two runs acting on one tab see and undo each other's work (a click
-        lands on the page the other opened), so a second claim is refused with :class:`BrowserBusyError`."""
+        lands on the page the other opened), so a second claim is refused with :class:`BrowserBusyError`. The
+        tab is checked once before the run uses it and replaced if it does not answer (see hung.py)."""
         with self._ownership.claim(owner):
+            # the last run may have left its tab on a page that stopped answering: check it once before use
+            self._hung.mark_suspect()
             yield
 
     @property

@@ -74,7 +74,7 @@
 
     // seen: elements of earlier snapshots (for "*" new marks); els: the latest snapshot's elements by index;
     // frames: child frame token -> its <iframe> (see registerFrame)
-    const state = { seen: new WeakSet(), els: [], snapshots: 0, id: undefined, frames: new Map(), overlay: null };
+    const state = { seen: new WeakSet(), els: [], snapshots: 0, id: undefined, frames: new Map(), overlay: null, mask: null };
     const range = document.createRange();
 
     // ==== Geometry and visibility =================================================================================
@@ -867,6 +867,115 @@
       return true;
     }
 
+    // ==== Hiding values in screenshots ============================================================================
+    // Finds every element matching ``arg.selector`` (sensitive fields) and every text node and form field of
+    // this document (open shadow roots included) whose text, value or placeholder contains one of
+    // ``arg.values``, and paints an opaque box (magenta, like Playwright's ``mask``) over each, in a top-layer element
+    // shown last (above the page's own dialogs and popovers), positioned in document coordinates so a full-page
+    // picture is covered too. Answers the number of boxes. "unhide" removes it and answers whether it stayed
+    // as painted until then (a page that removed or hid it made the picture unsafe).
+    function hide(arg) {
+      unhide();
+      const values = (arg.values || []).filter((v) => typeof v === "string" && v.length > 0);
+      const selector = arg.selector || "";
+      if (!values.length && !selector) return 0;
+      const boxes = [];
+      const add = (r) => { if (r.width > 0 && r.height > 0) boxes.push([r.left, r.top, r.width, r.height]); };
+      const has = (s) => typeof s === "string" && s.length > 0 && values.some((v) => s.includes(v));
+      const count = (s, v) => {
+        let k = 0;
+        for (let i = s.indexOf(v); i >= 0; i = s.indexOf(v, i + v.length)) k++;
+        return k;
+      };
+      const light = new Map(values.map((v) => [v, 0])); // occurrences met inside single text nodes of the document
+      const visit = (root) => {
+        if (selector) for (const el of root.querySelectorAll(selector)) add(el.getBoundingClientRect());
+        const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
+        for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+          if (n.nodeType === 3) {
+            const s = n.data;
+            if (s.length < 1 || !values.length) continue;
+            for (const v of values) {
+              for (let i = s.indexOf(v); i >= 0; i = s.indexOf(v, i + v.length)) {
+                if (root === document.documentElement) light.set(v, light.get(v) + 1);
+                range.setStart(n, i);
+                range.setEnd(n, i + v.length);
+                for (const r of range.getClientRects()) add(r);
+              }
+            }
+            continue;
+          }
+          const tag = n.localName;
+          if (!values.length) {
+            // only the fields the selector names: nothing to read here
+          } else if (tag === "input" || tag === "textarea") {
+            if (has(n.value) || has(n.getAttribute("placeholder"))) add(n.getBoundingClientRect());
+          } else if (tag === "select") {
+            if ([...n.selectedOptions].some((o) => has(o.text))) add(n.getBoundingClientRect());
+          } else if (tag === "img" && has(n.getAttribute("alt"))) {
+            add(n.getBoundingClientRect());
+          }
+          if (n.shadowRoot) visit(n.shadowRoot);
+        }
+      };
+      // an occurrence split over several text nodes (<b>sec</b>ret): the element whose children each hold
+      // less than all of it is painted over whole
+      const split = (el, v) => {
+        const total = count(el.textContent, v);
+        if (!total) return;
+        let inner = 0;
+        for (const c of el.childNodes) inner += count(c.textContent || "", v);
+        if (inner < total) add(el.getBoundingClientRect());
+        for (const c of el.children) split(c, v);
+      };
+      const doc = document.documentElement;
+      if (doc) {
+        visit(doc);
+        for (const v of values) if (count(doc.textContent, v) > light.get(v)) split(doc, v);
+      }
+      if (!boxes.length) return 0;
+      const sx = window.scrollX, sy = window.scrollY;
+      const c = document.createElement("notebook-agent-mask");
+      c.setAttribute("aria-hidden", "true");
+      const fixed = "display:block!important;visibility:visible!important;opacity:1!important;filter:none!important;" +
+        "transform:none!important;clip-path:none!important;mix-blend-mode:normal!important;pointer-events:none!important;";
+      c.style.cssText = fixed + "position:absolute!important;left:0!important;top:0!important;width:0!important;" +
+        "height:0!important;margin:0!important;padding:0!important;border:0!important;overflow:visible!important;" +
+        "background:transparent!important;z-index:2147483647!important;inset:0 auto auto 0!important;";
+      for (const [x, y, w, h] of boxes) {
+        const b = document.createElement("notebook-agent-mask");
+        b.style.cssText = fixed + `position:absolute!important;left:${x + sx - 2}px!important;` +
+          `top:${y + sy - 2}px!important;width:${w + 4}px!important;height:${h + 4}px!important;` +
+          "background:#f0f!important;margin:0!important;padding:0!important;border:0!important;";
+        c.appendChild(b);
+      }
+      let top = false;
+      try {
+        c.setAttribute("popover", "manual");
+        (document.documentElement || document).appendChild(c);
+        c.showPopover();
+        top = true;
+      } catch (e) {
+        if (!c.isConnected) (document.documentElement || document).appendChild(c);
+      }
+      state.mask = { el: c, top, count: boxes.length };
+      return boxes.length;
+    }
+
+    function unhide() {
+      const m = state.mask;
+      state.mask = null;
+      if (!m) return null;
+      let intact = m.el.isConnected && m.el.childElementCount === m.count;
+      if (intact && m.top) { try { intact = m.el.matches(":popover-open"); } catch (e) { intact = false; } }
+      if (intact) {
+        const cs = getComputedStyle(m.el);
+        intact = cs.display !== "none" && cs.visibility === "visible" && cs.opacity === "1";
+      }
+      m.el.remove();
+      return intact;
+    }
+
     // Registers ``root`` (a child frame's <iframe>, the scope Python queried from) under the token Python uses
     // for that frame, so the snapshot can tell where each child frame sits without a handle argument.
     function registerFrame(root, k) {
@@ -886,6 +995,8 @@
           case "frameOffsets": return frameOffsets(arg);
           case "overlay": return overlay(arg);
           case "removeOverlay": return removeOverlay();
+          case "hide": return hide(arg);
+          case "unhide": return unhide();
           default: throw new Error("unknown page API op " + JSON.stringify(arg && arg.op));
         }
       },

@@ -75,6 +75,10 @@ class Tabs:
         """Given (file name, URL) of a download that started, a reason to cancel it, or None to keep it (the
         run's approval policy decides: a page may start downloads no approved action asked for)."""
         self._closing: set[asyncio.Task[None]] = set()
+        self.downloads_started = 0
+        """How many downloads the tabs started so far (an action compares it before and after)."""
+        self._saving: set[asyncio.Future[object]] = set()
+        self._began: set[asyncio.Future[object]] = set()
 
     def clear(self) -> None:
         """Forget every tab (the browser went away); ids keep counting up so old ids are never reused."""
@@ -174,8 +178,37 @@ class Tabs:
                 closed += 1
         return closed
 
+    async def downloads_settled(self, started: int, timeout: float) -> None:
+        """Wait (up to ``timeout`` seconds) until a download began after ``downloads_started`` was ``started``
+        and every download being saved or cancelled is done, so its notice is there to report."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        if self.downloads_started == started:  # the page's download event comes a moment after the failure
+            began: asyncio.Future[object] = loop.create_future()
+            self._began.add(began)
+            try:
+                await asyncio.wait({began}, timeout=min(timeout, 2.0))
+            finally:
+                self._began.discard(began)
+        pending = {f for f in self._saving if not f.done()}
+        if pending:
+            await asyncio.wait(pending, timeout=max(0.0, deadline - loop.time()))
+
     async def _on_download(self, download: Download) -> None:
         """Keep every download where the user can find it, and tell the model (a page may download silently)."""
+        self.downloads_started += 1
+        for waiter in self._began:
+            if not waiter.done():
+                waiter.set_result(None)
+        done: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+        self._saving.add(done)
+        try:
+            await self._keep_or_cancel(download)
+        finally:
+            done.set_result(None)
+            self._saving.discard(done)
+
+    async def _keep_or_cancel(self, download: Download) -> None:
         name = Path(download.suggested_filename or "download").name or "download"
         refusal = self.download_filter(name, download.url) if self.download_filter is not None else None
         if refusal is not None:

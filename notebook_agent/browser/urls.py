@@ -61,12 +61,20 @@ _UNSAFE_PORT_NOTE = (
 )
 
 
+def is_download(error: BaseException | str) -> bool:
+    """Whether a navigation failed because the address is a file to download (``Content-Disposition:
+    attachment``, or a type the browser does not show), not a page."""
+    return "Download is starting" in str(error)
+
+
 def navigation_error(url: str, error: BaseException | str, timeout: float | None = None) -> str:
     """Why ``url`` could not be opened, from a Playwright error, in words a person can act on."""
     raw = str(error)
     first = raw.strip().splitlines()[0] if raw.strip() else type(error).__name__
     parts = urlsplit(url)
     host = parts.hostname or url
+    if is_download(raw):
+        return f"{url} is a file to download, not a page: open the page that links to it, or download it there."
     if "ERR_UNSAFE_PORT" in raw:
         return _UNSAFE_PORT_NOTE.format(url=url, port=parts.port or "?")
     if "ERR_CONNECTION_REFUSED" in raw:

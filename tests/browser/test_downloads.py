@@ -105,3 +105,33 @@ async def test_a_policy_function_decides_downloads(browser: BrowserSession, serv
     result = await run(browser, servers, tmp_path, [click("Export")], approval=policy)
     assert "it was cancelled: the approval policy did not allow it." in result.steps[0].result
     assert [(r.action, r.args["file"]) for r in seen if r.action == "download"] == [("download", "export.csv")]
+
+
+async def test_go_to_url_to_an_attachment_is_a_download_not_a_raw_error(
+    browser: BrowserSession, servers: Any, tmp_path: Path
+) -> None:
+    """Issue 20, item 4a: a URL answered with ``Content-Disposition: attachment`` is handled like a download
+    the page started (kept under ``auto``, cancelled when the policy refuses it), in a sentence."""
+    from notebook_agent.browser.urls import URLError
+
+    go = agent_output("go_to_url", {"url": servers.url("attachment")})
+    kept = await run(browser, servers, tmp_path / "auto", [go], approval="auto")
+    step = kept.steps[0]
+    assert not step.is_error, step.result
+    assert "Download is starting" not in step.result
+    assert step.result.startswith(f"{servers.url('attachment')} is a file to download, not a page, so the tab ")
+    assert "stayed at " + servers.url("downloads.html") in step.result
+    assert "A file was downloaded: report.csv (16 bytes)" in step.result
+    assert (tmp_path / "auto" / "report.csv").read_text() == "id,total\n1,9.50\n"
+
+    denied = await run(browser, servers, tmp_path / "deny", [go], approval="deny-risky")
+    assert "is a file to download, not a page" in denied.steps[0].result
+    assert "The page started a download of report.csv; it was cancelled" in denied.steps[0].result
+    assert not (tmp_path / "deny" / "report.csv").exists()
+
+    try:
+        await browser.open(servers.url("attachment"))
+    except URLError as exc:
+        assert str(exc).startswith(f"{servers.url('attachment')} is a file to download, not a page")
+    else:
+        raise AssertionError("opening a file to download as a page must fail")

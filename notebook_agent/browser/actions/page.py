@@ -15,7 +15,7 @@ from ...core.abort import AbortedError, AbortSignal
 from ...core.tools import Tool, ToolCallContext, ToolResult
 from ..report import ActionError, first_line
 from ..snapshot import ElementInfo, call_page_api
-from ..urls import URLError, navigation_error, normalize_url
+from ..urls import URLError, is_download, navigation_error, normalize_url
 from .base import ActionHost, AskUser, BrowserTool, ms, title_note
 from .params import (
     AskUserParams,
@@ -271,12 +271,18 @@ class GoToUrlTool(BrowserTool):
         if refusal:
             raise ActionError(f"{refusal} The page stayed at {page.url}.")
         await self.progress(f"loading {url}")
+        started = self.browser.downloads_started
         try:
-            response = await signal.race(
-                page.goto(url, wait_until="domcontentloaded", timeout=ms(self.browser.navigation_timeout))
-            )
+            response = await signal.race(self.browser.navigate(url))
         except PlaywrightError as exc:
+            if is_download(exc):  # a file, not a page: handled like any download a page starts
+                await signal.race(self.browser.downloads_settled(started))
+                return (
+                    f"{url} is a file to download, not a page, so the tab stayed at {page.url}; "
+                    "what became of the file is said below."
+                )
             raise ActionError(navigation_error(url, exc, self.browser.navigation_timeout)) from None
+        page = await self.browser.ensure_page()  # a new tab when the old one would not let go (see navigate)
         text = f"Navigated to {page.url}{await title_note(page)}."
         if response is not None and response.status >= 400:
             text += f" The server answered HTTP {response.status}."
