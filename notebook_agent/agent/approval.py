@@ -53,6 +53,9 @@ class ApprovalRequest:
     downloads: str | None = None
     """What the call would download, when that is known: a link marked ``download``, or an action that
     started a download the last time it was done on this page."""
+    effect: str | None = None
+    """Set when the question is about a request the call made, held at the network door: what it is about to
+    do, in words ("is about to POST 3 form fields (email, name, card) to b.example/collect")."""
 
 
 @dataclass
@@ -102,18 +105,24 @@ def navigation_risk(current: str, target: str, allowed: bool = False) -> str | N
     return None
 
 
+def _activates(key: str) -> bool:
+    """A key that can press a button or submit a form: any Enter (NumpadEnter, Ctrl/Cmd+Enter, …) or Space."""
+    name = key.split("+")[-1]
+    return "enter" in name or name in ("space", " ", "return")
+
+
 def _keys_risk(request: ApprovalRequest) -> str | None:
     """``send_keys`` acts on whatever has focus: judge Enter/Space by the element (and the form Enter submits),
     and refuse to guess where Tab moves focus to before a key that activates."""
     keys = [k.lower() for k in str(request.args.get("keys", "")).split()]
-    activates = [i for i, k in enumerate(keys) if k.split("+")[-1] in ("enter", "space", " ")]
+    activates = [i for i, k in enumerate(keys) if _activates(k)]
     if not activates:
         return None
     if any(k.split("+")[-1] == "tab" for k in keys[: activates[-1]]):
         return "moves focus with Tab and then presses Enter/Space: what that activates is not known in advance"
     target = request.keys_target or request.element
     text = _element_text(target)
-    if request.keys_target and request.keys_target.get("enter_submits") and any(k.endswith("enter") for k in keys):
+    if request.keys_target and request.keys_target.get("enter_submits") and any("enter" in k for k in keys):
         text += " " + " ".join(request.keys_target.get("submits") or [])
     match = DESTRUCTIVE.search(text)
     if match:
@@ -155,7 +164,9 @@ def risk_reason(request: ApprovalRequest) -> str | None:
 def judge(policy: PolicyName | PolicyFunction, request: ApprovalRequest) -> tuple[Decision, str | None]:
     """What ``policy`` decides about ``request``, and why (the sentence shown to the person); no side effects."""
     if callable(policy):
-        return policy(request), request.reason or None
+        return policy(request), request.reason or request.effect or None
+    if request.effect is not None:  # what the call really does, seen where it leaves: judged whatever the call
+        return ("allow" if policy == "auto" else "deny" if policy == "deny-risky" else "ask"), request.effect
     if request.action in HARMLESS and not request.custom and policy != "ask-all":
         return "allow", None
     if policy == "auto":
@@ -232,6 +243,10 @@ class Approval:
 
     async def wait(self) -> ApprovalAnswer:
         return await asyncio.shield(self._future)
+
+    def when_answered(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` (on the run's loop) once it is answered."""
+        self._future.add_done_callback(lambda _f: callback())
 
 
 async def _ask_approver(approver: Approver, approval: Approval) -> None:

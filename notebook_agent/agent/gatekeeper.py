@@ -1,10 +1,17 @@
-"""The approval line of one run: what a call would really do, what the policy says, asking, and the record.
+"""The approval lines of one run: what a call would really do, what the policy says, asking, and the record.
+
+Two lines, one policy. The first judges a call before it runs, by what it looks like (its element, its href,
+its keys). The second judges what it really does, where every effect passes: the browser holds each request
+that would navigate or open a tab on another site, or send data to another site, and asks
+:meth:`RunGate.judge_effect` (see ``browser/guard.py``). A page decides what a click does; the second line is
+what makes the policy hold.
 
 For each call the model chose, :class:`RunGate` builds the :class:`~.approval.ApprovalRequest` the policy
 sees (the element the call targets, from the latest snapshot; what it would open, press or download, from
 :mod:`.effects` and :mod:`.downloads`), passes it through :func:`~.approval.gate`, announces a question as an
 ``ApprovalRequested`` event (with a crop of the target when a person will look), records the decision on the
-step and emits ``ApprovalAnswered``. A denial becomes a blocked call whose reason the model reads.
+step and emits ``ApprovalAnswered``. A denial becomes a blocked call (or an aborted request) whose reason the
+model reads.
 """
 
 from __future__ import annotations
@@ -13,12 +20,14 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from ..browser.crop import target_crop
+from ..browser.guard import Effect
 from ..browser.session import BrowserSession
-from ..core.abort import AbortSignal
+from ..browser.urls import site
+from ..core.abort import AbortedError, AbortSignal
 from ..core.loop import BeforeToolCall, BlockToolCall
 from ..core.tools import Tool
 from .approval import Approval, ApprovalAnswer, ApprovalRequest, Approver, PolicyFunction, PolicyName, denial_text, gate
-from .domains import DomainPattern
+from .domains import DomainPattern, matches_any
 from .downloads import DownloadPolicy, action_key
 from .effects import describe_effects
 from .events import ApprovalAnswered, ApprovalRequested, PageEvent
@@ -56,12 +65,100 @@ class RunGate:
     """Judges each call of one run before it executes (see the module docstring)."""
 
     def __init__(
-        self, agent: GateSpec, downloads: DownloadPolicy, put: Callable[[PageEvent], None], *, interactive: bool
+        self,
+        agent: GateSpec,
+        downloads: DownloadPolicy,
+        put: Callable[[PageEvent], None],
+        *,
+        interactive: bool,
+        signal: AbortSignal,
+        step: Callable[[], PageStep | None],
+        browser: Callable[[], BrowserSession | None],
     ) -> None:
         self.agent = agent
         self.downloads = downloads
         self.put = put
         self.interactive = interactive
+        self.signal = signal
+        self.step = step
+        self.browser = browser
+        self.trusted: set[tuple[str, int]] = set()
+        """Sites a navigation may reach without a question: the start URL's, and targets a person approved."""
+        self.open: set[Approval] = set()
+        """Questions not answered yet."""
+        self.closed = False
+
+    def close(self) -> None:
+        """The run is over: a question still open is answered (denied), and any later effect is refused, so
+        no request stays held for a run that will never answer it."""
+        self.closed = True
+        for approval in list(self.open):
+            approval.resolve(ApprovalAnswer(False, "The run ended before anyone answered.", by="policy"))
+
+    def trust(self, url: str | None) -> None:
+        """Navigations to ``url``'s site need no question from now on (the start URL, an approved target)."""
+        there = site(url or "")
+        if there is not None:
+            self.trusted.add(there)
+
+    @property
+    def judges_effects(self) -> bool:
+        """Whether effects need judging at all (under ``auto`` every effect is let through)."""
+        return self.agent.approval != "auto"
+
+    async def judge_effect(self, effect: Effect) -> str | None:
+        """The network line: an effect the browser holds at its door (a navigation or popup to another site,
+        data sent to another site), judged by the same policy, asked like any action, recorded on the step.
+        None lets it through; a sentence aborts it and the action's result tells the model why."""
+        if self.closed:
+            return "the run that would have to approve it has ended"
+        if effect.kind != "data" and site(effect.url) in self.trusted:
+            return None
+        if self.agent.allowed_domains and matches_any(effect.url, self.agent.allowed_domains):
+            return None
+        step = self.step()
+        browser = self.browser()
+        action = step.action if step is not None else None
+        args = dict(step.args) if step is not None and action else {}
+        element = target_element(browser, args) if action else None
+        label = " ".join(str((element or {}).get("text") or "").split())[:60]
+        doer = f'{action} on "{label}"' if action and label else (action or "the page")
+        request = ApprovalRequest(
+            action or "page",
+            args,
+            step.url if step is not None else effect.origin,
+            element,
+            step=step.index if step is not None else 0,
+            target_url=effect.url,
+            effect=f"{doer} is about to {effect.describe()}",
+        )
+        try:
+            answer = await gate(
+                self.agent.approval,
+                request,
+                approver=self.agent.approver,
+                timeout=self.agent.approval_timeout,
+                signal=self.signal,
+                announce=(lambda approval: self._announce(step, browser, approval)) if step and browser else None,
+                answered_elsewhere=self.interactive,
+            )
+        except AbortedError:
+            return "the run was stopped"
+        if answer is None:
+            return None
+        if step is not None:
+            step.approval = {
+                "decision": "approved" if answer.approved else "denied",
+                "reason": answer.reason,
+                "by": answer.by,
+                "risk": request.reason,
+            }
+            self.put(ApprovalAnswered(step, request, answer))
+        if answer.approved:
+            if effect.kind != "data":
+                self.trust(effect.url)
+            return None
+        return denial_text(answer)
 
     async def check(
         self,
@@ -98,6 +195,8 @@ class RunGate:
         self.downloads.acting = action_key(request)
         if answer is None:
             return None
+        if answer.approved and request.target_url:
+            self.trust(request.target_url)  # the navigation a person approved is not asked about again
         if answer.approved and request.downloads:
             self.downloads.approved()
         step.approval = {
@@ -111,6 +210,8 @@ class RunGate:
 
     async def _announce(self, step: PageStep, browser: BrowserSession, approval: Approval) -> None:
         """Show the question: with a crop of the target element when a person will look at it."""
+        self.open.add(approval)
+        approval.when_answered(lambda: self.open.discard(approval))
         index = approval.request.args.get("index")
         if self.interactive and index is not None:
             try:

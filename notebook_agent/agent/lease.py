@@ -2,20 +2,22 @@
 
 ``async with RunBrowser(...) as browser:`` acquires it one of three ways (a browser of the run's own, a tab of
 its own in a given browser, or the given browser's tab, claimed so no other run drives it), installs the run's
-download policy and navigation guard, and on exit undoes each step that was done, in reverse, whatever
-happened: popups the run opened in a shared browser are closed, the previous download filter and guard come
-back, a browser or tab of its own is closed, the claim is released. A failure half-way through acquiring
-undoes what was already done.
+download policy, navigation guard, effect judge (the network line of the approval policy) and the values no
+screenshot may show, and on exit
+undoes each step that was done, in reverse, whatever happened: popups the run opened in a shared browser are
+closed, the previous download filter, guard and judge come back, a browser or tab of its own is closed, the
+claim is released. A failure half-way through acquiring undoes what was already done.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from types import TracebackType
 from typing import Any
 
+from ..browser.guard import EffectJudge
 from ..browser.session import BrowserSession
 from ..browser.urls import URLError
 from ..core.abort import AbortSignal
@@ -43,12 +45,17 @@ class RunBrowser:
         run_id: str,
         download_filter: Callable[[str, str], str | None],
         navigation_guard: Callable[[str], str | None] | None,
+        effect_judge: EffectJudge | None = None,
+        hidden_values: Callable[[], Iterable[str]] | None = None,
     ) -> None:
         self.given = given
         self.own_tab = own_tab
         self.run_id = run_id
         self.download_filter = download_filter
         self.navigation_guard = navigation_guard
+        self.effect_judge = effect_judge
+        self.hidden_values = hidden_values
+        """What no screenshot may show (the secrets' values, text typed into sensitive fields), read each time."""
         self.browser: BrowserSession | None = None
         self._undo = contextlib.AsyncExitStack()
 
@@ -77,9 +84,14 @@ class RunBrowser:
             previous = browser.download_filter
             browser.download_filter = self.download_filter
             undo.callback(setattr, browser, "download_filter", previous)
+            if self.hidden_values is not None:
+                undo.enter_context(browser.hiding(self.hidden_values))
             if self.navigation_guard is not None:
                 await browser.set_navigation_guard(self.navigation_guard)
                 undo.push_async_callback(_quietly, lambda: browser.set_navigation_guard(None))
+            if self.effect_judge is not None:
+                await browser.set_effect_judge(self.effect_judge)
+                undo.push_async_callback(_quietly, lambda: browser.set_effect_judge(None))
         except BaseException:
             await self._undo.aclose()
             raise

@@ -26,7 +26,9 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Protocol
 
+from ..browser.mask import ScreenshotWithheld
 from ..browser.session import BrowserSession
+from ..browser.urls import navigation_target
 from ..core.abort import AbortController, AbortedError, AbortSignal
 from ..core.errors import error_message
 from ..core.events import (
@@ -141,7 +143,15 @@ class PageRun:
         self.recorder = Recorder(runs_dir, self.run_id, redact=self.redactor.scrub_text, screenshots=agent.screenshots)
         self.screenshots = StepScreenshots(self.put)
         self.downloads = DownloadPolicy(agent.approval, lambda: self.step.url if self.step is not None else "")
-        self.gate = RunGate(agent, self.downloads, self.put, interactive=interactive)
+        self.gate = RunGate(
+            agent,
+            self.downloads,
+            self.put,
+            interactive=interactive,
+            signal=controller.signal,
+            step=lambda: self.step,
+            browser=lambda: self.browser,
+        )
         guarded = bool(agent.allowed_domains or agent.blocked_domains)
         self.lease = RunBrowser(
             browser,
@@ -149,6 +159,8 @@ class PageRun:
             run_id=self.run_id,
             download_filter=self.downloads.refusal,
             navigation_guard=self.navigation_refusal if guarded else None,
+            effect_judge=self.gate.judge_effect if self.gate.judges_effects else None,
+            hidden_values=lambda: [*agent.secrets.values(), *self.redactor.hidden],
         )
 
     @property
@@ -169,6 +181,7 @@ class PageRun:
                 try:
                     await self._drive(browser)
                 finally:
+                    self.gate.close()  # nothing stays held at the browser's door for a run that has ended
                     with contextlib.suppress(Exception):  # the last step's screenshot, before the browser may close
                         await self.screenshots.collect()
         except asyncio.CancelledError:
@@ -186,6 +199,7 @@ class PageRun:
 
     async def _drive(self, browser: BrowserSession) -> None:
         if self.agent.start_url:
+            self.gate.trust(navigation_target(self.agent.start_url))  # the user chose it
             await self.lease.open(self.agent.start_url, self.controller.signal)
         # in threaded mode the browser-driving tools execute on the browser thread
         self.tools = browser.bridge_tools(self.agent.tools(browser))
@@ -304,8 +318,12 @@ class PageRun:
         images: list[ImageContent] = []
         if self.agent.vision:
             # the view's screenshot of the previous step shows this same page: one picture serves both
-            shot = await self.screenshots.collect() or await self.browser.screenshot(format="jpeg")
-            images.append(ImageContent(data=base64.b64encode(shot).decode("ascii"), mime_type="image/jpeg"))
+            try:
+                shot = await self.screenshots.collect() or await self.browser.screenshot(format="jpeg")
+            except ScreenshotWithheld:
+                shot = None  # it could not be guaranteed free of secrets: the model gets no picture this step
+            if shot:
+                images.append(ImageContent(data=base64.b64encode(shot).decode("ascii"), mime_type="image/jpeg"))
         step.state_ms = (time.perf_counter() - t0) * 1000
         step.request = StepRequest(
             system_prompt=context.system_prompt or "",

@@ -41,7 +41,13 @@ DEFAULT_ARGS: tuple[str, ...] = (
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
+    # A page restored from the back/forward cache makes no request, so the effect gate (guard.py) would not
+    # see go_back/go_forward reach another site.
+    "--disable-features=BackForwardCache",
 )
+
+#: Playwright's default Chromium flags left out (see :func:`open_browser`).
+IGNORED_DEFAULT_ARGS: list[str] = ["--disable-ipc-flooding-protection"]
 
 log = logging.getLogger(__name__)
 
@@ -283,7 +289,8 @@ async def open_browser(
     interrupt, and the browser must survive it. The page script's selector engine is registered with ``pw``
     before the context is made or used (see :func:`register_page_engine`)."""
     chromium = pw.chromium
-    ctx_options = dict(context_options or {})
+    # Service workers make requests the context's route never sees: the effect gate must see every request.
+    ctx_options = {"service_workers": "block", **(context_options or {})}
     if cdp_url:
         browser = await chromium.connect_over_cdp(cdp_url)
         if browser.contexts:
@@ -308,6 +315,10 @@ async def open_browser(
             "handle_sigterm": False,
             "handle_sighup": False,
             "chromium_sandbox": sandbox_possible(),
+            # Playwright turns Chromium's IPC flooding protection off; a page calling history.pushState
+            # thousands of times a second then saturates the browser process, and every later command of the
+            # whole browser (closing that tab, opening another) waits behind the flood for tens of seconds.
+            "ignore_default_args": IGNORED_DEFAULT_ARGS,
             **(launch_options or {}),
         }
         try:

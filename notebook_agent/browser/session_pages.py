@@ -10,22 +10,32 @@ session, and keeps in its own class when the browser starts, is replaced and clo
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Literal
 
-from playwright.async_api import ElementHandle, Frame, Page
+from playwright.async_api import ElementHandle, Frame, Page, Response
 from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
-from .guard import NavigationGate, NavigationGuard
+from .guard import EffectJudge, NavigationGate, NavigationGuard
+from .hung import HungPages, is_responsive
 from .lifecycle import Lifecycle
+from .mask import HiddenValues, current_values, masked_capture
 from .reader import SENSITIVE_FIELDS, PageReader
-from .report import Notices
+from .report import BrowserTimeoutError, Notices, short
 from .snapshot import FULL_PAGE_MAX_CHARS, ElementInfo, Snapshot, TabInfo
 from .tabs import Tabs
 from .threaded import on_browser_loop
 from .urls import URLError, navigation_error, normalize_url
+
+
+def _address(url: str) -> str:
+    """``url`` without its query and fragment (a page may rewrite those all the time)."""
+    return url.split("#", 1)[0].split("?", 1)[0]
 
 
 class SessionPages:
@@ -34,10 +44,12 @@ class SessionPages:
 
     _tabs: Tabs
     _reader: PageReader
+    _hung: HungPages
     _notices: Notices
     _gate: NavigationGate
     _life: Lifecycle
     navigation_timeout: float
+    _hidden: HiddenValues | None = None
 
     async def ensure_page(self) -> Page:
         """The current page, replacing a closed or crashed browser/tab first: the session's (``session.py``)."""
@@ -96,18 +108,61 @@ class SessionPages:
     def download_filter(self, decide: Callable[[str, str], str | None] | None) -> None:
         self._tabs.download_filter = decide
 
+    @property
+    def downloads_started(self) -> int:
+        """How many downloads this session's tabs started so far (an action compares it before and after)."""
+        return self._tabs.downloads_started
+
+    @on_browser_loop
+    async def downloads_settled(self, started: int) -> None:
+        """Wait until a download started after ``downloads_started`` was ``started`` was saved or cancelled
+        (its notice is then pending), within the navigation timeout."""
+        await self._tabs.downloads_settled(started, self.navigation_timeout)
+
     @on_browser_loop
     async def open(self, url: str, wait_until: Literal["domcontentloaded", "load"] = "domcontentloaded") -> Page:
         """Open ``url`` in the current tab, read the way people type it (``localhost:8000``, ``example.com``,
         a file path; see :func:`~.urls.normalize_url`). Raises :class:`~.urls.URLError` saying, in a sentence,
         why the URL is not one or why the page could not be opened."""
         target = normalize_url(url)
-        page = await self.ensure_page()
         try:
-            await page.goto(target, wait_until=wait_until, timeout=self.navigation_timeout * 1000)
+            await self.navigate(target, wait_until)
         except PlaywrightError as exc:
             raise URLError(navigation_error(target, exc, self.navigation_timeout)) from None
-        return page
+        return await self.ensure_page()
+
+    @on_browser_loop
+    async def navigate(
+        self, url: str, wait_until: Literal["domcontentloaded", "load"] = "domcontentloaded"
+    ) -> Response | None:
+        """``page.goto(url)`` in the current tab, bounded by the navigation timeout, that a misbehaving page
+        left there cannot stop: when the navigation fails while the tab is still at the old page (a page
+        reloading itself forever interrupts every navigation; one flooding its history or never yielding does
+        not let it start), that tab is closed and ``url`` opened in a new one, with a notice. When the new page
+        itself does not finish loading, the tab is checked before its next use. Raises Playwright's error."""
+        page = await self.ensure_page()
+        before = page.url
+        try:
+            response = await page.goto(url, wait_until=wait_until, timeout=self.navigation_timeout * 1000)
+            if page.url != before or _address(url) == _address(before) or before == "about:blank":
+                return response
+            # the old page's own reload, already on its way, came back over the new one
+        except PlaywrightError as exc:
+            interrupted = "interrupted by another navigation" in str(exc)
+            if page.is_closed() or not (interrupted or isinstance(exc, PlaywrightTimeoutError)):
+                raise
+            if _address(page.url) == _address(url):  # it got there: the new page is the slow one
+                self._hung.mark_suspect()  # checked before its next use
+                raise
+            if not interrupted and await is_responsive(page):  # the old page is fine: the site is slow
+                raise
+        await self._hung.replace(page, None, self._life.safe_new_page)
+        page = await self.ensure_page()
+        self._notices.add(
+            f"The page at {short(before, 100)} kept the tab from opening {short(url, 100)} (it reloads itself or "
+            "does not answer), so that tab was closed and the address opened in a new tab."
+        )
+        return await page.goto(url, wait_until=wait_until, timeout=self.navigation_timeout * 1000)
 
     @on_browser_loop
     async def switch_tab(self, tab_id: int) -> Page:
@@ -132,15 +187,19 @@ class SessionPages:
         if full_page and max_chars is None and max_elements is None:
             max_chars = FULL_PAGE_MAX_CHARS
         page = await self.ensure_page()
-        return await self._reader.snapshot(
-            page,
-            tabs=self._tabs.infos,
-            notices=self._notices.take(),
-            full_page=full_page,
-            max_elements=max_elements,
-            max_chars=max_chars,
-            load_timeout=self.navigation_timeout,
-        )
+        try:
+            return await self._reader.snapshot(
+                page,
+                tabs=self._tabs.infos,
+                notices=self._notices.take(),
+                full_page=full_page,
+                max_elements=max_elements,
+                max_chars=max_chars,
+                load_timeout=self.navigation_timeout,
+            )
+        except BrowserTimeoutError:
+            self._hung.mark_suspect()  # checked (and replaced if it still does not answer) before its next use
+            raise
 
     @on_browser_loop
     async def resolve(self, index: int) -> tuple[ElementHandle, ElementInfo, Frame, int]:
@@ -159,14 +218,43 @@ class SessionPages:
         """A screenshot of the current tab. ``highlight`` draws each indexed element's box and index (taking a
         snapshot first if there is none for this tab), then removes the overlay again. Fields that look
         sensitive (passwords, one-time codes, card numbers, tokens, keys, secrets) are painted over unless
-        ``mask_sensitive=False``, so a typed secret never lands in a picture."""
+        ``mask_sensitive=False``, so a typed secret never lands in a picture; so is every text, field value or
+        placeholder showing one of the :attr:`hidden_values`, in every frame. Raises
+        :class:`~.mask.ScreenshotWithheld` when those could not be guaranteed hidden (no picture is better
+        than one showing a secret)."""
         page = await self.ensure_page()
         if highlight and (self._reader.last_snapshot is None or self._reader.refs_page is not page):
             await self.snapshot()
-        mask = [page.locator(SENSITIVE_FIELDS)] if mask_sensitive else None
-        return await self._reader.screenshot(
-            page, highlight=highlight, format=format, full_page=full_page, quality=quality, mask=mask
+        return await masked_capture(
+            page,
+            current_values(self._hidden),
+            lambda: self._reader.screenshot(
+                page, highlight=highlight, format=format, full_page=full_page, quality=quality
+            ),
+            selector=SENSITIVE_FIELDS if mask_sensitive else "",
         )
+
+    # -- values no picture may show (see mask.py) ---------------------------------------------------------
+    @property
+    def hidden_values(self) -> tuple[str, ...]:
+        """The values every screenshot of this session paints over (longest first); see :meth:`hide_values`."""
+        return tuple(current_values(self._hidden))
+
+    def hide_values(self, values: HiddenValues | None) -> HiddenValues | None:
+        """Paint over ``values`` (strings, or a function returning them, read before each screenshot) in
+        every screenshot: the view's, the model's and approval crops. None hides nothing. Returns what was
+        hidden before, so a run can put it back (see :meth:`hiding`)."""
+        previous, self._hidden = self._hidden, values
+        return previous
+
+    @contextlib.contextmanager
+    def hiding(self, values: HiddenValues | None) -> Iterator[None]:
+        """:meth:`hide_values` for the length of a ``with`` block, then the previous values again."""
+        previous = self.hide_values(values)
+        try:
+            yield
+        finally:
+            self._hidden = previous
 
     @property
     def last_snapshot(self) -> Snapshot | None:
@@ -190,7 +278,28 @@ class SessionPages:
 
     @on_browser_loop
     async def set_navigation_guard(self, guard: NavigationGuard | None) -> None:
-        """Check every top-level navigation of every tab (typed URLs, link clicks, redirects, popups) with
-        ``guard(url) -> reason or None``. A refused one is aborted before it loads, so the page stays where it
-        was, and a notice says so. None removes the guard. Subframes are not checked (embedded widgets)."""
+        """Check every navigation of every tab and frame (typed URLs, link clicks, redirects, popups,
+        iframes) with ``guard(url) -> reason or None``. A refused one is aborted before it loads, so the page
+        stays where it was, and a notice says so. None removes the guard."""
         await self._gate.set(guard, self._life.context)
+
+    async def set_effect_judge(self, judge: EffectJudge | None) -> None:
+        """Put every :class:`~.guard.Effect` of this session's tabs, popups and frames (a navigation or popup
+        to another site, data sent to another site) to ``await judge(effect) -> reason or None`` before the
+        request leaves; it is held meanwhile (a person may be asked). None removes the judge. The judge runs on
+        the caller's loop, whichever thread the browser runs on. See guard.py."""
+        await self._install_judge(judge, asyncio.get_running_loop())
+
+    @on_browser_loop
+    async def _install_judge(self, judge: EffectJudge | None, loop: asyncio.AbstractEventLoop) -> None:
+        await self._gate.set_judge(judge, self._life.context, loop)
+
+    @property
+    def effects_asked(self) -> int:
+        """How many effects were put to the judge so far (an action compares it before and after)."""
+        return self._gate.asked
+
+    @on_browser_loop
+    async def effects_settled(self) -> None:
+        """Wait until no effect is held waiting for the judge."""
+        await self._gate.settled()

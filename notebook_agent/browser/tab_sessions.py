@@ -55,7 +55,9 @@ class ForkLifecycle(Lifecycle):
         """Open the fork's context in the parent's browser, with the parent's viewport and context options."""
         assert parent.browser is not None
         options = parent.options
-        self.context = await parent.browser.new_context(viewport=viewport_size(options), **options.context_options)
+        self.context = await parent.browser.new_context(
+            viewport=viewport_size(options), **{"service_workers": "block", **options.context_options}
+        )
         await self.adopt(self.context)
 
     async def close(self) -> None:

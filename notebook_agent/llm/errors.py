@@ -384,6 +384,11 @@ def classify_error(exc: BaseException, ctx: ErrorContext) -> tuple[str, str]:
         detail = "" if "timed out" in detail.lower() or not str(cause) else detail
         return "timeout", _message_for("timeout", ctx, detail, None)
 
+    unparsable = "JSONDecodeError" in names or "Failed to parse response as JSON" in str(exc)  # google-genai's
+    if ctx.in_stream and unparsable:
+        # An event whose data is not JSON: the stream was damaged on the way, which is a cut stream, not a bug.
+        return "stream_cut", _message_for("stream_cut", ctx, "an event in the stream was not valid JSON", None)
+
     transport_names = names | _mro_names(exc.__cause__) if exc.__cause__ else names
     is_transport = bool(transport_names & {*_TRANSPORT_CUT_NAMES, *_TRANSPORT_CONNECT_NAMES, "APIConnectionError"})
     if is_transport or (isinstance(exc, ConnectionError | OSError) and status is None):

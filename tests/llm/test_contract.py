@@ -246,3 +246,12 @@ async def test_abort_during_sdk_retry_backoff(
     assert time.monotonic() - await aborter < 1.0
     assert msg.stop_reason == "aborted"
     assert len(server.requests) == 1
+
+
+async def test_a_malformed_event_in_the_stream_is_a_cut_stream(server: ScriptedServer, wire: Wire) -> None:
+    """An SSE event whose data is not JSON is a damaged stream, like a cut one: named as such, not as the
+    parser's raw text, and the partial answer is kept."""
+    server.enqueue(sse_reply([*wire.text_items(["partial"], terminal=False), 'data: {"broken": \n\n']))
+    msg = final(await collect(wire.model(server.url, max_retries=0), context()))
+    assert msg.error_kind == "stream_cut", (msg.error_kind, msg.error_message)
+    assert "Expecting" not in (msg.error_message or "")  # not the JSON parser's own words

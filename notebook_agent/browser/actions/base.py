@@ -10,9 +10,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Protocol, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias
 
-from playwright.async_api import ElementHandle, Frame, Page
+from playwright.async_api import ElementHandle, Frame, Page, Response
 from playwright.async_api import Error as PlaywrightError
 
 from ...core.abort import AbortSignal
@@ -44,6 +44,10 @@ class ActionHost(Protocol):
 
     def navigation_refusal(self, url: str) -> str | None: ...
 
+    async def navigate(
+        self, url: str, wait_until: Literal["domcontentloaded", "load"] = "domcontentloaded"
+    ) -> Response | None: ...
+
     async def is_responsive(self) -> bool: ...
 
     async def replace_hung_page(self) -> str: ...
@@ -55,6 +59,16 @@ class ActionHost(Protocol):
 
     @property
     def seconds_since_snapshot(self) -> float | None: ...
+
+    @property
+    def effects_asked(self) -> int: ...
+
+    async def effects_settled(self) -> None: ...
+
+    @property
+    def downloads_started(self) -> int: ...
+
+    async def downloads_settled(self, started: int) -> None: ...
 
 
 def ms(seconds: float) -> float:
@@ -132,6 +146,9 @@ class BrowserTool(Tool):
             self._ctx = None
 
     async def _execute(self, args: Any, signal: AbortSignal) -> ToolResult | str:
+        asked = self.browser.effects_asked
+        error: str | None = None
+        out: str | ToolResult = ""
         try:
             if self.needs_page:
                 await signal.race(self.browser.ensure_page())
@@ -139,9 +156,17 @@ class BrowserTool(Tool):
             else:
                 out = await self.run(args, signal)
         except ActionError as exc:
-            return self.browser.finish(f"Error: {exc}", is_error=True)
+            error = f"Error: {exc}"
         except PlaywrightError as exc:
-            return self.browser.finish(f"Error: {self.failure}: {first_line(exc)}", is_error=True)
+            error = f"Error: {self.failure}: {first_line(exc)}"
+        if self.browser.effects_asked != asked:
+            # What the action started was held at the network door while the policy (maybe a person) decided:
+            # wait for that, and do not blame the page for the time it took.
+            await signal.race(self.browser.effects_settled())
+            if error is not None:
+                return self.browser.finish("Done; what it started was held for approval (see below).")
+        if error is not None:
+            return self.browser.finish(error, is_error=True)
         if isinstance(out, ToolResult):
             return out
         return self.browser.finish(out)
