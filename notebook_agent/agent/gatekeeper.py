@@ -147,13 +147,7 @@ class RunGate:
         if answer is None:
             return None
         if step is not None:
-            step.approval = {
-                "decision": "approved" if answer.approved else "denied",
-                "reason": answer.reason,
-                "by": answer.by,
-                "risk": request.reason,
-            }
-            self.put(ApprovalAnswered(step, request, answer))
+            self._record(step, request, answer)
         if answer.approved:
             if effect.kind != "data":
                 self.trust(effect.url)
@@ -199,6 +193,11 @@ class RunGate:
             self.trust(request.target_url)  # the navigation a person approved is not asked about again
         if answer.approved and request.downloads:
             self.downloads.approved()
+        self._record(step, request, answer)
+        return None if answer.approved else BlockToolCall(denial_text(answer))
+
+    def _record(self, step: PageStep, request: ApprovalRequest, answer: ApprovalAnswer) -> None:
+        """The decision on the step (kept in the run file) and the ``ApprovalAnswered`` event."""
         step.approval = {
             "decision": "approved" if answer.approved else "denied",
             "reason": answer.reason,
@@ -206,7 +205,6 @@ class RunGate:
             "risk": request.reason,
         }
         self.put(ApprovalAnswered(step, request, answer))
-        return None if answer.approved else BlockToolCall(denial_text(answer))
 
     async def _announce(self, step: PageStep, browser: BrowserSession, approval: Approval) -> None:
         """Show the question: with a crop of the target element when a person will look at it."""
