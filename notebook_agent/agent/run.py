@@ -357,6 +357,9 @@ class PageRun:
         if parsed.call is None:
             return self._unusable(step, parsed.error or "The output had no usable action.")
         self.history.append(step)
+        dropped = [r for r in parsed.repairs if "only the first" in r]
+        if dropped:  # the rest never ran: say so where the model reads its history, not only in the view
+            self.history.append(f"In step {step.index} you {dropped[0]}; the others did not run. One action per step.")
         self.outcome.usable()
         step.action, step.args = parsed.call.name, self.redactor.public_args(parsed.call.name, parsed.call.arguments)
         step.output = self.redactor.scrub_message(message)

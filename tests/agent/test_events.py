@@ -140,3 +140,19 @@ async def test_a_stop_while_asking_answers_the_approval(browser: BrowserSession,
         if isinstance(event, RunFinished):
             assert event.result.status == "stopped"
     assert seen and seen[0].answered and seen[0].answer is not None and not seen[0].answer.approved
+
+
+async def test_a_thousand_calls_in_one_answer_run_one_and_the_model_is_told(
+    browser: BrowserSession, servers: Servers
+) -> None:
+    from notebook_agent.core.messages import UserMessage
+    from notebook_agent.llm.scripted import reply
+
+    many = reply(*[agent_output("scroll", {"down": True}) for _ in range(1000)])
+    model = ScriptedModel([many, agent_output("done", {"text": "ok", "success": True})])
+    agent = PageAgent(model=model, browser=browser, start_url=servers.url("agent_form.html"))
+    result = await agent.run("scroll once")
+    assert [s.action for s in result.steps] == ["scroll", "done"]
+    second = model.requests[1][0].messages[-1]
+    assert isinstance(second, UserMessage)
+    assert "In step 1 you sent 1000 function calls; only the first was used; the others did not run" in second.text
