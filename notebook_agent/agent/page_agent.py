@@ -65,6 +65,10 @@ class PageAgent:
     ``allowed_domains`` / ``blocked_domains``: where navigation may go (``github.com``, ``*.github.com``,
     ``http://127.0.0.1:8000``); a navigation elsewhere is refused and the page stays where it was.
     ``runs_dir``: write each run there as it happens (see :class:`~.runs.RunWriter`).
+    ``trace``: record a Playwright trace of each run, one group per step, at ``<runs_dir>/<run_id>/trace.zip``
+    (a temporary folder without ``runs_dir``), given as ``result.trace_path``. Tracing is per browser context,
+    so a run refuses to start while another run is tracing the context it shares (see
+    :mod:`notebook_agent.browser.tracing`); and it is refused with ``secrets`` (its pictures are not masked).
     """
 
     def __init__(
@@ -94,6 +98,7 @@ class PageAgent:
         blocked_domains: Sequence[str] | str | None = None,
         allow_javascript_with_secrets: bool = False,
         runs_dir: str | None = None,
+        trace: bool = False,
     ) -> None:
         if max_steps < 1:
             raise ValueError("max_steps must be at least 1")
@@ -109,6 +114,11 @@ class PageAgent:
             raise ValueError(
                 "execute_javascript could read secrets out of the page, so it is off while secrets are set; "
                 "pass allow_javascript_with_secrets=True if you really want both."
+            )
+        if trace and self.secrets:
+            raise ValueError(
+                "A trace keeps screenshots and DOM snapshots that no mask covers, so it could hold the secrets' "
+                "values: trace=True cannot be used with secrets."
             )
         self.model = _resolve_model(model)
         self.browser = browser
@@ -127,6 +137,7 @@ class PageAgent:
         self.vision = vision
         self.screenshots = screenshots
         self.full_page = full_page
+        self.trace = trace
         self.after_tool_call = after_tool_call
         self.stream_options = stream_options or StreamOptions()
         self.runs_dir = runs_dir
@@ -243,6 +254,7 @@ class PageAgent:
             "approval": self.approval if isinstance(self.approval, str) else "custom",
             "vision": self.vision,
             "full_page": self.full_page,
+            "trace": self.trace,
             "enable_javascript": self.enable_javascript,
             "ask_user": self.on_ask_user is not None,
             "custom_tools": sorted(self.custom_tools),

@@ -78,6 +78,8 @@ class PageAgentResult:
     run_id: str = ""
     settings: dict[str, Any] = field(default_factory=dict)
     system_prompt: str = field(default="", repr=False)
+    trace_path: str | None = None
+    """The Playwright trace of the run (``trace=True``): open it with ``playwright show-trace PATH``."""
 
     @property
     def output_mode(self) -> str:

@@ -28,6 +28,7 @@ from typing import Any, Protocol
 
 from ..browser.mask import ScreenshotWithheld
 from ..browser.session import BrowserSession
+from ..browser.tracing import Trace, begin_group, start_trace, stop_trace
 from ..browser.urls import navigation_target
 from ..core.abort import AbortController, AbortedError, AbortSignal
 from ..core.errors import error_message
@@ -87,6 +88,7 @@ class RunSpec(Protocol):
     vision: bool
     screenshots: bool
     full_page: bool
+    trace: bool
     approval: PolicyName | PolicyFunction
     approver: Approver | None
     approval_timeout: float
@@ -140,6 +142,9 @@ class PageRun:
         self._action_started = 0.0
         self._partial: ReflectionPartial | None = None
         self.run_id = datetime.now().strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+        self.runs_dir = runs_dir
+        self.trace: Trace | None = None
+        self.trace_path: str | None = None
         self.recorder = Recorder(runs_dir, self.run_id, redact=self.redactor.scrub_text, screenshots=agent.screenshots)
         self.screenshots = StepScreenshots(self.put)
         self.downloads = DownloadPolicy(agent.approval, lambda: self.step.url if self.step is not None else "")
@@ -182,6 +187,7 @@ class PageRun:
                     await self._drive(browser)
                 finally:
                     self.gate.close()  # nothing stays held at the browser's door for a run that has ended
+                    self.trace_path = await stop_trace(browser, self.trace, self.runs_dir, self.run_id)
                     with contextlib.suppress(Exception):  # the last step's screenshot, before the browser may close
                         await self.screenshots.collect()
         except asyncio.CancelledError:
@@ -198,6 +204,8 @@ class PageRun:
             self._put(RunFinished(result))
 
     async def _drive(self, browser: BrowserSession) -> None:
+        if self.agent.trace:
+            self.trace = await start_trace(browser, self.redactor.scrub_text(self.task)[:200])
         if self.agent.start_url:
             self.gate.trust(navigation_target(self.agent.start_url))  # the user chose it
             await self.lease.open(self.agent.start_url, self.controller.signal)
@@ -248,6 +256,7 @@ class PageRun:
             run_id=self.run_id,
             settings=map_strings(self.agent.settings(), self.redactor.scrub_text),
             system_prompt=self.agent.full_system_prompt,
+            trace_path=self.trace_path,
             **self.outcome.verdict(),
         )
 
@@ -305,6 +314,8 @@ class PageRun:
         self.steps.append(step)
         self._partial = None
         self.put(StepStarted(index, self.agent.max_steps))
+        if self.trace is not None:
+            await begin_group(self.browser, self.trace, f"Step {index}")
         t0 = time.perf_counter()
         snapshot = await self.browser.snapshot(full_page=self.agent.full_page)
         page_text = self.redactor.scrub_text(snapshot.text)
