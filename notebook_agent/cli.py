@@ -61,10 +61,14 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run the page agent on a task")
     run.add_argument("task")
     _agent_options(run)
+    run.add_argument("--trace", action="store_true", help="record a Playwright trace of the run (trace.zip)")
     run.add_argument("--json", action="store_true", help="print the result as JSON")
 
     demo = sub.add_parser("demo", help="run the demo task on the bundled demo shop")
     demo.add_argument("--lab", action="store_true", help="open JupyterLab on the quickstart notebook instead")
+    demo.add_argument(
+        "--port", type=int, default=None, help="with --lab: the port JupyterLab listens on (default: its own)"
+    )
     demo.add_argument("--model", "-m", default=None, help="provider:model (default: NOTEBOOK_AGENT_MODEL or offline)")
     demo.add_argument(
         "--local",
@@ -90,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--json", action="store_true", help="print every run as JSON")
 
     sub.add_parser("doctor", help="show which browser and model would be used")
+    sub.add_parser("models", help="the model providers: API keys set, packages installed, local servers")
     return parser
 
 
@@ -124,6 +129,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _eval(args)
         if args.command == "doctor":
             return _doctor()
+        if args.command == "models":
+            from .llm.availability import check_models, models_table
+
+            print(models_table(check_models()))
+            return 0
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
@@ -189,6 +199,7 @@ async def _run(task: str, args: argparse.Namespace, *, as_json: bool) -> int:
             vision=args.vision,
             screenshots=False,
             start_url=start_url,
+            trace=args.trace,
         )
         result: PageAgentResult | None = None
         printer = _Printer(out)
@@ -201,6 +212,8 @@ async def _run(task: str, args: argparse.Namespace, *, as_json: bool) -> int:
         finally:
             ticker.cancel()
     assert result is not None
+    if result.trace_path:
+        print(f"trace: {result.trace_path}  (open it with: playwright show-trace {result.trace_path})", file=out)
     if as_json:
         from .agent.runs import result_to_dict
 
@@ -276,8 +289,10 @@ def _print_event(event: AnyEvent, out: Any) -> None:
 def _demo(args: argparse.Namespace) -> int:
     from .demo import DEMO_TASK, demo_url
 
+    if args.port is not None and not args.lab:
+        raise ValueError("--port is for --lab (the port JupyterLab listens on).")
     if args.lab:
-        return _lab()
+        return _lab(args.port)
     model = args.model
     if args.local:
         if model:
@@ -294,11 +309,12 @@ def _demo(args: argparse.Namespace) -> int:
         headed=args.headed,
         vision=False,
         js=False,
+        trace=False,
     )
     return asyncio.run(_run(DEMO_TASK, ns, as_json=False))
 
 
-def _lab() -> int:
+def _lab(port: int | None = None) -> int:
     import subprocess
     from pathlib import Path
 
@@ -307,6 +323,8 @@ def _lab() -> int:
     cmd = [sys.executable, "-m", "jupyterlab", "--notebook-dir", str(folder)]
     if (folder / "quickstart.ipynb").exists():
         cmd += ["--LabApp.default_url=/lab/tree/quickstart.ipynb"]
+    if port is not None:
+        cmd += [f"--ServerApp.port={port}", "--ServerApp.port_retries=0"]
     if os.geteuid() == 0:
         cmd.append("--allow-root")
     print("starting JupyterLab:", " ".join(cmd))

@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
-# Sets up a fresh checkout: a virtualenv in .venv with the package and its dev tools, a second one in .venv-floor
-# with the oldest supported kernel stack, and a Chromium.
+# Sets up a fresh checkout: a virtualenv in .venv with the package and its dev tools, and a Chromium. With
+# --with-floor (what `make test` runs) also a second one in .venv-floor with the oldest supported kernel stack, which
+# only the tests use.
 # Idempotent and quick when nothing changed (the install is keyed on pyproject.toml).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
+with_floor=0
+for arg in "$@"; do
+  case "$arg" in
+    --with-floor) with_floor=1 ;;
+    *) echo "setup: unknown option $arg (usage: scripts/setup.sh [--with-floor])" >&2; exit 2 ;;
+  esac
+done
 
 if [ ! -x .venv/bin/python ]; then
   echo "setup: creating .venv"
@@ -21,16 +29,18 @@ fi
 
 # The oldest supported kernel stack (scripts/kernel-floor.txt) in .venv-floor: scripts/test.sh runs the tests that
 # start a real kernel there as well. Keyed on pyproject.toml and the pins, like .venv.
-if [ ! -x .venv-floor/bin/python ]; then
-  echo "setup: creating .venv-floor (the oldest supported ipykernel)"
-  "$PYTHON" -m venv .venv-floor
-fi
-floor_stamp=".venv-floor/.installed-$(cat pyproject.toml scripts/kernel-floor.txt | sha1sum | cut -c1-12)"
-if [ ! -f "$floor_stamp" ]; then
-  echo "setup: installing notebook-agent with the oldest supported kernel stack into .venv-floor"
-  .venv-floor/bin/python -m pip install -q -e . -r scripts/kernel-floor.txt
-  rm -f .venv-floor/.installed-*
-  touch "$floor_stamp"
+if [ "$with_floor" = 1 ]; then
+  if [ ! -x .venv-floor/bin/python ]; then
+    echo "setup: creating .venv-floor (the oldest supported ipykernel)"
+    "$PYTHON" -m venv .venv-floor
+  fi
+  floor_stamp=".venv-floor/.installed-$(cat pyproject.toml scripts/kernel-floor.txt | sha1sum | cut -c1-12)"
+  if [ ! -f "$floor_stamp" ]; then
+    echo "setup: installing notebook-agent with the oldest supported kernel stack into .venv-floor"
+    .venv-floor/bin/python -m pip install -q -e . -r scripts/kernel-floor.txt
+    rm -f .venv-floor/.installed-*
+    touch "$floor_stamp"
+  fi
 fi
 
 # A browser: Playwright's own, a system Chromium/Chrome, or install one.

@@ -178,7 +178,13 @@ class StepCard:
         )
         self.progress.value = ""
 
-    def set_screenshot(self, data: bytes, fmt: str) -> None:
+    def set_screenshot(self, data: bytes, fmt: str, *, shown: bool = True) -> None:
+        """This step's picture; ``shown=False`` keeps it hidden while the view's header shows the same bytes."""
         self.image.format = fmt.split("/")[-1]
         self.image.value = data
-        self.image.layout.display = None
+        self.image.layout.display = None if shown else "none"
+
+    def show_screenshot(self) -> None:
+        """Show this step's picture (a newer one took its place in the header)."""
+        if self.image.value:
+            self.image.layout.display = None

@@ -1,5 +1,5 @@
 """The ``%agent`` sub-commands: ``config``, ``browser``, ``stop``, ``runs``, ``rerun``, ``compare``, ``prompt``,
-``snapshot`` and ``help``, one method each.
+``snapshot``, ``trace``, ``models`` and ``help``, one method each.
 
 ``%agent WORD ...`` calls the method named ``WORD`` with the remaining words. They read and change the kernel's
 state (:mod:`.kernel_state`); ``rerun`` starts a run through the same path as a ``%%agent`` cell (``launch``).
@@ -26,7 +26,9 @@ ERROR_LINE = re.compile(r"^(%%?agent(_prompt)?( [a-z_]+)?: |usage: %agent )", re
 magics print errors in one line rather than raising (a traceback for a typo), and the notebook tests fail a
 cell whose output has such a line (notebooks/conftest.py)."""
 
-COMMANDS = frozenset({"help", "config", "browser", "stop", "runs", "rerun", "compare", "prompt", "snapshot"})
+COMMANDS = frozenset(
+    {"help", "config", "browser", "stop", "runs", "rerun", "compare", "prompt", "snapshot", "trace", "models"}
+)
 """The words ``%agent`` accepts (each a method of :class:`Commands`)."""
 
 
@@ -39,7 +41,7 @@ class Commands:
     def help(self, rest: list[str]) -> None:
         print(
             "%%agent [--model M] [--url URL] [--max-steps N] [--approve POLICY] [--vision] [--js] [--ask]\n"
-            "        [--timeout S] [--out NAME]      run the task in the cell body (see %%agent?)\n"
+            "        [--timeout S] [--trace] [--out NAME]      run the task in the cell body (see %%agent?)\n"
             "%agent config [--model M] [--max-steps N] [--approve POLICY] [--headed|--headless] [--vision on|off]\n"
             "%agent browser [URL] [--headed|--headless]   show the shared browser (and open a URL)\n"
             "%agent stop                                  stop every running run\n"
@@ -49,6 +51,8 @@ class Commands:
             "%agent compare RUN_A RUN_B                   two runs side by side, first divergence marked\n"
             "%agent prompt [NAME|default]                 show (or choose) the active system prompt\n"
             "%agent snapshot                              what the model would see of the current page\n"
+            "%agent trace RUN                             where a --trace run's Playwright trace is\n"
+            "%agent models                                the model providers: keys set, packages, local servers\n"
             "RUN is a position (1 = oldest, -1 = newest) or the start of a run id (or of its last part).\n"
             f"Approval policies: {', '.join(POLICY_NAMES)}."
         )
@@ -186,6 +190,42 @@ class Commands:
         diff = prompt_diff(default_system_prompt(), text)
         display(as_html_pre(diff if diff else text))
 
+    def trace(self, rest: list[str]) -> None:
+        """Where the Playwright trace of a run is (``%%agent --trace``), and the command that opens it."""
+        from pathlib import Path
+
+        from ..agent.runs import find_run, load_run
+
+        if len(rest) != 1:
+            print("usage: %agent trace RUN")
+            return
+        runs_dir, ref = STATE.config.runs_dir, rest[0]
+        path: str | None = None
+        run_id = ref
+        try:
+            run_id = load_run(find_run(runs_dir, ref), with_screenshots=False).run_id
+            saved = Path(runs_dir) / run_id / "trace.zip"
+            path = str(saved) if saved.is_file() else None
+        except (ValueError, OSError):
+            pass
+        if path is None:  # a run of this kernel whose trace went to a temporary folder (no runs_dir)
+            for run in reversed(STATE.runs):
+                result = getattr(run, "result", None)
+                if result is not None and result.trace_path and result.run_id.startswith(run_id):
+                    path = result.trace_path
+                    break
+        if path is None:
+            print(f"Run {ref!r} has no trace: run it with %%agent --trace.")
+            return
+        print(f"Trace: {path}\nOpen it with: playwright show-trace {path}")
+
+    def models(self, rest: list[str]) -> None:
+        """The model providers: which API keys are set (names only), whether each package is installed, and
+        whether the local servers answer."""
+        from ..llm.availability import check_models, models_table
+
+        print(models_table(check_models()))
+
     def snapshot(self, rest: list[str]) -> Shown:
         from .tuning import as_html_pre
 
@@ -217,12 +257,19 @@ class Commands:
             browser = await STATE.get_browser()
             if url:
                 await browser.open(url)
-            shot = await browser.screenshot(format="jpeg")
+            try:  # a tab in the middle of a navigation (a run is driving it) has no picture to give yet
+                shot: Any = widgets.Image(
+                    value=await browser.screenshot(format="jpeg"),
+                    format="jpeg",
+                    layout=widgets.Layout(max_width="640px"),
+                )
+            except Exception as exc:
+                shot = widgets.HTML(f"<i>No picture right now: {html.escape(error_message(exc).splitlines()[0])}</i>")
             title = html.escape(await page_title(browser))
             return widgets.VBox(
                 [
                     widgets.HTML(f"<b>{title}</b><br><code>{html.escape(page_url(browser))}</code>"),
-                    widgets.Image(value=shot, format="jpeg", layout=widgets.Layout(max_width="640px")),
+                    shot,
                     widgets.HTML(tabs_html(await STATE.tab_owners())),
                 ]
             )

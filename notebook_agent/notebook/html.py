@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from typing import Any
 
 CSS = """
@@ -58,3 +59,54 @@ def esc(value: object) -> str:
 
 def args_html(args: dict[str, Any]) -> str:
     return esc(json.dumps(args, ensure_ascii=False))
+
+
+_CODE_OR_LINK = re.compile(r"`([^`]+)`|\[([^\]\n]+)\]\((https?://(?:[^\s()&]|&amp;)+)\)")
+"""On escaped text: a link's address has no quote, no angle bracket, no space (only ``&amp;`` of the entities)."""
+_BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
+_EM = re.compile(r"(?<![*\w])\*(?=[^\s*])([^*]+?)(?<=\S)\*(?![*\w])")
+_ITEM = re.compile(r"^\s*- (.*)$")
+
+
+def _inline(line: str) -> str:
+    """One line of escaped text: `code` and [text](http(s) link) become opaque tokens first (nothing formats inside
+    them, and no tag can land inside an href), then **bold** and *em*, then the tokens go back in."""
+    tokens: list[str] = []
+
+    def keep(match: re.Match[str]) -> str:
+        code, text, url = match.groups()
+        if code is not None:
+            tokens.append(f"<code>{code}</code>")
+        else:
+            tokens.append(f'<a href="{url}" target="_blank" rel="noopener noreferrer nofollow">{text}</a>')
+        return f"\x00{len(tokens) - 1}\x00"
+
+    line = _CODE_OR_LINK.sub(keep, line)
+    line = _BOLD.sub(r"<strong>\1</strong>", line)
+    line = _EM.sub(r"<em>\1</em>", line)
+    return re.sub("\x00(\\d+)\x00", lambda m: tokens[int(m.group(1))], line)
+
+
+def markdown_html(text: str) -> str:
+    """A model's markdown answer as safe HTML: everything is escaped first, then only a small subset comes back
+    as tags: **bold**, *em*, `code`, [text](http(s)://...) links, line breaks and ``- `` lists. No HTML the model
+    wrote passes (a ``<script>`` shows as text), and a link is never anything but http(s)."""
+    blocks: list[tuple[bool, str]] = []  # (is a list, html)
+    items: list[str] = []
+    for raw in html.escape(text.replace("\x00", ""), quote=True).replace("\r\n", "\n").split("\n"):
+        item = _ITEM.match(raw)
+        if item:
+            items.append(f"<li>{_inline(item.group(1))}</li>")
+            continue
+        if items:
+            blocks.append((True, f'<ul style="margin:2px 0;padding-left:1.4em">{"".join(items)}</ul>'))
+            items = []
+        blocks.append((False, _inline(raw)))
+    if items:
+        blocks.append((True, f'<ul style="margin:2px 0;padding-left:1.4em">{"".join(items)}</ul>'))
+    out = []
+    for i, (is_list, part) in enumerate(blocks):
+        if i and not is_list and not blocks[i - 1][0]:
+            out.append("<br>")  # between two lines of text (a list is a block of its own)
+        out.append(part)
+    return "".join(out)

@@ -64,6 +64,7 @@ class AgentMagics(Magics):
     @argument("--ask", action="store_true", help="let the agent ask you questions (ask_user)")
     @argument("--full-page", action="store_true", help="show the model the whole page, not just the viewport")
     @argument("--timeout", default=None, help="seconds to wait for an approval before denying")
+    @argument("--trace", action="store_true", help="record a Playwright trace of the run (%%agent trace RUN)")
     @argument("--out", "-o", default="agent_run", help="variable bound to the run handle (default agent_run)")
     @cell_magic
     def agent(self, line: str, cell: str) -> None:
@@ -92,6 +93,7 @@ class AgentMagics(Magics):
             full_page=args.full_page,
             timeout=args.timeout,
             out=args.out,
+            trace=args.trace,
         )
 
     def launch(
@@ -110,6 +112,7 @@ class AgentMagics(Magics):
         timeout: float | str | None = None,
         out: str = "agent_run",
         label: str = "%%agent",
+        trace: bool = False,
     ) -> NotebookRun | None:
         """Start a run with the live view (shared by %%agent and %agent rerun). Every option is checked by the
         rules the terminal and ``%agent config`` use; a bad one prints one sentence (prefixed with ``label``)."""
@@ -149,6 +152,7 @@ class AgentMagics(Magics):
             full_page=full_page,
             system_prompt=system_prompt,
             start_url=start_url,
+            trace=trace,
         )
         run = NotebookRun(agent, task, view, kernel_browser=True, name=out)
         STATE.runs.append(run)
@@ -205,6 +209,10 @@ class AgentMagics(Magics):
 
 for _magic in (AgentMagics.agent, AgentMagics.agent_prompt):
     _magic.parser.allow_abbrev = False  # type: ignore[attr-defined]  # --max-step is a typo, not --max-steps
+    # magic_arguments writes the usage of every magic with one "%" (its formatter adds "%" to the name); these
+    # are cell magics, so ``%%agent?`` shows ``%%agent ...``.
+    _magic.parser.prog = f"%{_magic.__name__}"  # type: ignore[attr-defined]
+    _magic.__doc__ = _magic.parser.format_help()  # type: ignore[attr-defined]
 
 
 def _parse(magic: Any, line: str, label: str) -> Any:

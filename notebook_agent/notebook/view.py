@@ -35,8 +35,9 @@ from ..agent import (
 from ..agent.results import OUTPUT_MODE_TEXT, join_output_modes
 from ..core.errors import error_message
 from .card import StepCard
-from .html import CSS, STATUS_TEXT, args_html, esc, plural
+from .html import CSS, STATUS_TEXT, esc, markdown_html, plural
 from .kernel import blocked_wait_message
+from .panels import approval_panel
 
 __all__ = ["RunView", "StepCard", "plural", "summary_html", "tabs_html"]
 
@@ -65,7 +66,9 @@ def summary_html(result: PageAgentResult) -> str:
         f"{tokens:,} tokens{cost} · {result.duration_s:.1f} s</div>"
     )
     answer = result.answer
-    shown = f"<div class='na-kv'><span class='k'>Answer</span> <span class='na-code'>{esc(answer)}</span></div>"
+    shown = (  # the model's markdown, escaped and made safe
+        f"<div class='na-kv'><span class='k'>Answer</span> <span class='na-answer'>{markdown_html(answer)}</span></div>"
+    )
     reason = result.error if result.status != "completed" else None
     reason = reason or (result.text if not answer and result.status != "completed" else None)
     detail = (
@@ -123,6 +126,8 @@ class RunView:
         """The open panels' warning lines, and what each waits for ("click", "answer")."""
         self._collapse_when_shown: StepCard | None = None
         """The last finished step stays open until the next one has something to show."""
+        self._live_step: StepCard | None = None
+        """The card whose picture the header shows (that card hides its own copy)."""
 
     # -- events ---------------------------------------------------------------------------------------------
     def card(self) -> StepCard | None:
@@ -161,12 +166,19 @@ class RunView:
             self.bar.value = min(event.step.index, self.max_steps)
         elif isinstance(event, ScreenshotTaken):
             # Taken in the background, it may arrive after the next step started: it belongs to its own step.
+            # The header shows the latest picture; its step's card keeps it hidden meanwhile (one picture on
+            # screen, not the same one twice) and shows it once a newer one takes the header.
             owner = next((c for c in reversed(self.cards) if c.index == event.step.index), None)
+            latest = self._live_step is None or event.step.index >= self._live_step.index
             if owner is not None:
-                owner.set_screenshot(event.data, event.mime_type)
-            self.live.format = event.mime_type.split("/")[-1]
-            self.live.value = event.data
-            self.live.layout.display = None
+                owner.set_screenshot(event.data, event.mime_type, shown=not latest)
+            if latest:
+                if self._live_step is not None and self._live_step is not owner:
+                    self._live_step.show_screenshot()
+                self._live_step = owner
+                self.live.format = event.mime_type.split("/")[-1]
+                self.live.value = event.data
+                self.live.layout.display = None
         elif isinstance(event, ApprovalRequested):
             self.show_approval(event.approval)
         elif isinstance(event, ApprovalAnswered) and card is not None:
@@ -280,43 +292,8 @@ class RunView:
         self._close_approval()
         request = approval.request
         card = self.card()
-        approve = w.Button(description="Approve", button_style="success", icon="check")
-        approve.add_class("na-approve")
-        deny = w.Button(description="Deny", button_style="danger", icon="times")
-        deny.add_class("na-deny")
-        reason = w.Text(
-            placeholder="reason (optional, the model sees it)", continuous_update=False, layout=w.Layout(width="320px")
-        )
-        reason.add_class("na-deny-reason")
-        approve.on_click(lambda _b: approval.approve())
-        deny.on_click(lambda _b: approval.deny(reason.value))
-        target = ""
-        if request.element:
-            el = request.element
-            target = f"<div class='na-kv'><span class='k'>Target</span> &lt;{esc(el.get('tag', ''))}&gt; "
-            target += f"{esc((el.get('text') or '')[:120])}</div>"
-        info = w.HTML(
-            f"<div class='na-kv'><b>Approve this action?</b> <span class='na-warn'>{esc(request.reason)}</span>"
-            f"</div><div class='na-kv'><span class='k'>Action</span> <span class='na-code'>{esc(request.action)} "
-            f"{args_html(request.args)}</span></div>{target}<div class='na-kv'><span class='k'>Page</span> "
-            f"{esc(request.url)}</div>"
-        )
-        parts: list[w.Widget] = [info]
-        crop = approval.crop
-        if crop:
-            width = int.from_bytes(crop[16:20], "big") if crop[:4] == b"\x89PNG" else 480  # IHDR width
-            img = w.Image(
-                value=crop,
-                format="png",
-                layout=w.Layout(width=f"{min(width, 480)}px", max_width="100%", height="auto", object_fit="contain"),
-            )
-            img.add_class("na-approval-crop")
-            parts.append(img)
-        parts.append(w.HBox([approve, deny, reason]))
         warning = self._wait_warning("click")
-        parts.append(warning)
-        panel = w.VBox(parts)
-        panel.add_class("na-approval")
+        panel = approval_panel(approval, warning)
         host = card.extra if card is not None else self.cards_box
         host.children = (*host.children, panel)
         if card is not None and card.step is not None and card.step.action:

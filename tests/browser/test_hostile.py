@@ -114,7 +114,9 @@ async def test_a_popup_storm_is_capped_and_a_runs_popups_close_with_it(
     )
     agent = PageAgent(model=model, browser=browser, start_url=servers.url("hostile.html"))
     result = await agent.run("click around")
-    storm = result.steps[0].result
+    # popups past the cap are closed as they come; on a loaded machine the last ones may come after the click's
+    # result was written, and are then reported with the next action's
+    storm = result.steps[0].result + " " + result.steps[1].result
     assert "it was closed at once" in storm
     downloaded = result.steps[2].result
     assert "A file was downloaded: note.txt (18 bytes), saved to" in downloaded

@@ -133,7 +133,8 @@ def _wait_run_view(nb: LabNotebook, run: Any, timings: dict[str, float], label: 
     """From a just-started %%agent cell to its approval panel: step cards, a screenshot, Approve/Deny."""
     _wait_in_run(nb, run, _JS_STEP, "a step card appeared")
     timings[f"{label}: run cell -> first step card"] = time.perf_counter() - t_run
-    _wait_in_run(nb, run, _JS_SCREENSHOT, "a screenshot rendered")
+    # the latest picture is in the header (its card shows it once a newer one arrives): one of the two
+    _wait_in_run(nb, run, f"(run) => ({_JS_SCREENSHOT})(run) || ({_JS_LIVE})(run)", "a screenshot rendered")
     timings[f"{label}: run cell -> first screenshot"] = time.perf_counter() - t_run
     _wait_in_run(nb, run, _JS_APPROVAL, "the approval panel appeared")
     timings[f"{label}: run cell -> approval panel"] = time.perf_counter() - t_run

@@ -482,3 +482,12 @@ async def test_every_question_of_ask_all_can_be_answered_from_code(shell: Intera
     assert run.saved_path is not None
     lines = Path(run.saved_path).read_text(encoding="utf-8").split("\n")
     assert [json.loads(line)["kind"] for line in lines if line] == ["run", *["step"] * len(result.steps), "end"]
+
+
+def test_cell_magic_help_shows_two_percent_signs(shell: InteractiveShell) -> None:
+    # what `%%agent?` and `%%agent_prompt?` show: the usage line of a cell magic, with its "%%"
+    for name in ("agent", "agent_prompt"):
+        doc = shell.object_inspect(f"%%{name}")["docstring"]
+        usage = doc.removeprefix("::").strip()
+        assert usage.startswith(f"%%{name} ["), doc[:120]
+        assert f"\n  %{name} " not in doc

@@ -3,10 +3,16 @@ the answer and the reason a run ended; the first run's status line; the result's
 
 from __future__ import annotations
 
+import re
 import time
+from html.parser import HTMLParser
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from notebook_agent.agent import PageAgentResult, PageStep, RunFinished, StepStarted
 from notebook_agent.core.messages import Usage
+from notebook_agent.notebook.html import markdown_html
 from notebook_agent.notebook.record import record_html
 from notebook_agent.notebook.view import RunView, summary_html
 
@@ -152,3 +158,116 @@ def test_options_are_never_taken_by_a_prefix_and_typos_get_a_hint(capsys: object
             build_parser().parse_args(argv)
         err = capsys.readouterr().err  # type: ignore[attr-defined]
         assert f"unrecognized arguments: {' '.join(argv[2:])}. Did you mean {hint}?" in err, err
+
+
+def _pictures_on_show(view: RunView) -> list[bytes]:
+    shown = [bytes(view.live.value)] if view.live.layout.display != "none" else []
+    for card in view.cards:
+        if card.body.layout.display != "none" and card.image.layout.display != "none":
+            shown.append(bytes(card.image.value))
+    return shown
+
+
+async def test_a_screenshot_is_on_show_once() -> None:
+    """The latest picture is in the header only; a card shows its own once a newer one takes the header."""
+    from notebook_agent.agent import ScreenshotTaken
+
+    view = RunView("find it", "test:silent", 5)
+    view.handle(StepStarted(1, 5))
+    one, two = b"\xff\xd8one", b"\xff\xd8two"
+    step1 = PageStep(index=1, action="click", result="ok")
+    view.handle(ScreenshotTaken(step1, one))  # step 1's picture, while step 1 is the current card
+    assert _pictures_on_show(view) == [one]
+    view.handle(StepStarted(2, 5))  # the model has not answered step 2: step 1's card is still open
+    card1, card2 = view.cards
+    assert card1.body.layout.display != "none"
+    assert _pictures_on_show(view) == [one]
+    assert card1.image.value == one and card2.image.layout.display == "none"
+    view.handle(ScreenshotTaken(PageStep(index=2, action="click", result="ok"), two))
+    assert view.live.value == two and _pictures_on_show(view).count(two) == 1
+    assert card1.image.layout.display != "none" and card2.image.layout.display == "none"
+    card1.toggle(True)
+    assert sorted(_pictures_on_show(view)) == sorted([one, two])
+    # a late picture of an older step goes to its card, not over the header's newer one
+    view.handle(StepStarted(3, 5))
+    view.handle(ScreenshotTaken(step1, one))
+    assert view.live.value == two
+
+
+ALLOWED_TAGS = {"strong", "em", "code", "a", "br", "ul", "li"}
+_PIECES = [
+    "<script>alert(1)</script>",
+    "<img src=x onerror=alert(1)>",
+    '<a href="javascript:alert(1)">',
+    "[x](javascript:alert(1))",
+    '[x](http://a.b/"onerror="alert(1))',
+    "[t](https://a.b/*c*?d=1&e=2)",
+    "[t](https://a.b/",
+    "[t](http://onerror=x/",
+    "](",
+    ")",
+    "[",
+    "]",
+    "`",
+    "*",
+    "**",
+    "- ",
+    "\n",
+    "\x00",
+    "<",
+    ">",
+    '"',
+    "'",
+    "&",
+    "&lt;",
+    " ",
+    "a",
+    "onerror=",
+    "javascript:",
+]
+
+
+class _Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, list[tuple[str, str | None]]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, attrs))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES) | st.text(max_size=8), max_size=30).map("".join))
+def test_markdown_in_an_answer_lets_no_html_through(text: str) -> None:
+    out = markdown_html(text)
+    assert "<script" not in out.lower()
+    # every "<" left starts one of the few tags the converter writes; none of the input's survives
+    assert not re.search(r"<(?!/?(?:strong|em|code|a|br|ul|li)\b)", out), out
+    parser = _Tags()
+    parser.feed(out)
+    parser.close()
+    for tag, attrs in parser.tags:
+        assert tag in ALLOWED_TAGS, out
+        for name, value in attrs:
+            assert name in {"href", "target", "rel", "style"}, out
+            if name == "href":
+                assert value is not None and re.match(r"https?://", value), out
+                assert "javascript:" not in value.lower() and '"' not in value, out
+    # so "onerror=" and "javascript:" from the input can only be text, never an attribute or a link
+    for tag_text in re.findall(r"<[^>]*>", out):
+        outside_values = re.sub(r'="[^"]*"', "", tag_text).lower()
+        assert "onerror" not in outside_values and "javascript:" not in outside_values, out
+
+
+def test_markdown_in_an_answer_renders_in_the_summary_and_the_record() -> None:
+    answer = "**TrailSound** costs `$54.99`\n- in [the shop](https://shop.example/p?id=1&x=2)\n- <b>x</b>"
+    assert markdown_html(answer) == (
+        '<strong>TrailSound</strong> costs <code>$54.99</code><ul style="margin:2px 0;padding-left:1.4em">'
+        '<li>in <a href="https://shop.example/p?id=1&amp;x=2" target="_blank" rel="noopener noreferrer nofollow">'
+        "the shop</a></li><li>&lt;b&gt;x&lt;/b&gt;</li></ul>"
+    )
+    done = PageStep(index=1, action="done", args={"text": answer, "success": True}, result=answer)
+    result = stopped_while_waiting()
+    result.status, result.success, result.text, result.error, result.steps = ("completed", True, answer, None, [done])
+    for shown in (summary_html(result), record_html(result)):
+        assert "<strong>TrailSound</strong>" in shown and "<b>x</b>" not in shown and "&lt;b&gt;x" in shown
