@@ -27,13 +27,19 @@ async def is_responsive(page: Page | None, timeout: float = 2.0) -> bool:
     """Whether the page's main thread still runs scripts (a page stuck in ``while(true){}`` does not)."""
     if page is None or page.is_closed():
         return True
+    return await _answers(page, timeout) is not False  # navigating or closed (None): not hung
+
+
+async def _answers(page: Page, timeout: float) -> bool | None:
+    """One probe: True when the page ran a script in time, False when it did not, None when its document was
+    going away (a navigation, or the tab closing) and nothing can be said yet."""
     try:
         await asyncio.wait_for(page.evaluate("0"), timeout)
         return True
     except TimeoutError:
         return False
     except PlaywrightError:
-        return True  # navigating or closed: not hung
+        return None
 
 
 async def settles(page: Page, timeout: float = 2.0, tries: int = 3) -> bool:
@@ -43,15 +49,12 @@ async def settles(page: Page, timeout: float = 2.0, tries: int = 3) -> bool:
     if page.is_closed():
         return True
     for _ in range(tries):
-        try:
-            await asyncio.wait_for(page.evaluate("0"), timeout)
+        answered = await _answers(page, timeout)
+        if answered is not None:
+            return answered
+        if page.is_closed():
             return True
-        except TimeoutError:
-            return False
-        except PlaywrightError:
-            if page.is_closed():
-                return True
-            await asyncio.sleep(0.2)  # navigating: ask the next document
+        await asyncio.sleep(0.2)  # navigating: ask the next document
     return False
 
 
