@@ -24,6 +24,7 @@ from ..core.tools import Tool
 from .approval import Approver, PolicyFunction, PolicyName, check_policy
 from .domains import parse_domains
 from .events import PageEvent, RunFinished
+from .output import OutputSpec
 from .prompt import default_system_prompt
 from .results import PageAgentResult
 from .run import PageRun
@@ -65,6 +66,9 @@ class PageAgent:
     ``allowed_domains`` / ``blocked_domains``: where navigation may go (``github.com``, ``*.github.com``,
     ``http://127.0.0.1:8000``); a navigation elsewhere is refused and the page stays where it was.
     ``runs_dir``: write each run there as it happens (see :class:`~.runs.RunWriter`).
+    ``output``: the answer's type: a pydantic model, a ``TypedDict``, a dataclass, ``list[...]`` of one, or a JSON
+    Schema dict. ``done`` then carries the answer in that shape (checked; a wrong one is sent back to the model)
+    and ``result.output`` is the instance (``result.to_pandas()`` for a list). See :mod:`.output`.
     ``trace``: record a Playwright trace of each run, one group per step, at ``<runs_dir>/<run_id>/trace.zip``
     (a temporary folder without ``runs_dir``), given as ``result.trace_path``. Tracing is per browser context,
     so a run refuses to start while another run is tracing the context it shares (see
@@ -99,6 +103,7 @@ class PageAgent:
         allow_javascript_with_secrets: bool = False,
         runs_dir: str | None = None,
         trace: bool = False,
+        output: Any = None,
     ) -> None:
         if max_steps < 1:
             raise ValueError("max_steps must be at least 1")
@@ -120,6 +125,7 @@ class PageAgent:
                 "A trace keeps screenshots and DOM snapshots that no mask covers, so it could hold the secrets' "
                 "values: trace=True cannot be used with secrets."
             )
+        self.output_spec = OutputSpec(output) if output is not None else None
         self.model = _resolve_model(model)
         self.browser = browser
         self.own_tab = own_tab
@@ -156,6 +162,11 @@ class PageAgent:
                 f"the value is filled in for you and you never see it.\n{self.secrets.describe()}\n"
             )
         return text
+
+    @property
+    def output(self) -> Any:
+        """The answer's type given as ``output=`` (None: the answer is text)."""
+        return self.output_spec.type if self.output_spec is not None else None
 
     @property
     def is_running(self) -> bool:
@@ -262,6 +273,7 @@ class PageAgent:
             "allowed_domains": [d.text for d in self.allowed_domains],
             "blocked_domains": [d.text for d in self.blocked_domains],
             "secrets": sorted(self.secrets.names) if self.secrets else [],
+            "output": self.output_spec.name if self.output_spec is not None else None,
         }
 
 

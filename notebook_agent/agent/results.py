@@ -80,6 +80,12 @@ class PageAgentResult:
     system_prompt: str = field(default="", repr=False)
     trace_path: str | None = None
     """The Playwright trace of the run (``trace=True``): open it with ``playwright show-trace PATH``."""
+    output: Any = None
+    """The checked answer in the type given as ``output=`` (a run file gives it back as plain JSON), or None."""
+    output_type: str = ""
+    """The name of that type (``list[Product]``), or "" when the run had none."""
+    tables: dict[str, Any] = field(default_factory=dict, repr=False)
+    """The tables the run read with ``extract_table``, by name (``t1``, ...)."""
 
     @property
     def output_mode(self) -> str:
@@ -144,6 +150,20 @@ class PageAgentResult:
         """A compact table for notebooks; ``.steps`` has each step."""
         rows = "".join(f"| {k} | {_md(v)} |\n" for k, v in self._facts())
         return f"**PageAgentResult** (`.text`, `.steps`, `.usage`)\n\n| | |\n|---|---|\n{rows}"
+
+    def to_pandas(self) -> Any:
+        """The answer as a DataFrame (one row per item of a list answer); without a typed answer, the last table
+        the run extracted. pandas is optional: ``pip install "notebook-agent[data]"``."""
+        from .output import table_frame, to_pandas
+
+        if self.output is not None:
+            return to_pandas(self.output)
+        if self.tables:
+            return table_frame(list(self.tables.values())[-1])
+        raise ValueError(
+            "This run has no data to make a DataFrame of: give the agent output=<type> (or %%agent --output NAME), "
+            "or let it read a table with extract_table."
+        )
 
     def replay_model(self) -> Model:
         """A model that answers with this run's recorded outputs, in order (no API key needed)."""

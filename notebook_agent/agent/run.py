@@ -66,6 +66,7 @@ from .gatekeeper import RunGate, target_element
 from .lease import RunBrowser, StartUrlError
 from .macro import MACRO_NAME, ParsedOutput, macro_spec, parse_output
 from .outcome import RunOutcome
+from .output import OutputSpec, RunData
 from .preview import reflection_partial
 from .prompt import prompt_hash
 from .recorder import Recorder
@@ -99,6 +100,7 @@ class RunSpec(Protocol):
     custom_tools: dict[str, Tool | None]
     allowed_domains: tuple[DomainPattern, ...]
     blocked_domains: tuple[DomainPattern, ...]
+    output_spec: OutputSpec | None
 
     @property
     def full_system_prompt(self) -> str: ...
@@ -136,6 +138,7 @@ class PageRun:
         self.observer = Observer()
         self.redactor = Redactor(agent.secrets, lambda args: target_element(self.browser, args))
         self.outcome = RunOutcome(agent.max_steps, agent.max_failures)
+        self.data = RunData(self.redactor.scrub_text)
         self.tools: dict[str, Tool] = {}
         self.browser: BrowserSession | None = None
         self._turn_started = 0.0
@@ -210,7 +213,7 @@ class PageRun:
             self.gate.trust(navigation_target(self.agent.start_url))  # the user chose it
             await self.lease.open(self.agent.start_url, self.controller.signal)
         # in threaded mode the browser-driving tools execute on the browser thread
-        self.tools = browser.bridge_tools(self.agent.tools(browser))
+        self.tools = browser.bridge_tools(self._tools(browser))
         self.recorder.start(self._result(0.0))
         context = AgentContext(
             system_prompt=self.agent.full_system_prompt, messages=[], tools=list(self.tools.values())
@@ -242,6 +245,15 @@ class PageRun:
         signal = self.controller.signal
         self.outcome.settle(messages, len(self.steps), signal.reason if signal.aborted else None)
 
+    def _tools(self, browser: BrowserSession) -> dict[str, Tool]:
+        """The agent's actions; with ``output=``, ``done`` takes the answer in that type (unless a custom
+        ``done`` replaced the built-in one)."""
+        tools = self.agent.tools(browser)
+        spec = self.agent.output_spec
+        if spec is not None and "done" in tools and "done" not in self.agent.custom_tools:
+            tools["done"] = spec.done_tool(self.data.tables, lambda text: self.redactor.scrub_text(text) != text)
+        return tools
+
     def _result(self, duration: float) -> PageAgentResult:
         usage = Usage()
         for s in self.steps:
@@ -257,6 +269,9 @@ class PageRun:
             settings=map_strings(self.agent.settings(), self.redactor.scrub_text),
             system_prompt=self.agent.full_system_prompt,
             trace_path=self.trace_path,
+            output=self.data.output,
+            output_type=self.agent.output_spec.name if self.agent.output_spec is not None else "",
+            tables=self.data.tables,
             **self.outcome.verdict(),
         )
 
@@ -292,6 +307,8 @@ class PageRun:
         step.action_ms = (time.perf_counter() - self._action_started) * 1000
         step.result = self.redactor.scrub_text(event.result.text_content)
         step.is_error = event.is_error
+        if not event.is_error:
+            self.data.action_finished(event.tool_name, event.result.details)
         self.outcome.action_finished(step, event.error_kind)
         self.observer.action_finished(event.tool_name, step.args, event.is_error)
 

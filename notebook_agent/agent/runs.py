@@ -22,6 +22,7 @@ from typing import Any
 
 from ..core.messages import AssistantMessage, Usage
 from ..core.text import clean_text, map_strings
+from .output import table_from_dict, table_to_dict, to_json
 from .results import PageAgentResult, PageStep, StepRequest
 
 FORMAT_VERSION = 1
@@ -54,8 +55,14 @@ def step_from_dict(data: dict[str, Any]) -> PageStep:
 
 def result_to_dict(result: PageAgentResult) -> dict[str, Any]:
     """A JSON-ready dict of the whole run (screenshots left out; see :func:`save_run`)."""
-    head = {f.name: getattr(result, f.name) for f in dataclasses.fields(result) if f.name not in ("steps", "usage")}
+    head = {
+        f.name: getattr(result, f.name)
+        for f in dataclasses.fields(result)
+        if f.name not in ("steps", "usage", "output", "tables")
+    }
     head["usage"] = result.usage.model_dump(mode="json")
+    head["output"] = to_json(result.output)
+    head["tables"] = {name: table_to_dict(t) for name, t in result.tables.items()}
     head["steps"] = [step_to_dict(s) for s in result.steps]
     return head
 
@@ -170,7 +177,7 @@ def run_head(result: PageAgentResult) -> dict[str, Any]:
     return data
 
 
-CLOSING = ("status", "success", "text", "error", "usage", "duration_s")
+CLOSING = ("status", "success", "text", "error", "usage", "duration_s", "output", "tables")
 
 
 def run_closing(result: PageAgentResult) -> dict[str, Any]:
@@ -228,7 +235,7 @@ def load_run(path: str | Path, *, with_screenshots: bool = True) -> PageAgentRes
     if not re.fullmatch(r"[0-9a-f]{6,64}", version):
         prompt_file = path.parent / "prompts" / "-"  # not a content hash: never a path
     known = {f.name for f in dataclasses.fields(PageAgentResult)}
-    fields = {k: v for k, v in head.items() if k in known}
+    fields = {k: v for k, v in head.items() if k in known and k not in ("output", "tables")}
     return PageAgentResult(
         **fields,
         steps=steps,
@@ -237,6 +244,8 @@ def load_run(path: str | Path, *, with_screenshots: bool = True) -> PageAgentRes
         text=end.get("text", ""),
         error=end.get("error", None if end else "The run file ends before the run did."),
         usage=Usage.model_validate(end.get("usage") or {}),
+        output=end.get("output"),
+        tables={str(k): table_from_dict(str(k), v) for k, v in (end.get("tables") or {}).items() if v},
         duration_s=end.get("duration_s", 0.0),
         system_prompt=prompt_file.read_text(encoding="utf-8") if prompt_file.exists() else "",
     )

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 from ..browser.actions import ActionHost
 from ..core.errors import NotebookAgentError
 from ..core.messages import AssistantMessage, TextContent
+from ..core.text import map_strings
 from ..core.tools import Tool, ToolCallContext, ToolResult, WrappedTool, get_argument, replace_argument
 from .domains import DomainPattern, matches_any, parse_domains
 
@@ -177,7 +178,7 @@ class Redactor:
                 self.hidden.add(text)
             if text in self.hidden or (fresh and partial):
                 out["text"] = f"[redacted: {len(text)} characters]"
-        return {k: self.scrub_text(v) if isinstance(v, str) else v for k, v in out.items()}
+        return {k: map_strings(v, self.scrub_text) for k, v in out.items()}  # nested values too (an answer's data)
 
     def scrub_text(self, text: str) -> str:
         """``text`` with secret values replaced by placeholders and hidden typed text by ``[redacted]``."""

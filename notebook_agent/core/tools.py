@@ -255,21 +255,31 @@ def _validation_text(name: str, problems: list[str], arguments: Any) -> str:
 def model_json_schema(model: type[BaseModel]) -> dict[str, Any]:
     """A pydantic model's JSON Schema, inlined (no $defs) and without titles: shorter prompts, and every
     provider accepts it."""
-    schema = model.model_json_schema()
+    return inline_schema(model.model_json_schema())
+
+
+def inline_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with every ``$ref`` into its ``$defs`` replaced by the definition and titles dropped (some
+    providers reject ``$ref``, and a title costs tokens every step). A type that refers to itself cannot be
+    inlined: that raises ``ValueError`` naming it."""
+    schema = dict(schema)
     defs = schema.pop("$defs", {})
 
-    def resolve(node: Any) -> Any:
+    def resolve(node: Any, seen: tuple[str, ...]) -> Any:
         if isinstance(node, dict):
             if "$ref" in node:
-                target = defs[node["$ref"].split("/")[-1]]
-                merged = {**resolve(target), **{k: v for k, v in node.items() if k != "$ref"}}
-                return merged
-            return {k: resolve(v) for k, v in node.items() if k != "title"}
+                name = node["$ref"].split("/")[-1]
+                if name in seen:
+                    raise ValueError(f"{name} refers to itself; a recursive type cannot be given to a model")
+                target = defs[name]
+                return {**resolve(target, (*seen, name)), **{k: v for k, v in node.items() if k != "$ref"}}
+            # a "title" keyword is a string; a property named "title" is a schema (a dict), and stays
+            return {k: resolve(v, seen) for k, v in node.items() if not (k == "title" and isinstance(v, str))}
         if isinstance(node, list):
-            return [resolve(v) for v in node]
+            return [resolve(v, seen) for v in node]
         return node
 
-    out = resolve(schema)
+    out = resolve(schema, ())
     assert isinstance(out, dict)
     return out
 
