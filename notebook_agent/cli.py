@@ -62,6 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("task")
     _agent_options(run)
     run.add_argument("--trace", action="store_true", help="record a Playwright trace of the run (trace.zip)")
+    run.add_argument(
+        "--output",
+        metavar="SCHEMA",
+        default=None,
+        help="the answer's type: a JSON Schema file, or module:Class (list[module:Class] for a list)",
+    )
     run.add_argument("--json", action="store_true", help="print the result as JSON")
 
     demo = sub.add_parser("demo", help="run the demo task on the bundled demo shop")
@@ -182,6 +188,7 @@ async def _run(task: str, args: argparse.Namespace, *, as_json: bool) -> int:
     start_url = None if args.url is None else options.url(args.url)
     if args.model is not None:
         options.model(args.model)
+    answer_type = options.output_from_file_or_module(args.output) if args.output else None
     interactive = sys.stdin.isatty()
     policy = options.approve(args.approve or ("ask-risky" if interactive else "deny-risky"))
     model, label = _model_for(args.model, task)
@@ -200,6 +207,7 @@ async def _run(task: str, args: argparse.Namespace, *, as_json: bool) -> int:
             screenshots=False,
             start_url=start_url,
             trace=args.trace,
+            output=answer_type,
         )
         result: PageAgentResult | None = None
         printer = _Printer(out)
@@ -218,6 +226,10 @@ async def _run(task: str, args: argparse.Namespace, *, as_json: bool) -> int:
         from .agent.runs import result_to_dict
 
         print(json.dumps(result_to_dict(result), indent=2, ensure_ascii=False))
+    elif result.output is not None:
+        from .agent.data import to_json
+
+        print(f"output ({result.output_type}):\n{json.dumps(to_json(result.output), indent=2, ensure_ascii=False)}")
     return 0 if result.success else 1
 
 

@@ -12,6 +12,8 @@ A suite is a small YAML or JSON file (or dict)::
           text: "Added to cart"             # text present on the final page
           result: "54.99"                   # text present in the agent's final answer
           js: "() => JSON.parse(localStorage.cart || '[]').length > 0"   # predicate run in the page
+          output: {name: "Aria Buds", price: 54.99}   # the typed answer equals this, field by field
+        output: {type: object, properties: {name: {type: string}, price: {type: number}}}   # the answer's schema
     variants:                               # optional; variants can also be passed in code
       - {name: default}
       - {name: terse, instructions: "Prefer the search box."}
@@ -37,6 +39,7 @@ from typing import Any
 
 from ..browser.checks import page_check, page_text, page_url
 from ..browser.session import BrowserSession
+from .data import field_diff
 from .page_agent import PageAgent
 from .results import PageAgentResult
 
@@ -47,8 +50,10 @@ class Check:
     text: str | None = None
     result: str | None = None
     js: str | None = None
+    output: Any = None
+    """The expected typed answer (plain JSON); a difference is reported field by field."""
     python: Callable[[PageAgentResult, str], bool] | None = field(default=None, repr=False)
-    """A function of (result, final page text), for suites built in code."""
+    """A function of (result, final page text), for suites built in code (``result.output`` is the answer)."""
 
 
 @dataclass
@@ -58,6 +63,8 @@ class SuiteTask:
     url: str | None = None
     check: Check = field(default_factory=Check)
     max_steps: int | None = None
+    output: Any = None
+    """The answer's type (a JSON Schema, or a Python type for suites built in code): ``PageAgent(output=...)``."""
 
 
 @dataclass
@@ -130,10 +137,10 @@ def load_suite(source: str | Path | Mapping[str, Any], variables: Mapping[str, s
         if not isinstance(t, dict) or not t.get("task"):
             raise ValueError(f"Task {i + 1} of the suite has no 'task' text")
         check = t.get("check") or {}
-        unknown = set(check) - {"url", "text", "result", "js"}
+        unknown = set(check) - {"url", "text", "result", "js", "output"}
         if unknown:
             raise ValueError(
-                f"Task {t.get('id', i + 1)}: unknown check keys {sorted(unknown)}; use url, text, result, js"
+                f"Task {t.get('id', i + 1)}: unknown check keys {sorted(unknown)}; use url, text, result, js, output"
             )
         tasks.append(
             SuiteTask(
@@ -145,8 +152,10 @@ def load_suite(source: str | Path | Mapping[str, Any], variables: Mapping[str, s
                     text=_fill(check.get("text"), vars_),
                     result=_fill(check.get("result"), vars_),
                     js=_fill(check.get("js"), vars_),
+                    output=check.get("output"),
                 ),
                 max_steps=t.get("max_steps"),
+                output=t.get("output"),
             )
         )
     variants = [Variant(**v) for v in data.get("variants") or []]
@@ -265,6 +274,11 @@ async def _check_run(task: SuiteTask, result: PageAgentResult, browser: BrowserS
         else:
             if not ok:
                 failures.append("js check returned false")
+    if c.output is not None:
+        if result.output is None:
+            failures.append("no typed answer to compare with check.output")
+        else:
+            failures += [f"answer differs: {line}" for line in field_diff(result.output, c.output)]
     if c.python is not None and not c.python(result, text):
         failures.append("python check returned false")
     if result.status == "error":
@@ -287,6 +301,7 @@ async def run_job(
         vision=v.vision,
         screenshots=False,
         start_url=t.url,
+        output=t.output,
     )
     started = time.perf_counter()
     result = await agent.run(t.task)

@@ -15,30 +15,22 @@ numeric fields, and validates them like any answer.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import Any
 
 import jsonschema
 from pydantic import BaseModel, ConfigDict, PrivateAttr, TypeAdapter, ValidationError
 
 from ..core.errors import NotebookAgentError
 from ..core.tools import Tool, ToolArgumentError, ToolCallContext, ToolResult, inline_schema
+from .data import Table, to_json
 
 
 class OutputTypeError(NotebookAgentError, TypeError):
     """``output=`` names something that cannot be an answer's type (said with what can)."""
-
-
-class Table(Protocol):
-    """What the run's data needs of an extracted table (``browser.extract.ExtractedTable``)."""
-
-    name: str
-    columns: list[str]
-    rows: list[list[str]]
 
 
 def type_name(output: Any) -> str:
@@ -231,21 +223,6 @@ def _problems(exc: ValidationError) -> str:
     return "\n".join(lines)
 
 
-def to_json(value: Any) -> Any:
-    """Any answer as plain JSON: pydantic models, dataclasses, TypedDicts and lists of them."""
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return to_json(dataclasses.asdict(value))
-    if isinstance(value, dict):
-        return {str(k): to_json(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [to_json(v) for v in value]
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return str(value)
-
-
 # -- the finishing action with a typed answer ---------------------------------------------------------------
 class _DoneShape(BaseModel):
     """The finishing call's fields before the answer itself is checked (``data`` is checked by the spec, so
@@ -345,79 +322,3 @@ class TypedDoneTool(Tool):
         return ToolResult.text(
             text, details={"success": args.success, "text": args.text, "output": output}, terminate=True
         )
-
-
-def _pandas() -> Any:
-    try:
-        import pandas
-    except ImportError:
-        raise ImportError(
-            'to_pandas() needs pandas: pip install "notebook-agent[data]" (or pip install pandas)'
-        ) from None
-    return pandas
-
-
-def to_pandas(value: Any) -> Any:
-    """A DataFrame of an answer: one row per item of a list (or of a model's one list field), else one row."""
-    pd = _pandas()
-    data = to_json(value)
-    if isinstance(data, dict):
-        lists = [k for k, v in data.items() if isinstance(v, list) and all(isinstance(i, dict) for i in v)]
-        data = data[lists[0]] if len(lists) == 1 else [data]
-    if not isinstance(data, list):
-        data = [{"value": data}]
-    return pd.DataFrame([row if isinstance(row, dict) else {"value": row} for row in data])
-
-
-class RunData:
-    """What one run collected as data: the tables ``extract_table`` read (by name) and the checked answer.
-
-    Every cell passes the run's redaction on the way in (a page may show a secret in a table), so what a run
-    keeps, shows and saves holds no secret."""
-
-    def __init__(self, scrub: Callable[[str], str]) -> None:
-        self.scrub = scrub
-        self.tables: dict[str, Any] = {}
-        self.output: Any = None
-
-    def action_finished(self, action: str, details: Any) -> None:
-        if not isinstance(details, dict):
-            return
-        table = details.get("table")
-        if table is not None and isinstance(getattr(table, "name", None), str):
-            table.columns = [self.scrub(c) for c in table.columns]
-            table.rows = [[self.scrub(c) for c in row] for row in table.rows]
-            self.tables[table.name] = table
-        if action == "done" and details.get("output") is not None:
-            self.output = details["output"]
-
-
-def table_frame(table: Table) -> Any:
-    """An extracted table as a DataFrame, cells as the page showed them."""
-    pd = _pandas()
-    return pd.DataFrame(table.rows, columns=table.columns)
-
-
-def table_to_dict(table: Any) -> dict[str, Any]:
-    """A table as it is kept in a run file."""
-    return {
-        "columns": list(table.columns),
-        "rows": [list(r) for r in table.rows],
-        "source": getattr(table, "source", ""),
-        "pages": getattr(table, "pages", 1),
-    }
-
-
-def table_from_dict(name: str, data: Mapping[str, Any]) -> Any:
-    """A table read back from a run file (cells as they were read)."""
-    from ..browser.extract import ExtractedTable
-
-    if not isinstance(data, Mapping):  # a run file is input too
-        data = {}
-    return ExtractedTable(
-        name=name,
-        columns=[str(c) for c in data.get("columns") or []],
-        rows=[[str(c) for c in row] for row in data.get("rows") or [] if isinstance(row, list)],
-        source=str(data.get("source") or ""),
-        pages=int(data.get("pages") or 1),
-    )

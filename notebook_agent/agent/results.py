@@ -154,7 +154,7 @@ class PageAgentResult:
     def to_pandas(self) -> Any:
         """The answer as a DataFrame (one row per item of a list answer); without a typed answer, the last table
         the run extracted. pandas is optional: ``pip install "notebook-agent[data]"``."""
-        from .output import table_frame, to_pandas
+        from .data import table_frame, to_pandas
 
         if self.output is not None:
             return to_pandas(self.output)

@@ -49,6 +49,7 @@ from ..core.text import map_strings
 from ..core.tools import Tool
 from .approval import Approver, PolicyFunction, PolicyName
 from .context import tool_context_factory
+from .data import RunData
 from .domains import DomainPattern, navigation_refusal
 from .downloads import DownloadPolicy
 from .events import (
@@ -66,7 +67,7 @@ from .gatekeeper import RunGate, target_element
 from .lease import RunBrowser, StartUrlError
 from .macro import MACRO_NAME, ParsedOutput, macro_spec, parse_output
 from .outcome import RunOutcome
-from .output import OutputSpec, RunData
+from .output import OutputSpec
 from .preview import reflection_partial
 from .prompt import prompt_hash
 from .recorder import Recorder

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..core.messages import AssistantMessage, Usage
 from ..core.text import clean_text, map_strings
-from .output import table_from_dict, table_to_dict, to_json
+from .data import differences, table_from_dict, table_to_dict, to_json
 from .results import PageAgentResult, PageStep, StepRequest
 
 FORMAT_VERSION = 1
@@ -347,8 +347,16 @@ class Comparison:
             ("time s", round(self.a.duration_s, 2), round(self.b.duration_s, 2)),
             ("prompt", self.a.prompt_version, self.b.prompt_version),
             ("model", self.a.model, self.b.model),
-            ("output", self.a.output_mode or "-", self.b.output_mode or "-"),
+            ("output mode", self.a.output_mode or "-", self.b.output_mode or "-"),
+            *self.answer_rows(),
         ]
+
+    def answer_rows(self) -> list[tuple[str, Any, Any]]:
+        """The typed answers, field by field where they differ (nothing when neither run had one)."""
+        if self.a.output is None and self.b.output is None:
+            return []
+        diffs = differences(self.a.output, self.b.output, "answer")
+        return [(where, x, y) for where, x, y in diffs] if diffs else [("answer", "same", "same")]
 
 
 def compare_runs(a: PageAgentResult, b: PageAgentResult) -> Comparison:

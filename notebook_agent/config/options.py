@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 from ..agent.approval import POLICY_NAMES, PolicyName, check_policy
@@ -94,7 +94,97 @@ def no_placeholder(option: str, value: Any) -> None:
             )
 
 
-__all__ = ["POLICY_NAMES", "OptionError", "approve", "max_steps", "model", "no_placeholder", "timeout", "url"]
+_OUTPUT = re.compile(r"^\s*(?:(list|List|typing\.List)\[\s*(?P<inner>[^\[\]]+?)\s*\]|(?P<name>[^\[\]]+?))\s*$")
+
+
+def _checked_output(option: str, typed: str, found: Any) -> Any:
+    from ..agent.output import OutputSpec
+
+    try:
+        OutputSpec(found)
+    except (TypeError, ValueError) as exc:
+        raise OptionError(f"{option} {typed}: {exc}") from None
+    return found
+
+
+def output_in_namespace(value: Any, namespace: Mapping[str, Any], option: str = "--output") -> Any:
+    """The answer's type named in a notebook: ``Product``, ``list[Product]``, ``models.Product`` (found in
+    ``namespace``), or a variable holding a type, ``list[...]`` or a JSON Schema dict."""
+    typed = str(value)
+    match = _OUTPUT.match(typed)
+    if match is None:
+        raise OptionError(f"{option} needs a type's name, e.g. --output Product or --output list[Product].")
+    wanted = match.group("inner") or match.group("name")
+    head, *rest = wanted.split(".")
+    if head not in namespace:
+        types = [k for k, v in namespace.items() if isinstance(v, type) and not k.startswith("_")]
+        close = difflib.get_close_matches(head, types, n=1)
+        hint = (
+            f" Did you mean {close[0]}?"
+            if close
+            else " Define it in a cell above (a pydantic model, a TypedDict or a dataclass)."
+        )
+        raise OptionError(f"{option} {typed}: {head!r} is not defined in the notebook.{hint}")
+    found = namespace[head]
+    for part in rest:
+        if not hasattr(found, part):
+            raise OptionError(f"{option} {typed}: {head} has no attribute {part!r}.")
+        found = getattr(found, part)
+    if match.group("inner"):
+        found = list[found]  # type: ignore[valid-type]
+    return _checked_output(option, typed, found)
+
+
+def output_from_file_or_module(value: Any, option: str = "--output") -> Any:
+    """The answer's type for the terminal: a JSON Schema file (``schema.json``), or ``module:Class`` /
+    ``list[module:Class]`` for a pydantic model, TypedDict or dataclass importable from the current folder."""
+    import importlib
+    import json
+    import sys
+    from pathlib import Path
+
+    typed = str(value).strip()
+    match = _OUTPUT.match(typed)
+    wanted = (match.group("inner") or match.group("name")) if match else typed
+    if ":" in wanted and not Path(wanted).exists():
+        module_name, _, attr = wanted.partition(":")
+        if "" not in sys.path and "." not in sys.path:
+            sys.path.insert(0, "")  # the current folder, as `python -m` does
+        try:
+            found: Any = importlib.import_module(module_name)
+            for part in attr.split("."):
+                found = getattr(found, part)
+        except (ImportError, AttributeError) as exc:
+            raise OptionError(f"{option} {typed}: cannot import {wanted} ({exc}).") from None
+        if match is not None and match.group("inner"):
+            found = list[found]  # type: ignore[valid-type]
+        return _checked_output(option, typed, found)
+    path = Path(typed).expanduser()
+    try:
+        schema = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise OptionError(
+            f"{option} {typed}: cannot read it ({exc.strerror}). Give a JSON Schema file or module:Class."
+        ) from None
+    except json.JSONDecodeError as exc:
+        raise OptionError(f"{option} {typed}: not valid JSON ({exc.msg}, line {exc.lineno}).") from None
+    if not isinstance(schema, dict):
+        raise OptionError(f"{option} {typed}: a JSON Schema is an object ({{...}}), not a {type(schema).__name__}.")
+    return _checked_output(option, typed, schema)
+
+
+__all__ = [
+    "POLICY_NAMES",
+    "OptionError",
+    "approve",
+    "max_steps",
+    "model",
+    "no_placeholder",
+    "output_from_file_or_module",
+    "output_in_namespace",
+    "timeout",
+    "url",
+]
 
 
 def did_you_mean(word: str, known: Iterable[str]) -> str:

@@ -110,3 +110,46 @@ def markdown_html(text: str) -> str:
             out.append("<br>")  # between two lines of text (a list is a block of its own)
         out.append(part)
     return "".join(out)
+
+
+def data_html(value: Any, type_name: str = "", *, limit: int = 20) -> str:
+    """A typed answer as a small table (inline styles, so the saved record shows it too): one row per item of
+    a list, one row per field of an object; every cell escaped, the first ``limit`` rows only."""
+    from ..agent.data import to_json
+
+    data = to_json(value)
+    if isinstance(data, dict):
+        lists = [k for k, v in data.items() if isinstance(v, list) and v and all(isinstance(i, dict) for i in v)]
+        if len(lists) == 1:
+            rest = {k: v for k, v in data.items() if k != lists[0]}
+            return (data_html(rest, type_name, limit=limit) if rest else "") + data_html(data[lists[0]], limit=limit)
+    cell = "border:1px solid #d0d7de;padding:2px 6px;text-align:left;vertical-align:top"
+
+    def text(v: Any) -> str:
+        shown = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+        return esc(shown if len(shown) <= 200 else shown[:199] + "…")
+
+    if isinstance(data, list) and data and all(isinstance(i, dict) for i in data):
+        columns: list[str] = []
+        for item in data:
+            columns += [k for k in item if k not in columns]
+        head = "".join(f'<th style="{cell}">{esc(c)}</th>' for c in columns)
+        body = "".join(
+            "<tr>" + "".join(f'<td style="{cell}">{text(item.get(c, ""))}</td>' for c in columns) + "</tr>"
+            for item in data[:limit]
+        )
+    elif isinstance(data, dict):
+        head = ""
+        body = "".join(
+            f'<tr><th style="{cell}">{esc(k)}</th><td style="{cell}">{text(v)}</td></tr>' for k, v in data.items()
+        )
+    else:
+        return f"<div class='na-kv'><span class='k'>Output</span> <code>{text(data)}</code></div>"
+    more = len(data) - limit if isinstance(data, list) and len(data) > limit else 0
+    caption = esc(type_name) + (f" · {len(data)} rows" if isinstance(data, list) else "")
+    note = f"<div class='na-dim'>… {more} more rows: result.output, result.to_pandas()</div>" if more else ""
+    return (
+        f"<div class='na-kv na-output'><span class='k'>Output</span> <span class='na-dim'>{caption}</span></div>"
+        f'<table style="border-collapse:collapse;font-size:0.92em;margin:2px 0">'
+        f"{'<tr>' + head + '</tr>' if head else ''}{body}</table>{note}"
+    )

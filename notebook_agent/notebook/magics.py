@@ -65,6 +65,11 @@ class AgentMagics(Magics):
     @argument("--full-page", action="store_true", help="show the model the whole page, not just the viewport")
     @argument("--timeout", default=None, help="seconds to wait for an approval before denying")
     @argument("--trace", action="store_true", help="record a Playwright trace of the run (%%agent trace RUN)")
+    @argument(
+        "--output",
+        default=None,
+        help="the answer's type from the notebook: a pydantic model, TypedDict or dataclass, or list[NAME]",
+    )
     @argument("--out", "-o", default="agent_run", help="variable bound to the run handle (default agent_run)")
     @cell_magic
     def agent(self, line: str, cell: str) -> None:
@@ -94,6 +99,7 @@ class AgentMagics(Magics):
             timeout=args.timeout,
             out=args.out,
             trace=args.trace,
+            output=args.output,
         )
 
     def launch(
@@ -113,6 +119,7 @@ class AgentMagics(Magics):
         out: str = "agent_run",
         label: str = "%%agent",
         trace: bool = False,
+        output: str | None = None,
     ) -> NotebookRun | None:
         """Start a run with the live view (shared by %%agent and %agent rerun). Every option is checked by the
         rules the terminal and ``%agent config`` use; a bad one prints one sentence (prefixed with ``label``)."""
@@ -135,6 +142,9 @@ class AgentMagics(Magics):
             if model is not None:
                 options.model(model)
             system_prompt = STATE.prompt_text(prompt)
+            answer_type = None
+            if output is not None:
+                answer_type = options.output_in_namespace(output, self.shell.user_ns if self.shell else {})
             chosen, note = resolve_model(model, task)
         except (ValueError, OSError) as exc:  # ModelConfigError is a ValueError: a missing key, package or bad name
             print(f"{label}: {exc}")
@@ -153,6 +163,7 @@ class AgentMagics(Magics):
             system_prompt=system_prompt,
             start_url=start_url,
             trace=trace,
+            output=answer_type,
         )
         run = NotebookRun(agent, task, view, kernel_browser=True, name=out)
         STATE.runs.append(run)

@@ -18,7 +18,7 @@ import json
 
 from ..agent import PageAgentResult, PageStep
 from ..core.errors import error_message
-from .html import markdown_html
+from .html import data_html, markdown_html
 
 IMAGE_BUDGET = 1_500_000
 """Bytes of screenshots a record embeds at most (the latest steps first)."""
@@ -92,6 +92,8 @@ def record_html(result: PageAgentResult, *, image_budget: int = IMAGE_BUDGET) ->
     )
     if result.answer:
         head += _row("Answer", f"<span>{markdown_html(result.answer)}</span>")  # the model's markdown, made safe
+    if result.output is not None:
+        head += data_html(result.output, result.output_type)
     reason = (result.error or (result.text if not result.answer else None)) if result.status != "completed" else None
     if reason and reason != result.answer:
         head += _row(result.end_label, _e(reason), "#cf222e")

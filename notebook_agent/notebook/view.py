@@ -35,7 +35,7 @@ from ..agent import (
 from ..agent.results import OUTPUT_MODE_TEXT, join_output_modes
 from ..core.errors import error_message
 from .card import StepCard
-from .html import CSS, STATUS_TEXT, esc, markdown_html, plural
+from .html import CSS, STATUS_TEXT, data_html, esc, markdown_html, plural
 from .kernel import blocked_wait_message
 from .panels import approval_panel
 
@@ -76,7 +76,8 @@ def summary_html(result: PageAgentResult) -> str:
         if reason and reason != answer
         else ""
     )
-    return head + (shown if answer else "") + detail
+    output = data_html(result.output, result.output_type) if result.output is not None else ""
+    return head + (shown if answer else "") + output + detail
 
 
 class RunView:

@@ -8,11 +8,16 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from notebook_agent.agent import PageAgent, RunFinished, load_run
 from notebook_agent.agent.macro import agent_output
+from notebook_agent.agent.data import field_diff
+from notebook_agent.agent.evaluate import Variant, evaluate
 from notebook_agent.agent.output import OutputSpec, OutputTypeError, number_as_shown
+from notebook_agent.agent.runs import compare_runs
 from notebook_agent.browser import BrowserSession
 from notebook_agent.llm.scripted import ScriptedModel
 from tests.browser.conftest import Servers
@@ -222,3 +227,71 @@ async def test_typed_answers_through_schema_constrained_json(browser: BrowserSes
     assert result.output_mode == "json_schema"
     fmt = server.requests[0].body["response_format"]
     assert fmt["type"] == "json_schema" and '"price"' in json.dumps(fmt["json_schema"]["schema"])
+
+
+# -- comparing answers: evaluation checks and %agent compare ---------------------------------------------------
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(json_values, json_values)
+def test_field_diff_is_empty_exactly_for_equal_answers(a: Any, b: Any) -> None:
+    assert field_diff(a, a) == []
+    diffs = field_diff(a, b, limit=1000)
+    same = json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True) or _numerically_equal(a, b)
+    assert (diffs == []) == same, (a, b, diffs)
+
+
+def _numerically_equal(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_numerically_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_numerically_equal(a[k], b[k]) for k in a)
+    return bool(a == b)
+
+
+def test_field_diff_names_the_fields() -> None:
+    a = [{"name": "Aria", "price": 54.99}, {"name": "B", "price": 1}]
+    b = [{"name": "Aria", "price": 59.99}]
+    assert field_diff(a, b) == ["output: 2 items ≠ 1 items", "output/0/price: 54.99 ≠ 59.99"]
+    assert field_diff({"a": 1}, {"b": 1}) == ["output/a: 1 ≠ missing", "output/b: missing ≠ 1"]
+    assert field_diff(Product(name="x", price=2), {"name": "x", "price": 2.0}) == []
+
+
+async def test_an_evaluation_checks_the_answer_field_by_field() -> None:
+    suite = {
+        "name": "typed",
+        "tasks": [
+            {
+                "id": "pick",
+                "task": "pick a product",
+                "output": {"type": "object", "properties": {"name": {"type": "string"}, "price": {"type": "number"}}},
+                "check": {"output": {"name": "Lamp", "price": 12}},
+            }
+        ],
+    }
+
+    def factory(variant: Variant, task: Any) -> ScriptedModel:
+        price = 12 if variant.name == "right" else 13
+        return ScriptedModel([done({"name": "Lamp", "price": price})])
+
+    report = await evaluate(suite, [Variant("right"), Variant("wrong")], model_factory=factory, concurrency=1)
+    rows = {r.variant: r for r in report.rows}
+    assert rows["right"].passed and rows["right"].failures == []
+    assert not rows["wrong"].passed and rows["wrong"].failures == ["answer differs: output/price: 13 ≠ 12"]
+
+
+async def test_compare_shows_answers_field_by_field(browser: BrowserSession) -> None:
+    a, _ = await run(browser, [done([{"name": "Lamp", "price": 2}])], list[Product])
+    b, _ = await run(browser, [done([{"name": "Lamp", "price": 3}])], list[Product])
+    rows = compare_runs(a, b).summary()
+    assert ("answer/0/price", "2.0", "3.0") in rows
+    assert ("answer", "same", "same") in compare_runs(a, a).summary()
