@@ -2,10 +2,12 @@
 
 ``demo_url()`` serves the shop on 127.0.0.1 (one shared server per process); ``serve_demo()`` starts a private
 one. ``demo_model()`` plays :data:`DEMO_TASK` and ``demo_model("delete_account")`` plays :data:`DELETE_TASK`;
-``demo_model_for(task)`` picks one by the task text. The model registry knows this model as ``demo``
-(``get_model("demo")``, ``PageAgent(model="demo")``, ``--model demo``), through :func:`demo_model_named`.
+:data:`PRICE_TASK` and :data:`CATALOG_TASK` are the data tasks (a typed answer, an exact table; see
+:mod:`.data_tasks`); ``demo_model_for(task)`` picks one by the task text. The model registry knows this model
+as ``demo`` (``get_model("demo")``, ``PageAgent(model="demo")``, ``--model demo``), through :func:`demo_model_named`.
 """
 
+from .data_tasks import CATALOG_TASK, PRICE_TASK
 from .model import (
     DELETE_TASK,
     DEMO_TASK,
@@ -19,8 +21,10 @@ from .model import (
 from .server import DemoServer, demo_url, serve_demo
 
 __all__ = [
+    "CATALOG_TASK",
     "DELETE_TASK",
     "DEMO_TASK",
+    "PRICE_TASK",
     "UNKNOWN_TASK_TEXT",
     "DemoServer",
     "any_task_demo_model",

@@ -23,6 +23,7 @@ from urllib.parse import urljoin, urlsplit
 from ..core.model import Context
 from ..llm.errors import ModelConfigError
 from ..llm.scripted import ScriptedCall, ScriptedModel, call
+from .data_tasks import catalog_step, is_catalog_task, is_price_task, price_step
 from .state import Element, PageState, listed_products, parse_price, state_of
 
 DEMO_TASK = (
@@ -34,8 +35,8 @@ UNKNOWN_TASK_TEXT = (
     "The offline demo model only knows the demo tasks; set NOTEBOOK_AGENT_MODEL and an API key to run your own task."
 )
 
-TaskKind: TypeAlias = Literal["shop", "delete_account"]
-TASK_KINDS: tuple[str, ...] = ("shop", "delete_account")
+TaskKind: TypeAlias = Literal["shop", "delete_account", "price", "catalog"]
+TASK_KINDS: tuple[str, ...] = ("shop", "delete_account", "price", "catalog")
 
 SEARCH_QUERY = "wireless headphones"
 SORT_OPTION = "Price: low to high"
@@ -346,7 +347,28 @@ def delete_account_step(state: PageState) -> Decision:
 
 # -- models ---------------------------------------------------------------------------------------------------------
 StepRule: TypeAlias = Callable[[PageState], Decision]
-_RULES: dict[str, StepRule] = {"shop": shop_step, "delete_account": delete_account_step}
+
+
+def _data_rule(step: Callable[[PageState], tuple[str, str, str, dict[str, Any]]]) -> StepRule:
+    """A data task's rule (:mod:`.data_tasks`) as a :class:`Decision`, with the same stop on the last step."""
+
+    def rule(state: PageState) -> Decision:
+        memory = f"Task: {state.task.strip()[:160]}"
+        stop = _guard(state, memory)
+        if stop is not None:
+            return stop
+        evaluation, goal, action, args = step(state)
+        return Decision(evaluation, memory, goal, action, args)
+
+    return rule
+
+
+_RULES: dict[str, StepRule] = {
+    "shop": shop_step,
+    "delete_account": delete_account_step,
+    "price": _data_rule(price_step),
+    "catalog": _data_rule(catalog_step),
+}
 
 
 def _responder(rule: StepRule) -> Callable[[Context], ScriptedCall]:
@@ -396,6 +418,10 @@ def task_kind_for(task: str) -> TaskKind | None:
         return "shop"
     if low == DELETE_TASK.lower() or ("delete" in low and "account" in low):
         return "delete_account"
+    if is_price_task(task):
+        return "price"
+    if is_catalog_task(task):
+        return "catalog"
     return None
 
 

@@ -71,6 +71,10 @@ class PageState:
     elements: list[Element] = field(default_factory=list)
     history: list[HistoryStep] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    answer_schema: dict[str, Any] | None = None
+    """The schema of ``done``'s ``data`` when the agent asks for a typed answer (``output=``), else None."""
+    answer_takes_table: bool = False
+    """Whether ``done`` can take an extracted table by name."""
 
     @property
     def page(self) -> str:
@@ -203,10 +207,19 @@ def parse_state(text: str) -> PageState:
 
 def state_of(context: Context) -> PageState:
     """The :class:`PageState` of the last user message in a model request."""
+    state = PageState()
     for message in reversed(context.messages):
         if isinstance(message, UserMessage) and "<browser_state>" in message.text:
-            return parse_state(message.text)
-    return PageState()
+            state = parse_state(message.text)
+            break
+    for tool in context.tools or []:  # the one AgentOutput function: its done member says what done takes
+        members = ((tool.parameters.get("properties") or {}).get("action") or {}).get("anyOf") or []
+        for member in members:
+            done = (member.get("properties") or {}).get("done")
+            if isinstance(done, dict) and "data" in (done.get("properties") or {}):
+                state.answer_schema = done["properties"]["data"]
+                state.answer_takes_table = "table" in done["properties"]
+    return state
 
 
 def parse_price(text: str) -> float | None:

@@ -271,8 +271,20 @@ function accountPage() {
   });
 }
 
+// -- price list ---------------------------------------------------------------------------------------------------
+function pricesPage() {
+  const rows = $("price-rows");
+  for (const p of CATALOG) {
+    rows.append(el("tr", {},
+      el("td", {}, el("a", { href: "product.html?id=" + p.id, text: p.name })),
+      el("td", { text: p.category }),
+      el("td", { text: money(p.price) }),
+      el("td", { text: p.rating.toFixed(1) })));
+  }
+}
+
 const PAGES = {
-  search: searchPage, product: productPage, cart: cartPage, checkout: checkoutPage,
+  prices: pricesPage, search: searchPage, product: productPage, cart: cartPage, checkout: checkoutPage,
   confirmation: confirmationPage, account: accountPage,
 };
 updateCartCount();
