@@ -165,6 +165,13 @@ class PageAgentResult:
             "or let it read a table with extract_table."
         )
 
+    def to_gif(self, path: str | None = None, *, width: int = 640, seconds: float = 1.0) -> bytes:
+        """The run's screenshots as one animated GIF (one frame per step), for sharing; written to ``path``
+        when given. A loaded run needs its screenshots (``load_run(path)`` loads them by default)."""
+        from .pictures import gif
+
+        return gif((s.screenshot for s in self.steps if s.screenshot), path, width=width, seconds=seconds)
+
     def replay_model(self) -> Model:
         """A model that answers with this run's recorded outputs, in order (no API key needed)."""
         from ..llm.scripted import ScriptedModel

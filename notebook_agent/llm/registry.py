@@ -14,9 +14,10 @@ start without one). A remote base_url still needs a real key.
 :mod:`.local_server`); ``ollama:MODEL`` is the OpenAI-compatible endpoint of a running Ollama
 (``$OLLAMA_HOST`` or http://127.0.0.1:11434). Both need no key and use the local-server request shape.
 
-``demo`` (or ``demo:shop``, ``demo:delete_account``, ``demo:price``, ``demo:catalog``) is the offline demo model of the bundled demo shop. It
-lives in the demo package, above this layer, so the registry names its factory as ``module:function`` and
-imports it only when such a model is asked for (the way a plugin's entry point is named).
+``demo`` (or ``demo:shop``, ``demo:delete_account``, ``demo:price``, ``demo:catalog``) is the offline demo model
+of the bundled demo shop. It lives in the demo package, above this layer, so the registry names its factory as
+``module:function`` and imports it only when such a model is asked for (the way a plugin's entry point is
+named).
 """
 
 from __future__ import annotations
@@ -74,7 +75,8 @@ PROVIDERS: dict[str, ProviderInfo] = {
     "ollama": ProviderInfo("ollama", "Ollama's OpenAI-compatible endpoint (ollama:MODEL)", (), "OLLAMA_HOST"),
     "demo": ProviderInfo(
         "demo",
-        "The offline demo model of the bundled demo shop, no key (demo, demo:shop, demo:delete_account, demo:price, demo:catalog)",
+        "The offline demo model of the bundled demo shop, no key "
+        "(demo, demo:shop, demo:delete_account, demo:price, demo:catalog)",
         (),
         factory="notebook_agent.demo.model:demo_model_named",
         default_id="offline",

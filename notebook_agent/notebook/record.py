@@ -6,8 +6,9 @@ record (``text/html``), so the saved notebook shows the task, the outcome and ev
 approval, result, a thumbnail of the page) wherever it is opened.
 
 Only inline styles and basic tags (viewers that sanitise HTML drop ``<style>`` blocks and scripts).
-Screenshots are embedded as they were taken (JPEG); past ``image_budget`` bytes the earliest steps go without
-their picture (the record says so), so a long run does not bloat the notebook.
+Screenshots are embedded as thumbnails (480 px wide JPEGs: sharp at the 240 px shown, a quarter of the bytes;
+the run folder keeps them full size); past ``image_budget`` bytes the earliest steps go without their picture
+(the record says so), so a long run does not bloat the notebook.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import html
 import json
 
 from ..agent import PageAgentResult, PageStep
+from ..agent.pictures import thumbnail
 from ..core.errors import error_message
 from .html import data_html, markdown_html
 
@@ -35,7 +37,7 @@ def _row(label: str, value: str, color: str = "#57606a") -> str:
     )
 
 
-def _step(step: PageStep, picture: bool) -> str:
+def _step(step: PageStep, picture: bytes | None) -> str:
     parts = []
     for label, text in (
         ("Evaluation", step.evaluation_previous_goal),
@@ -59,10 +61,10 @@ def _step(step: PageStep, picture: bool) -> str:
     if step.url:
         parts.append(_row("Page", f"<code>{_e(step.url)}</code>"))
     image = ""
-    if picture and step.screenshot:
-        data = base64.b64encode(step.screenshot).decode("ascii")
+    if picture is not None:
+        data = base64.b64encode(picture).decode("ascii")
         image = (
-            f'<img src="data:{_e(step.screenshot_mime)};base64,{data}" width="240" alt="page after step '
+            f'<img src="data:image/jpeg;base64,{data}" width="240" alt="page after step '
             f'{step.index}" style="border:1px solid #d0d7de;max-width:240px">'
         )
     return (
@@ -74,12 +76,15 @@ def _step(step: PageStep, picture: bool) -> str:
 
 def record_html(result: PageAgentResult, *, image_budget: int = IMAGE_BUDGET) -> str:
     """The whole run as one self-contained HTML block."""
-    pictures: set[int] = set()
+    pictures: dict[int, bytes] = {}
     used = 0
     for step in reversed(result.steps):
-        size = len(step.screenshot or b"") * 4 // 3
-        if step.screenshot and used + size <= image_budget:
-            pictures.add(step.index)
+        if not step.screenshot:
+            continue
+        small = thumbnail(step.screenshot)
+        size = len(small) * 4 // 3
+        if used + size <= image_budget:
+            pictures[step.index] = small
             used += size
     tokens = result.usage.tokens
     cost = f" · ${result.usage.cost.total:.4f}" if result.usage.cost.total else ""
@@ -105,7 +110,7 @@ def record_html(result: PageAgentResult, *, image_budget: int = IMAGE_BUDGET) ->
         if skipped > 0
         else ""
     )
-    rows = "".join(_step(s, s.index in pictures) for s in result.steps)
+    rows = "".join(_step(s, pictures.get(s.index)) for s in result.steps)
     return (
         '<div class="na-record" style="border:1px solid #d0d7de;border-radius:8px;padding:8px;'
         f'font-family:system-ui,sans-serif">{head}{note}'
