@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 from ..browser.actions import builtin_tools
@@ -24,6 +24,7 @@ from ..core.tools import Tool
 from .approval import Approver, PolicyFunction, PolicyName, check_policy
 from .domains import parse_domains
 from .events import PageEvent, RunFinished
+from .mapping import MapEvent, MapResult, map_rows, retry_rows, stream_rows
 from .output import OutputSpec
 from .prompt import default_system_prompt
 from .results import PageAgentResult
@@ -185,6 +186,20 @@ class PageAgent:
         assert result is not None
         return result
 
+    async def follow_up(self, task: str, *, previous: PageAgentResult | None = None) -> PageAgentResult:
+        """A new instruction for the run that just finished (or ``previous``): the model is told the earlier
+        request, what it did and how it ended, and acts on the page that run left (the same tab when the agent
+        acts in a given browser's tab; otherwise a new tab opened at that run's last page)."""
+        earlier = previous if previous is not None else self.last_result
+        if earlier is None:
+            raise ValueError("There is no earlier run to follow up: run a task first (or pass previous=result).")
+        result: PageAgentResult | None = None
+        async for event in self.stream(task, continue_from=earlier):
+            if isinstance(event, RunFinished):
+                result = event.result
+        assert result is not None
+        return result
+
     def run_sync(self, task: str) -> PageAgentResult:
         """``run`` for plain scripts. Inside a running event loop (Jupyter) it refuses: use ``%%agent`` or
         ``await agent.run(...)`` there (patching the loop with nest_asyncio loses widget clicks)."""
@@ -225,6 +240,7 @@ class PageAgent:
         browser: BrowserSession | None = None,
         interactive: bool = False,
         runs_dir: str | None = None,
+        continue_from: PageAgentResult | None = None,
     ) -> AsyncIterator[PageEvent]:
         """Run ``task`` and yield its page events (:mod:`.events`) as they happen. Leaving early stops the run.
 
@@ -248,6 +264,7 @@ class PageAgent:
                 browser=browser if browser is not None else self.browser,
                 interactive=interactive,
                 runs_dir=self.runs_dir or runs_dir,
+                previous=continue_from,
             )
             await run.execute()
 
@@ -275,6 +292,25 @@ class PageAgent:
             "secrets": sorted(self.secrets.names) if self.secrets else [],
             "output": self.output_spec.name if self.output_spec is not None else None,
         }
+
+    # -- one task over many rows (agent/mapping.py) -----------------------------------------------------------
+    async def map(self, task_template: str, rows: Any, **options: Any) -> MapResult:
+        """Run ``task_template`` (``{column}`` filled from each row) for every row of ``rows`` (a DataFrame, a list
+        of dicts, or a list of values: column ``value``); a failed row does not stop the others. Options:
+        ``concurrency=4``, ``isolation="tab"`` or ``"context"``, ``executor=`` (e.g. Dask's
+        ``client.get_executor()``), ``model=`` a name or ``model_factory=`` a function of the row (for a model that
+        keeps state, and with an executor), ``start_url=`` a template, ``interactive``, ``on_event=``. See
+        :mod:`.mapping`."""
+        return await map_rows(self, task_template, rows, **options)
+
+    def map_stream(self, task_template: str, rows: Any, **options: Any) -> AsyncGenerator[MapEvent, None]:
+        """``map`` as its events: ``RowEvent(row, page_event)``, ``MapProgress`` as rows start and end, then
+        ``MapFinished(result)``."""
+        return stream_rows(self, task_template, rows, **options)
+
+    async def map_retry(self, result: MapResult, **options: Any) -> MapResult:
+        """Run the failed rows of a map again and merge them into a new result (``on_event=`` as for ``map``)."""
+        return await retry_rows(self, result, **options)
 
 
 def _resolve_model(model: Model | str | None) -> Model:

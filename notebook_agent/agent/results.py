@@ -84,6 +84,8 @@ class PageAgentResult:
     """The checked answer in the type given as ``output=`` (a run file gives it back as plain JSON), or None."""
     output_type: str = ""
     """The name of that type (``list[Product]``), or "" when the run had none."""
+    follows: str = ""
+    """The run id of the run this one followed up (``follow_up``, ``%%agent --continue``), or ""."""
     tables: dict[str, Any] = field(default_factory=dict, repr=False)
     """The tables the run read with ``extract_table``, by name (``t1``, ...)."""
 

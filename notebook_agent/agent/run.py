@@ -26,6 +26,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Protocol
 
+from ..browser.checks import page_url
 from ..browser.mask import ScreenshotWithheld
 from ..browser.session import BrowserSession
 from ..browser.tracing import Trace, begin_group, start_trace, stop_trace
@@ -74,7 +75,7 @@ from .recorder import Recorder
 from .results import PageAgentResult, PageStep, StepRequest
 from .screenshots import StepScreenshots
 from .secrets import Redactor, SecretVault
-from .state import MEMORY_MAX, REFLECTION_MAX, Observer, cap, futile_repeat, state_message
+from .state import MEMORY_MAX, REFLECTION_MAX, Observer, cap, earlier_run_note, futile_repeat, state_message
 
 __all__ = ["PageRun", "RunSpec", "StartUrlError"]
 
@@ -128,14 +129,16 @@ class PageRun:
         browser: BrowserSession | None,
         interactive: bool = False,
         runs_dir: str | None = None,
+        previous: PageAgentResult | None = None,
     ) -> None:
         self.agent = agent
+        self.previous = previous
         self.task = task
         self.controller = controller
         self._put = put
         self.interactive = interactive
         self.steps: list[PageStep] = []
-        self.history: list[PageStep | str] = []
+        self.history: list[PageStep | str] = [earlier_run_note(previous)] if previous is not None else []
         self.observer = Observer()
         self.redactor = Redactor(agent.secrets, lambda args: target_element(self.browser, args))
         self.outcome = RunOutcome(agent.max_steps, agent.max_failures)
@@ -210,9 +213,12 @@ class PageRun:
     async def _drive(self, browser: BrowserSession) -> None:
         if self.agent.trace:
             self.trace = await start_trace(browser, self.redactor.scrub_text(self.task)[:200])
-        if self.agent.start_url:
-            self.gate.trust(navigation_target(self.agent.start_url))  # the user chose it
-            await self.lease.open(self.agent.start_url, self.controller.signal)
+        start = self.agent.start_url
+        if self.previous is not None:  # a follow-up goes on from where the earlier run left the page, never back
+            start = self._where_previous_ended(browser)
+        if start:
+            self.gate.trust(navigation_target(start))  # the user chose it (or the run being continued was there)
+            await self.lease.open(start, self.controller.signal)
         # in threaded mode the browser-driving tools execute on the browser thread
         self.tools = browser.bridge_tools(self._tools(browser))
         self.recorder.start(self._result(0.0))
@@ -246,6 +252,18 @@ class PageRun:
         signal = self.controller.signal
         self.outcome.settle(messages, len(self.steps), signal.reason if signal.aborted else None)
 
+    def _where_previous_ended(self, browser: BrowserSession) -> str | None:
+        """The page the earlier run ended on, when this tab is not on it already (a new tab, another run's)."""
+        assert self.previous is not None
+        url = next((s.url for s in reversed(self.previous.steps) if s.url), "")
+        if not url.startswith(("http://", "https://")):
+            return None
+        try:
+            here = page_url(browser)
+        except Exception:  # no page yet
+            here = ""
+        return None if here == url else url
+
     def _tools(self, browser: BrowserSession) -> dict[str, Tool]:
         """The agent's actions; with ``output=``, ``done`` takes the answer in that type (unless a custom
         ``done`` replaced the built-in one)."""
@@ -273,6 +291,7 @@ class PageRun:
             output=self.data.output,
             output_type=self.agent.output_spec.name if self.agent.output_spec is not None else "",
             tables=self.data.tables,
+            follows=self.previous.run_id if self.previous is not None else "",
             **self.outcome.verdict(),
         )
 

@@ -197,6 +197,24 @@ def _dead_index(previous: Sequence[PageStep]) -> int | None:
     return index if isinstance(index, int) and any(g in last.result for g in gone) else None
 
 
+def earlier_run_note(previous: Any) -> str:
+    """The history's first note in a follow-up run: what the earlier run was asked, did and ended with, so
+    the model continues from there (its steps are not resent one by one: the new request is a new run)."""
+    acted = [s for s in previous.steps if s.action and s.action != "done"]
+    did = ", ".join(f"{s.action} {format_args(s.args)}" for s in acted[-6:])
+    more = f" (the last 6 of {len(acted)})" if len(acted) > 6 else ""
+    memory = next((s.memory for s in reversed(previous.steps) if s.memory), "")
+    ended = previous.answer or previous.error or previous.text or ""
+    return clip(
+        f"This continues an earlier run on this tab. Earlier request: {previous.task}. It took "
+        f"{len(previous.steps)} steps{more}: {did or 'no actions'}. It ended {previous.status}"
+        + (f": {ended}" if ended else "")
+        + (f". Its last memory: {memory}" if memory else "")
+        + ". The page is where it left off; the request above is what to do now.",
+        2 * HISTORY_RESULT_CHARS,
+    )
+
+
 def state_message(
     task: str,
     step: PageStep,

@@ -109,7 +109,7 @@ def price_step(state: PageState) -> tuple[str, str, str, dict[str, Any]]:
                 "success": False,
             },
         )
-    if state.page == "search.html" and state.query.get("q"):
+    if state.page == "search.html" and state.query.get("q", "").casefold().strip() == wanted.casefold():
         products = listed_products(state)
         exact = [p for p in products if p.name.casefold() == wanted.casefold()]
         close = exact or [p for p in products if wanted.casefold() in p.name.casefold()]

@@ -16,7 +16,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
-from ..agent import PageAgent
+from ..agent import PageAgent, PageAgentResult
 from ..agent.approval import POLICY_NAMES
 from ..config import options
 from .commands import COMMANDS, Commands
@@ -66,6 +66,12 @@ class AgentMagics(Magics):
     @argument("--timeout", default=None, help="seconds to wait for an approval before denying")
     @argument("--trace", action="store_true", help="record a Playwright trace of the run (%%agent trace RUN)")
     @argument(
+        "--continue",
+        dest="follow",
+        action="store_true",
+        help="follow up the last finished run (the one bound to --out, else the kernel's newest): its history and page",
+    )
+    @argument(
         "--output",
         default=None,
         help="the answer's type from the notebook: a pydantic model, TypedDict or dataclass, or list[NAME]",
@@ -100,6 +106,7 @@ class AgentMagics(Magics):
             out=args.out,
             trace=args.trace,
             output=args.output,
+            follow=args.follow,
         )
 
     def launch(
@@ -120,6 +127,7 @@ class AgentMagics(Magics):
         label: str = "%%agent",
         trace: bool = False,
         output: str | None = None,
+        follow: bool = False,
     ) -> NotebookRun | None:
         """Start a run with the live view (shared by %%agent and %agent rerun). Every option is checked by the
         rules the terminal and ``%agent config`` use; a bad one prints one sentence (prefixed with ``label``)."""
@@ -145,10 +153,13 @@ class AgentMagics(Magics):
             answer_type = None
             if output is not None:
                 answer_type = options.output_in_namespace(output, self.shell.user_ns if self.shell else {})
+            previous = self._run_to_follow(out) if follow else None
             chosen, note = resolve_model(model, task)
         except (ValueError, OSError) as exc:  # ModelConfigError is a ValueError: a missing key, package or bad name
             print(f"{label}: {exc}")
             return None
+        if previous is not None:
+            note = " · ".join(filter(None, [note, f"follows up run {previous.run_id}"]))
         view = RunView(task, f"{chosen.provider}:{chosen.id}", steps, note=note)
         agent = PageAgent(
             model=chosen,
@@ -165,13 +176,23 @@ class AgentMagics(Magics):
             trace=trace,
             output=answer_type,
         )
-        run = NotebookRun(agent, task, view, kernel_browser=True, name=out)
+        run = NotebookRun(agent, task, view, kernel_browser=True, name=out, previous=previous)
         STATE.runs.append(run)
         run.show()
         run.start()
         if self.shell is not None:
             self.shell.user_ns[out] = run
         return run
+
+    def _run_to_follow(self, out: str) -> PageAgentResult:
+        """``--continue``: the finished run bound to ``out`` in the notebook, else the kernel's newest finished run."""
+        bound = (self.shell.user_ns if self.shell else {}).get(out)
+        if isinstance(bound, NotebookRun) and bound.result is not None:
+            return bound.result
+        finished = [r.result for r in STATE.runs if isinstance(r, NotebookRun) and r.result is not None]
+        if not finished:
+            raise options.OptionError("--continue: no run of this kernel has finished yet; run a task first.")
+        return finished[-1]
 
     @magic_arguments()
     @argument("--name", "-n", default="custom", help="name of this prompt version (default 'custom')")

@@ -42,9 +42,18 @@ class NotebookRun:
     """A handle on one ``%%agent`` run: shown as its view, awaitable for its result, stoppable."""
 
     def __init__(
-        self, agent: PageAgent, task: str, view: RunView, *, kernel_browser: bool = False, name: str = ""
+        self,
+        agent: PageAgent,
+        task: str,
+        view: RunView,
+        *,
+        kernel_browser: bool = False,
+        name: str = "",
+        previous: PageAgentResult | None = None,
     ) -> None:
         self.agent = agent
+        self.previous = previous
+        """The run this one follows up (``%%agent --continue``, ``follow_up``), or None."""
         self.task_text = task
         self.view = view
         view.on_stop = self.stop
@@ -108,6 +117,23 @@ class NotebookRun:
 
     def stop(self, reason: str = "Stopped by the user") -> None:
         self.agent.stop(reason)
+
+    def follow_up(self, task: str) -> NotebookRun:
+        """Give this finished run a new instruction: a new run (shown in the current cell, returned as its
+        handle) that knows what this one was asked, did and ended with, and acts on the page it left."""
+        if self.result is None:
+            raise RuntimeError("This run has not finished yet: `await` it first, then follow it up.")
+        if not task or not task.strip():
+            raise ValueError("The follow-up is empty: say what the agent should do next.")
+        model = f"{self.agent.model.provider}:{self.agent.model.id}"
+        view = RunView(task.strip(), model, self.agent.max_steps, note=f"follows up run {self.result.run_id}")
+        run = NotebookRun(
+            self.agent, task.strip(), view, kernel_browser=self.kernel_browser, name=self.name, previous=self.result
+        )
+        STATE.runs.append(run)
+        run.show()
+        run.start()
+        return run
 
     # -- answering from code (scripts, tests, "Run All" notebooks) ---------------------------------------
     @property
@@ -198,7 +224,7 @@ class NotebookRun:
             # until the first step starts: say what the run is doing rather than a bare "starting"
             self.view.set_status("opening" if self.agent.start_url else "asking")
             async for event in self.agent.stream(
-                self.task_text, browser=self.session, interactive=True, runs_dir=runs_dir
+                self.task_text, browser=self.session, interactive=True, runs_dir=runs_dir, continue_from=self.previous
             ):
                 self._follow(event)
             return self.result

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from notebook_agent.agent import PageAgent, RunFinished, load_run
-from notebook_agent.agent.macro import agent_output
 from notebook_agent.agent.data import field_diff
 from notebook_agent.agent.evaluate import Variant, evaluate
+from notebook_agent.agent.macro import agent_output
 from notebook_agent.agent.output import OutputSpec, OutputTypeError, number_as_shown
 from notebook_agent.agent.runs import compare_runs
 from notebook_agent.browser import BrowserSession

@@ -491,3 +491,27 @@ def test_cell_magic_help_shows_two_percent_signs(shell: InteractiveShell) -> Non
         usage = doc.removeprefix("::").strip()
         assert usage.startswith(f"%%{name} ["), doc[:120]
         assert f"\n  %{name} " not in doc
+
+
+async def test_a_finished_run_can_be_followed_up(shell: InteractiveShell) -> None:
+    from notebook_agent.demo import PRICE_TASK
+
+    first = await start(shell, "--model demo", PRICE_TASK.format(product="Lumen 400 Headlamp"), out="priced")
+    earlier = await first
+    assert earlier is not None and earlier.success
+    shell.run_cell_magic(
+        "agent", "--model demo --continue --out priced", PRICE_TASK.format(product="Pebble Wireless Earbuds")
+    )
+    second = shell.user_ns["priced"]
+    assert isinstance(second, NotebookRun) and second is not first
+    later = await second
+    assert later is not None and later.success and later.follows == earlier.run_id
+    request = later.steps[0].request
+    assert request is not None and "Earlier request: Find the price of Lumen 400 Headlamp" in request.state
+    assert "search.html?q=Lumen" in later.steps[0].url  # it went on from the page the earlier run left
+    # the handle's own follow_up does the same from code
+    third = second.follow_up(PRICE_TASK.format(product="Wireless Charging Pad"))
+    last = await third
+    assert last is not None and last.follows == later.run_id and "Wireless Charging Pad costs $25.00" in last.text
+    with pytest.raises(RuntimeError, match="not finished"):
+        NotebookRun(third.agent, "x", third.view).follow_up("y")
