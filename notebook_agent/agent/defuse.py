@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from functools import cache
 
 #: The state message's own tags (``<secret>`` is the model's placeholder syntax and is kept as written).
-_OWN = r"browser_state|user_request|agent_state|agent_history|step_info|sys|step_\d+|secret"
+_OWN = r"browser_state|user_request|agent_state|agent_history|step_info|last_result|sys|step_\d+|secret"
 #: Chat-template control tokens of the common families (ChatML, Llama 2 and 3, Mistral, Gemma, DeepSeek...).
 _TEMPLATE = (
     r"<\|[^<>|\n]{1,60}\|>"  # <|im_start|>, <|eot_id|>, <|begin_of_text|>, DeepSeek's <｜...｜> once folded

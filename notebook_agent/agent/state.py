@@ -2,9 +2,10 @@
 
 This is the most-tuned text in the product, so it lives here as pure functions of plain data (the task, the
 steps so far, the page text) that tests and prompt experiments can call without a browser or a model.
-Each step the page agent rebuilds one user message from scratch (the transcript does not grow): the task,
-the step counter, a compact history of earlier steps with ``<sys>`` notes between them, then the browser
-state from the snapshot.
+Each step the page agent rebuilds one user message from scratch (the transcript does not grow): the task, a
+compact history of earlier steps with ``<sys>`` notes between them, then what changes every step (the step
+counter and time, this step's notes) and the browser state from the snapshot, in that order so that each
+request extends the previous one and a provider's prompt cache keeps the history.
 """
 
 from __future__ import annotations
@@ -223,26 +224,31 @@ def state_message(
     page_text: str,
     now: datetime | None = None,
 ) -> str:
-    """The user message for ``step``: task, step counter, history (steps and ``<sys>`` notes) and the page.
+    """The user message for ``step``: the task and the history, then what changes each step (step counter,
+    time, this step's notes) and the page.
 
-    ``history`` holds finished steps and note strings in the order they happened; entries for ``step``
-    itself or later are ignored. The last finished step's result is shown whole, earlier ones clipped.
-    """
-    lines = ["<agent_state>", "<user_request>", neutralise(task), "</user_request>", "<step_info>"]
-    stamp = (now or datetime.now()).strftime("%Y-%m-%d %H:%M")
-    lines += [f"Step {step.index} of {max_steps}. Current time: {stamp}", "</step_info>", "</agent_state>"]
+    The order makes each request an extension of the one before, up to the new step, so a prompt cache
+    (llama-server's, OpenAI's automatic one, Anthropic's breakpoints) reuses everything before it: once
+    written, a history entry never changes (every result is clipped the same way; the last one, when longer,
+    is shown whole after the history, with the rest of what changes). ``history`` holds finished steps and
+    note strings in the order they happened; entries for ``step`` itself or later are ignored, and the notes
+    after the last finished step are this step's own (shown after the history, kept in it from the next step
+    on, at the same place)."""
+    lines = ["<agent_state>", "<user_request>", neutralise(task), "</user_request>", "</agent_state>"]
     lines += ["", "<agent_history>"]
     done_steps = [h for h in history if not isinstance(h, PageStep) or h.index < step.index]
-    if not any(isinstance(h, PageStep) for h in done_steps):
-        # Small models otherwise invent a previous step to evaluate, and act on it.
-        lines.append("<sys>No action has been taken yet: evaluation_previous_goal is 'Start'.</sys>")
-    # Notes about the last step follow it; its result is still the last one, and is shown whole.
-    last_step = next((h for h in reversed(done_steps) if isinstance(h, PageStep)), None)
-    for item in done_steps:
+    cut = max((i + 1 for i, h in enumerate(done_steps) if isinstance(h, PageStep)), default=0)
+    written, fresh = done_steps[:cut], [h for h in done_steps[cut:] if isinstance(h, str)]
+    if cut == 0:
+        # Small models otherwise invent a previous step to evaluate, and act on it. (The notes before a first
+        # step, such as a follow-up's account of the earlier run, are part of the history.)
+        written, fresh = list(fresh), []
+        written.append("No action has been taken yet: evaluation_previous_goal is 'Start'.")
+    last_step = next((h for h in reversed(written) if isinstance(h, PageStep)), None)
+    for item in written:
         if isinstance(item, str):
             lines.append(f"<sys>{neutralise(item)}</sys>")
             continue
-        last = item is last_step
         lines.append(f"<step_{item.index}>")
         if item.action is None:
             lines.append(f"Invalid output: {neutralise(item.output_error or '')}")
@@ -251,8 +257,14 @@ def state_message(
             lines.append(f"Memory: {neutralise(item.memory)}")
             lines.append(f"Next Goal: {neutralise(item.next_goal)}")
             lines.append(f"Action: {item.action} {neutralise(format_args(item.args))}")
-            result = item.result if last else clip(item.result, HISTORY_RESULT_CHARS)
-            lines.append(f"Action Results: {neutralise(result)}")
+            lines.append(f"Action Results: {neutralise(clip(item.result, HISTORY_RESULT_CHARS))}")
         lines.append(f"</step_{item.index}>")
-    lines += ["</agent_history>", "", "<browser_state>", neutralise(page_text.rstrip()), "</browser_state>"]
+    lines += ["</agent_history>", ""]
+    if last_step is not None and last_step.action is not None and len(last_step.result) > HISTORY_RESULT_CHARS:
+        whole = f"Step {last_step.index}'s result, whole: {neutralise(last_step.result)}"
+        lines += ["<last_result>", whole, "</last_result>", ""]
+    stamp = (now or datetime.now()).strftime("%Y-%m-%d %H:%M")
+    lines += ["<step_info>", f"Step {step.index} of {max_steps}. Current time: {stamp}", "</step_info>"]
+    lines += [f"<sys>{neutralise(note)}</sys>" for note in fresh]
+    lines += ["", "<browser_state>", neutralise(page_text.rstrip()), "</browser_state>"]
     return clean_text("\n".join(lines))

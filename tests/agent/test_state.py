@@ -42,8 +42,9 @@ class Run:
         """Take the next step's state; return that step's own notes, checking each is in the text as <sys>."""
         state = self.state(page_text, url)
         notes = self.steps[-1].observations
+        tail = state.split("</agent_history>")[1]  # this step's notes come after the history, before the page
         for note in notes:
-            assert f"<sys>{note}</sys>" in state.split("</agent_history>")[0]
+            assert f"<sys>{note}</sys>" in tail.split("<browser_state>")[0]
         return notes
 
 
@@ -55,14 +56,15 @@ def test_first_step_layout() -> None:
             "<user_request>",
             "Buy milk",
             "</user_request>",
-            "<step_info>",
-            "Step 1 of 20. Current time: 2026-12-01 09:30",
-            "</step_info>",
             "</agent_state>",
             "",
             "<agent_history>",
             "<sys>No action has been taken yet: evaluation_previous_goal is 'Start'.</sys>",
             "</agent_history>",
+            "",
+            "<step_info>",
+            "Step 1 of 20. Current time: 2026-12-01 09:30",
+            "</step_info>",
             "",
             "<browser_state>",
             "[0]<a>Home</a>",
@@ -83,8 +85,45 @@ def test_history_shows_each_step_and_clips_older_results() -> None:
         in state
     )
     assert 'Action: input_text {"index": 1, "text": "milk"}' in state
-    assert "Action Results: " + "x" * (HISTORY_RESULT_CHARS - 1) + "…" in state  # older result clipped
-    assert "Action Results: " + "y" * 1000 + "\n" in state  # the last result whole
+    # every result is clipped the same way in the history, so an entry never changes once sent ...
+    assert "Action Results: " + "x" * (HISTORY_RESULT_CHARS - 1) + "…" in state
+    assert "Action Results: " + "y" * (HISTORY_RESULT_CHARS - 1) + "…" in state
+    # ... and the last one, when longer, is shown whole after the history
+    assert "<last_result>\nStep 2's result, whole: " + "y" * 1000 + "\n</last_result>" in state
+    assert "x" * 1000 not in state
+
+
+def _prefix(state: str) -> str:
+    """Everything before what changes every step (the step counter, this step's notes, the page)."""
+    return state.split("</agent_history>")[0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["click_element_by_index", "input_text", "scroll", "wait", "go_back"]),
+            st.integers(0, 3),
+            st.text(max_size=900),
+            st.booleans(),
+            st.sampled_from(["same page", "other page", "third page"]),
+        ),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_each_request_extends_the_previous_one(actions: list[tuple[str, int, str, bool, str]]) -> None:
+    """Whatever the steps do (long results, errors, notes, navigation), the history part of a step's request
+    begins with the whole history part of the request before it: a prompt cache keeps all of it."""
+    run = Run(max_steps=10)
+    before = _prefix(run.state("start page"))
+    for i, (action, index, result, failed, page) in enumerate(actions):
+        run.act(action, {"index": index}, result=result, is_error=failed)
+        state = run.state(page, url=f"http://shop.test/{page.replace(' ', '-')}")
+        now = _prefix(state)
+        if i > 0:  # the first step's "no action yet" note gives way to the first step
+            assert now.startswith(before), (before, now)
+        before = now
 
 
 def test_accumulated_wait() -> None:
@@ -226,7 +265,7 @@ def test_text_that_appears_after_an_action_is_pointed_out() -> None:
     saved = SETTINGS.replace("[End of page]", "Saved: Canada; notifications: email.\n[End of page]")
     notes = run.notes(saved.replace("value=United States", "value=Canada"))
     assert notes == ["New on the page after your last action: 'Saved: Canada; notifications: email.'."]
-    assert "Action Results: " + "r" * 1000 + "\n" in run.state(saved)  # notes follow the step; its result is whole
+    assert "Step 1's result, whole: " + "r" * 1000 + "\n" in run.state(saved)  # the last result is whole
 
 
 def test_new_text_is_not_news_after_scrolling_navigating_or_when_nothing_appeared() -> None:
