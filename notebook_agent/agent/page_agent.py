@@ -27,6 +27,7 @@ from .events import PageEvent, RunFinished
 from .mapping import MapEvent, MapResult, map_rows, retry_rows, stream_rows
 from .output import OutputSpec
 from .prompt import default_system_prompt
+from .replay import ReplayPilot, replaying_agent
 from .results import PageAgentResult
 from .run import PageRun
 from .secrets import SecretInputText, SecretVault
@@ -200,6 +201,37 @@ class PageAgent:
         assert result is not None
         return result
 
+    async def replay(
+        self,
+        run: PageAgentResult | str,
+        *,
+        heal: bool = True,
+        url: str | None = None,
+        runs_dir: str | None = None,
+    ) -> PageAgentResult:
+        """Run a saved run's actions again with no model call (see :mod:`.replay`). ``run``: a result, a run
+        file, or a reference into ``runs_dir`` (a position or the start of a run id, as ``%agent compare``).
+        Each element is found by what it was; a step that cannot be replayed goes to this agent's model
+        (``heal``) or stops the replay with the reason (``heal=False``). ``url`` replays against another base
+        URL (the same site on another host or port). The approval gate, allowed domains and secrets apply as
+        to any run; the replay is recorded like any run, so replaying it is free again."""
+        from .runs import find_run, load_run
+
+        if isinstance(run, str):
+            path = run if run.endswith(".jsonl") else str(find_run(runs_dir or self.runs_dir or "agent_runs", run))
+            run = load_run(path, with_screenshots=False)
+        pilot = ReplayPilot(run, heal=heal, url=url, typed=self.output_spec is not None)
+        if not pilot.steps:
+            raise ValueError(f"Run {run.run_id or run.task!r} has no action that ran, so there is nothing to replay.")
+        clone = replaying_agent(self, pilot)
+        result: PageAgentResult | None = None
+        async for event in clone.stream(run.task, pilot=pilot, runs_dir=runs_dir):
+            if isinstance(event, RunFinished):
+                result = event.result
+        assert result is not None
+        self.last_result = result
+        return result
+
     def run_sync(self, task: str) -> PageAgentResult:
         """``run`` for plain scripts. Inside a running event loop (Jupyter) it refuses: use ``%%agent`` or
         ``await agent.run(...)`` there (patching the loop with nest_asyncio loses widget clicks)."""
@@ -241,6 +273,7 @@ class PageAgent:
         interactive: bool = False,
         runs_dir: str | None = None,
         continue_from: PageAgentResult | None = None,
+        pilot: ReplayPilot | None = None,
     ) -> AsyncIterator[PageEvent]:
         """Run ``task`` and yield its page events (:mod:`.events`) as they happen. Leaving early stops the run.
 
@@ -265,6 +298,7 @@ class PageAgent:
                 interactive=interactive,
                 runs_dir=self.runs_dir or runs_dir,
                 previous=continue_from,
+                pilot=pilot,
             )
             await run.execute()
 

@@ -58,6 +58,10 @@ class PageStep:
     screenshot_ref: str | None = None
     """File name of the saved screenshot, when the run was saved."""
     approval: dict[str, Any] | None = None
+    target: dict[str, Any] | None = field(default=None, repr=False)
+    """The fingerprint of the element the action targeted, as the step saw it (for replay and export)."""
+    replay: str = ""
+    """In a replay: "replayed" (no model call), "healed" (the model redid it) or "failed"; "" otherwise."""
     request: StepRequest | None = field(default=None, repr=False)
     output: AssistantMessage | None = field(default=None, repr=False)
     """The model's raw response (kept for replay and the inspector)."""

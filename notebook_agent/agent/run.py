@@ -29,6 +29,7 @@ from typing import Any, Protocol
 from ..browser.checks import page_url
 from ..browser.mask import ScreenshotWithheld
 from ..browser.session import BrowserSession
+from ..browser.targets import target_of
 from ..browser.tracing import Trace, begin_group, start_trace, stop_trace
 from ..browser.urls import navigation_target
 from ..core.abort import AbortController, AbortedError, AbortSignal
@@ -66,16 +67,18 @@ from .events import (
 )
 from .gatekeeper import RunGate, target_element
 from .lease import RunBrowser, StartUrlError
+from .loops import LoopGuard
 from .macro import MACRO_NAME, ParsedOutput, macro_spec, parse_output
 from .outcome import RunOutcome
 from .output import OutputSpec
 from .preview import reflection_partial
 from .prompt import prompt_hash
 from .recorder import Recorder
+from .replay import ReplayPilot
 from .results import PageAgentResult, PageStep, StepRequest
 from .screenshots import StepScreenshots
 from .secrets import Redactor, SecretVault
-from .state import MEMORY_MAX, REFLECTION_MAX, Observer, cap, earlier_run_note, futile_repeat, state_message
+from .state import MEMORY_MAX, REFLECTION_MAX, Observer, cap, earlier_run_note, state_message
 
 __all__ = ["PageRun", "RunSpec", "StartUrlError"]
 
@@ -130,9 +133,12 @@ class PageRun:
         interactive: bool = False,
         runs_dir: str | None = None,
         previous: PageAgentResult | None = None,
+        pilot: ReplayPilot | None = None,
     ) -> None:
         self.agent = agent
         self.previous = previous
+        self.pilot = pilot
+        """In a replay: decides each step from the recorded run before the model is asked (see replay.py)."""
         self.task = task
         self.controller = controller
         self._put = put
@@ -140,6 +146,7 @@ class PageRun:
         self.steps: list[PageStep] = []
         self.history: list[PageStep | str] = [earlier_run_note(previous)] if previous is not None else []
         self.observer = Observer()
+        self.loops = LoopGuard()
         self.redactor = Redactor(agent.secrets, lambda args: target_element(self.browser, args))
         self.outcome = RunOutcome(agent.max_steps, agent.max_failures)
         self.data = RunData(self.redactor.scrub_text)
@@ -360,7 +367,11 @@ class PageRun:
         step.url, step.title = scrub(snapshot.url), scrub(snapshot.title)
         step.observations = self.observer.observe(
             step, self.steps, page_text, self.agent.max_steps, self.outcome.last_output_error
-        )
+        ) + self.loops.page(page_text)
+        if self.pilot is not None:
+            note = await self.pilot.prepare(self.browser, step)
+            if note:
+                step.observations.append(note)
         self.history.extend(step.observations)
         state = state_message(self.redactor.scrub_text(self.task), step, self.agent.max_steps, self.history, page_text)
         images: list[ImageContent] = []
@@ -429,10 +440,17 @@ class PageRun:
         raw = ctx.args.model_dump() if hasattr(ctx.args, "model_dump") else dict(ctx.args)
         args = step.args = self.redactor.public_args(ctx.tool_call.name, raw)
         step.output = self.redactor.scrub_message(step.output)
-        futile = futile_repeat(ctx.tool_call.name, args, self.steps[:-1], self.observer.unchanged_steps)
+        element = target_element(self.browser, args)
+        futile = self.loops.refusal(ctx.tool_call.name, args, element, step.index)
         if futile is not None:
             return BlockToolCall(futile)
-        return await self.gate.check(step, self.browser, self.tools, ctx, raw, args, signal)
+        decision = await self.gate.check(step, self.browser, self.tools, ctx, raw, args, signal)
+        if decision is None:
+            self.loops.made(ctx.tool_call.name, args, element, step.index)
+            if isinstance(args.get("index"), int) and element is not None:  # what it acts on, for replay
+                found = await self.browser.call(target_of, self.browser, args["index"])
+                step.target = map_strings(found, self.redactor.scrub_text) if found else None
+        return decision
 
     def navigation_refusal(self, url: str) -> str | None:
         return navigation_refusal(url, self.agent.allowed_domains, self.agent.blocked_domains)
@@ -444,4 +462,8 @@ class PageRun:
         return []
 
     async def stop_after_turn(self, message: AssistantMessage, results: list[Any], context: AgentContext) -> bool:
+        stuck = self.loops.stuck
+        if stuck is not None and self.outcome.done is None:
+            self.outcome.end("failed", stuck)  # honest: the run went round in circles, and says what it tried
+            return True
         return self.outcome.should_stop(len(self.steps))

@@ -167,27 +167,6 @@ def new_text_note(appeared: Sequence[str], limit: int = 240) -> str:
     return f"New on the page after your last action: {shown}."
 
 
-#: Actions that may rightly be repeated on a page that does not change (waiting, moving the view).
-REPEATABLE = frozenset({"wait", "scroll", "scroll_horizontally", "done"})
-
-
-def futile_repeat(action: str, args: Mapping[str, Any], previous: Sequence[PageStep], unchanged: int) -> str | None:
-    """Why ``action`` should not run, when it repeats each of the last two actions exactly and the page did
-    not change after the last one; else None. Measured with a 1.5B model: from step 2 or 3 on it copied its
-    previous step for every step left, in eight tasks of eight; notes about the repetition did not stop it."""
-    done = [s for s in previous if s.action]
-    if action in REPEATABLE or len(done) < 2 or unchanged < 1:
-        return None
-    key = (action, format_args(args))
-    if any((s.action, format_args(s.args)) != key for s in done[-2:]):
-        return None
-    return (
-        f"Not done: {action} {format_args(args)} is what you did in each of your last two steps, and the page did "
-        "not change. Doing it again will not help. Choose a different element or action (for example the next "
-        "field or button the task needs), or call done if you cannot go further."
-    )
-
-
 def _dead_index(previous: Sequence[PageStep]) -> int | None:
     """The index the last action failed on because it no longer exists, if that is why it failed."""
     if not previous or not previous[-1].is_error:

@@ -28,6 +28,7 @@ from typing import Any
 from playwright.async_api import Browser, BrowserContext, Playwright, ViewportSize, async_playwright
 
 from ..core.errors import NotebookAgentError
+from .fingerprint import register_fingerprint_engine
 from .page_script import register_page_engine
 
 ENV_VAR = "NOTEBOOK_AGENT_BROWSER"
@@ -291,6 +292,7 @@ async def open_browser(
     chromium = pw.chromium
     # Service workers make requests the context's route never sees: the effect gate must see every request.
     ctx_options = {"service_workers": "block", **(context_options or {})}
+    await register_fingerprint_engine(pw)  # elements' fingerprints for replay (fingerprint.py)
     if cdp_url:
         browser = await chromium.connect_over_cdp(cdp_url)
         if browser.contexts:

@@ -85,9 +85,16 @@ def _clean_json(raw: str) -> str:
     return _SURROGATE_ESCAPES.sub(lambda m: m.group(0) if len(m.group(0)) == 12 else "\\ufffd", raw)
 
 
-async def call_page_api(frame: Frame, arg: dict[str, Any], *, timeout: float = 10.0) -> Any:
-    """One round trip to the page API in ``frame``'s isolated world: the op's JSON result, decoded."""
-    raw = await frame.locator(_selector(frame, arg)).text_content(timeout=timeout * 1000)
+async def call_page_api(
+    frame: Frame, arg: dict[str, Any], *, timeout: float = 10.0, scope: ElementHandle | None = None
+) -> Any:
+    """One round trip to the page API in ``frame``'s isolated world: the op's JSON result, decoded. ``scope``,
+    an element of ``frame``, reaches the page script as the op's root."""
+    if scope is not None:
+        answer = await scope.query_selector(_selector(frame, arg))
+        raw = await answer.text_content() if answer is not None else None
+    else:
+        raw = await frame.locator(_selector(frame, arg)).text_content(timeout=timeout * 1000)
     return json.loads(_clean_json(raw or "null"))
 
 

@@ -207,6 +207,11 @@ class SessionPages:
         return await self._reader.resolve(index, self._tabs.current)
 
     @on_browser_loop
+    async def index_of(self, element: ElementHandle, frame: Frame) -> int | None:
+        """The index ``element`` (of ``frame``) has in the latest snapshot, or None (the reverse of ``resolve``)."""
+        return await self._reader.index_of(element, frame)
+
+    @on_browser_loop
     async def screenshot(
         self,
         highlight: bool = False,

@@ -989,6 +989,7 @@
           case "snapshot": return snapshot(arg);
           case "get": { const el = get(arg.i, arg.id); return typeof el === "string" ? null : el; }
           case "check": { const el = get(arg.i, arg.id); return typeof el === "string" ? el : "ok"; }
+          case "indexOf": return root && state.id === arg.id ? state.els.indexOf(root) : -1;
           case "frame": return registerFrame(root, arg.k);
           case "scroll": return scrollOp(arg);
           case "rects": return rects();

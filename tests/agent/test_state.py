@@ -295,24 +295,6 @@ def test_many_new_lines_are_capped() -> None:
     assert note.endswith(" more lines.") and len(note) < 340
 
 
-def test_a_third_identical_action_on_an_unchanged_page_is_refused() -> None:
-    from notebook_agent.agent.state import futile_repeat
-
-    def step(action: str, **args: object) -> PageStep:
-        return PageStep(index=1, action=action, args=dict(args))
-
-    two = [step("send_keys", keys="Enter", index=3), step("send_keys", keys="Enter", index=3)]
-    refusal = futile_repeat("send_keys", {"keys": "Enter", "index": 3}, two, unchanged=1)
-    assert refusal is not None and refusal.startswith(
-        'Not done: send_keys {"keys": "Enter", "index": 3} is what you did'
-    )
-    assert futile_repeat("send_keys", {"keys": "Enter", "index": 3}, two, unchanged=0) is None  # the page changed
-    assert futile_repeat("send_keys", {"keys": "Enter", "index": 2}, two, unchanged=1) is None  # another target
-    assert futile_repeat("send_keys", {"keys": "Enter", "index": 3}, two[:1], unchanged=1) is None  # only once before
-    mixed = [step("click_element_by_index", index=3), two[0]]
-    assert futile_repeat("send_keys", {"keys": "Enter", "index": 3}, mixed, unchanged=1) is None
-    scrolls = [step("scroll", down=True), step("scroll", down=True)]
-    assert futile_repeat("scroll", {"down": True}, scrolls, unchanged=3) is None  # moving the view may repeat
 
 
 # -- disguised tags and chat-template tokens (issue 20, item 4c) ----------------------------------------------------

@@ -1,0 +1,130 @@
+"""Runs that break their own loops: noticing a model going round in circles by what it does.
+
+Measured with a 1.5B model on a page that alternated between two states on each click: it clicked the same
+button for the rest of the run, the page "changed" every step (so a rule about an unchanged page never fired)
+and a note about the repetition was ignored. So the rule here is about moves, not pages:
+
+- a *move* is an action on an element, the element known by what it is (tag, text, id, name, href, label),
+  not by its index, which shifts when the page changes; plus the action's other arguments;
+- a page is *new* when the run has not seen it before (indices and "new" markers aside, so two states of an
+  alternating page are each seen once);
+- a move made twice in the last few steps, with no new page since the last time, is refused the third time,
+  with what it did before and what else can be done (so A-A-A and A-B-A-B-A are refused alike, while clicking
+  "Next" through new pages of results is not);
+- steps with no new page are pointed out after a while, and a run refused ``budget`` times ends as stuck,
+  saying what it tried.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+#: Actions that may rightly repeat without anything new (waiting, moving the view, finishing).
+REPEATABLE = frozenset({"wait", "scroll", "scroll_horizontally", "done", "extract_table"})
+_INDEX = re.compile(r"^(\s*)\*?\[\d+\]", re.MULTILINE)
+_IDENTITY = ("id", "name", "href", "aria-label", "type", "placeholder", "role", "title", "value")
+
+
+def page_key(page_text: str) -> str:
+    """A page's identity for "have I seen this?": its text with element indices and new-markers removed."""
+    return hashlib.sha1(_INDEX.sub(r"\1[]", page_text).encode("utf-8", "replace")).hexdigest()
+
+
+def move_key(action: str, args: Mapping[str, Any], element: Mapping[str, Any] | None) -> str:
+    """A move's identity: the action, the element by what it is (not its index), the other arguments."""
+    rest = {k: v for k, v in args.items() if k != "index"}
+    if element is not None:
+        attrs = element.get("attributes") or {}
+        who = [str(element.get("tag", "")), " ".join(str(element.get("text", "")).split())[:80]]
+        who += [f"{k}={attrs[k]}" for k in _IDENTITY if k in attrs and k != "value"]
+    else:
+        who = [f"index={args.get('index')}"] if "index" in args else []
+    return json.dumps([action, who, rest], sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _describe(action: str, args: Mapping[str, Any], element: Mapping[str, Any] | None) -> str:
+    text = " ".join(str((element or {}).get("text", "")).split())[:60]
+    target = f" on '{text}'" if text else (f" on [{args['index']}]" if "index" in args else "")
+    extra = {k: v for k, v in args.items() if k != "index"}
+    return f"{action}{target}" + (f" {json.dumps(extra, ensure_ascii=False)}" if extra else "")
+
+
+@dataclass
+class _Move:
+    key: str
+    said: str
+    step: int
+    pages_seen: int
+    """How many distinct pages the run had seen when the move was made."""
+
+
+@dataclass
+class LoopGuard:
+    """One run's moves and pages. ``page()`` each step, ``refusal()`` before a move, ``made()`` when it ran."""
+
+    window: int = 6
+    budget: int = 3
+    quiet_after: int = 3
+    moves: list[_Move] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)
+    stale: int = 0
+    """Steps in a row whose page the run had seen before."""
+    refused: list[str] = field(default_factory=list)
+
+    def page(self, page_text: str) -> list[str]:
+        """Note the page this step shows; returns the notes for the model (after the page, where it reads last)."""
+        key = page_key(page_text)
+        if key in self.seen:
+            self.stale += 1
+        else:
+            self.seen.add(key)
+            self.stale = 0
+        if self.stale >= self.quiet_after and self.moves:
+            return [
+                f"The last {self.stale} steps showed no page you had not seen before: what you are doing is not "
+                "working. Try something different (another element, go_back, a search, scroll to find more) or "
+                "call done with success=false and what you found."
+            ]
+        return []
+
+    def refusal(self, action: str, args: Mapping[str, Any], element: Mapping[str, Any] | None, step: int) -> str | None:
+        """Why this move should not run (a sentence for the model), or None."""
+        if action in REPEATABLE:
+            return None
+        key = move_key(action, args, element)
+        recent = [m for m in self.moves[-self.window :] if m.key == key]
+        if len(recent) < 2 or len(self.seen) > recent[-1].pages_seen:
+            return None
+        said = recent[-1].said
+        others = [m.said for m in self.moves[-self.window :] if m.key != key][-2:]
+        between = f" (with {' and '.join(others)} in between)" if others else ""
+        self.refused.append(said)
+        return (
+            f"Not done: {said} is what you did in steps {recent[0].step} and {recent[-1].step}{between}, and no page "
+            "you had not seen before came of it. Doing it again will not help. Choose a different element or action "
+            "(the next field or button the task needs, go_back, scroll to look for another way), or call done with "
+            "success=false if you cannot go further."
+        )
+
+    def made(self, action: str, args: Mapping[str, Any], element: Mapping[str, Any] | None, step: int) -> None:
+        """A move ran (before the page it leads to is seen)."""
+        if action in REPEATABLE:
+            return
+        said = _describe(action, args, element)
+        self.moves.append(_Move(move_key(action, args, element), said, step, len(self.seen)))
+
+    @property
+    def stuck(self) -> str | None:
+        """The reason to end the run, once ``budget`` moves were refused; None before."""
+        if len(self.refused) < self.budget:
+            return None
+        tried = "; ".join(dict.fromkeys(m.said for m in self.moves[-self.window :]))
+        return (
+            f"Stuck: the model repeated moves that led nowhere {len(self.refused)} times (refused: "
+            f"{'; '.join(dict.fromkeys(self.refused))}). Tried lately: {tried}."
+        )

@@ -1,0 +1,126 @@
+"""Runs that break their own loops: moves judged by what they are, pages by whether they are new."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from notebook_agent.agent import PageAgent
+from notebook_agent.agent.loops import LoopGuard, page_key
+from notebook_agent.browser import BrowserSession
+from notebook_agent.llm.scripted import ScriptedModel
+from tests.agent.test_page_agent import index_of, step
+
+BUTTON = {"tag": "button", "text": "Click Me!", "attributes": {"id": "go"}}
+OTHER = {"tag": "a", "text": "Home", "attributes": {"href": "/"}}
+
+
+def play(guard: LoopGuard, moves: list[tuple[dict[str, Any], int, str]]) -> list[str | None]:
+    """Each (element, index, page after) in turn: the refusal (or None) of the move."""
+    out = []
+    for n, (element, index, page) in enumerate(moves, 1):
+        refusal = guard.refusal("click_element_by_index", {"index": index}, element, n)
+        out.append(refusal)
+        if refusal is None:
+            guard.made("click_element_by_index", {"index": index}, element, n)
+        guard.page(page)
+    return out
+
+
+def test_the_same_move_with_nothing_new_is_refused_the_third_time() -> None:
+    guard = LoopGuard()
+    guard.page("start")
+    refusals = play(guard, [(BUTTON, 0, "start"), (BUTTON, 0, "start"), (BUTTON, 0, "start")])
+    assert refusals[:2] == [None, None] and refusals[2] is not None
+    assert refusals[2].startswith("Not done: click_element_by_index on 'Click Me!' is what you did in steps 1 and 2")
+
+
+def test_an_alternating_page_does_not_hide_a_loop() -> None:
+    """The measured case: each click flips the page between two states, so the page always 'changed'."""
+    guard = LoopGuard()
+    guard.page("state A")
+    pages = ["state B", "state A", "state B", "state A"]
+    refusals = play(guard, [(BUTTON, i % 2, pages[i]) for i in range(4)])  # the index shifts too
+    assert refusals[:2] == [None, None] and refusals[2] is not None
+
+
+def test_a_b_a_b_is_caught() -> None:
+    guard = LoopGuard()
+    guard.page("p")
+    refusals = play(guard, [(BUTTON, 0, "p"), (OTHER, 1, "q"), (BUTTON, 0, "p"), (OTHER, 1, "q"), (BUTTON, 0, "p")])
+    assert (
+        refusals[:4] == [None] * 4
+        and refusals[4] is not None
+        and "with click_element_by_index on 'Home'" in (refusals[4])
+    )
+
+
+def test_next_through_new_pages_is_never_refused() -> None:
+    guard = LoopGuard()
+    guard.page("results page 1")
+    refusals = play(guard, [(BUTTON, 3, f"results page {n}") for n in range(2, 12)])
+    assert refusals == [None] * 10
+
+
+def test_three_refusals_end_the_run_as_stuck_saying_what_was_tried() -> None:
+    guard = LoopGuard(budget=3)
+    guard.page("p")
+    play(guard, [(BUTTON, 0, "p")] * 2)
+    assert guard.stuck is None
+    play(guard, [(BUTTON, 0, "p")] * 3)
+    assert guard.stuck is not None and guard.stuck.startswith("Stuck: the model repeated moves that led nowhere 3")
+    assert "click_element_by_index on 'Click Me!'" in guard.stuck
+
+
+def test_no_new_page_for_a_while_is_said() -> None:
+    guard = LoopGuard(quiet_after=3)
+    assert guard.page("a") == []
+    guard.made("click_element_by_index", {"index": 0}, BUTTON, 1)
+    assert guard.page("b") == [] and guard.page("a") == [] and guard.page("b") == []
+    notes = guard.page("a")
+    assert notes and notes[0].startswith("The last 3 steps showed no page you had not seen before")
+
+
+def test_indices_and_new_markers_do_not_make_a_page_new() -> None:
+    assert page_key("[3]<a>Home />\ntext") == page_key("*[7]<a>Home />\ntext")
+    assert page_key("[3]<a>Home />") != page_key("[3]<a>About />")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([BUTTON, OTHER]), st.integers(0, 5), st.integers(0, 30)), max_size=20))
+def test_a_move_is_only_refused_after_two_like_it_with_nothing_new_since(moves: list[Any]) -> None:
+    guard = LoopGuard()
+    guard.page("page 0")
+    history: list[tuple[str, int]] = []  # (element text, distinct pages seen when made)
+    for n, (element, index, page) in enumerate(moves, 1):
+        refusal = guard.refusal("click_element_by_index", {"index": index}, element, n)
+        same = [seen for text, seen in history[-6:] if text == element["text"]]
+        expected = len(same) >= 2 and len(guard.seen) <= same[-1]
+        assert (refusal is not None) == expected
+        if refusal is None:
+            guard.made("click_element_by_index", {"index": index}, element, n)
+            history.append((element["text"], len(guard.seen)))
+        guard.page(f"page {page}")
+
+
+ALTERNATING = """<p id=s>State A</p>
+<button onclick="flip()">Click Me!</button>
+<script>
+function flip() {
+  const p = document.getElementById('s');
+  p.textContent = p.textContent === 'State A' ? 'State B' : 'State A';
+}
+</script>"""
+
+
+async def test_a_model_clicking_an_alternating_page_forever_ends_stuck(browser: BrowserSession) -> None:
+    await browser.page.set_content(ALTERNATING)
+    click = step("click_element_by_index", lambda c: {"index": index_of(c, r"Click Me")})
+    agent = PageAgent(model=ScriptedModel([click] * 20), browser=browser, max_steps=20)
+    result = await agent.run("click until it works")
+    assert result.status == "failed" and result.error is not None and result.error.startswith("Stuck:")
+    assert len(result.steps) < 10
+    refused = [s for s in result.steps if s.result.startswith("Not done:")]
+    assert len(refused) == 3 and await browser.page.inner_text("#s") in ("State A", "State B")
