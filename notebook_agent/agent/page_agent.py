@@ -208,13 +208,15 @@ class PageAgent:
         heal: bool = True,
         url: str | None = None,
         runs_dir: str | None = None,
+        on_event: Callable[[PageEvent], Any] | None = None,
     ) -> PageAgentResult:
         """Run a saved run's actions again with no model call (see :mod:`.replay`). ``run``: a result, a run
         file, or a reference into ``runs_dir`` (a position or the start of a run id, as ``%agent compare``).
         Each element is found by what it was; a step that cannot be replayed goes to this agent's model
         (``heal``) or stops the replay with the reason (``heal=False``). ``url`` replays against another base
         URL (the same site on another host or port). The approval gate, allowed domains and secrets apply as
-        to any run; the replay is recorded like any run, so replaying it is free again."""
+        to any run; the replay is recorded like any run, so replaying it is free again. ``on_event`` gets each
+        page event as it happens (a view)."""
         from .runs import find_run, load_run
 
         if isinstance(run, str):
@@ -226,6 +228,8 @@ class PageAgent:
         clone = replaying_agent(self, pilot)
         result: PageAgentResult | None = None
         async for event in clone.stream(run.task, pilot=pilot, runs_dir=runs_dir):
+            if on_event is not None:
+                on_event(event)
             if isinstance(event, RunFinished):
                 result = event.result
         assert result is not None

@@ -120,6 +120,23 @@ class PageAgentResult:
         return counted if finished == n else f"{counted} ({finished} finished)"
 
     @property
+    def replay_counts(self) -> dict[str, int]:
+        """In a replay: how many steps were replayed free, healed by the model, or failed ({} otherwise)."""
+        counts: dict[str, int] = {}
+        for s in self.steps:
+            if s.replay:
+                counts[s.replay] = counts.get(s.replay, 0) + 1
+        return counts
+
+    def replay_text(self) -> str:
+        """``replay: 5 replayed, 1 healed · 812 tokens`` for a replay, "" otherwise."""
+        counts = self.replay_counts
+        if not counts:
+            return ""
+        parts = ", ".join(f"{counts[k]} {k}" for k in ("replayed", "healed", "failed") if k in counts)
+        return f"replay: {parts} · {self.usage.tokens:,} tokens"
+
+    @property
     def end_label(self) -> str:
         """What the reason in ``error`` is called: ``Stopped`` (a stop, max steps) or ``Error``."""
         return "Stopped" if self.status in ("stopped", "max_steps") else "Error"
@@ -139,6 +156,8 @@ class PageAgentResult:
             ("usage", f"{self.usage.tokens:,} tokens{cost} · {self.duration_s:.1f} s"),
             ("model", self.model),
         ]
+        if self.replay_counts:
+            facts.append(("replay", self.replay_text().removeprefix("replay: ")))
         if self.run_id:
             facts.append(("run", self.run_id))
         return facts

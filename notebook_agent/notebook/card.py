@@ -83,7 +83,8 @@ class StepCard:
             self.inspector.layout.display = "none"
 
     def _head(self, text: str) -> None:
-        self.header.description = f"Step {self.index}/{self.max_steps} · {text}"
+        how = self.step.replay if self.step is not None and self.step.replay else ""
+        self.header.description = f"Step {self.index}/{self.max_steps}{' · ' + how if how else ''} · {text}"
         self.header.tooltip = text
 
     def wait_tick(self, now: float) -> None:

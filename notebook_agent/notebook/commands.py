@@ -27,7 +27,7 @@ magics print errors in one line rather than raising (a traceback for a typo), an
 cell whose output has such a line (notebooks/conftest.py)."""
 
 COMMANDS = frozenset(
-    {"help", "config", "browser", "stop", "runs", "rerun", "compare", "prompt", "snapshot", "trace", "models"}
+    {"help", "config", "browser", "stop", "runs", "rerun", "replay", "compare", "prompt", "snapshot", "trace", "models"}
 )
 """The words ``%agent`` accepts (each a method of :class:`Commands`)."""
 
@@ -48,6 +48,8 @@ class Commands:
             "%agent runs                                  the saved runs (status, steps, tokens, cost, prompt)\n"
             "%agent rerun RUN [--prompt NAME] [--model M] [--max-steps N] [--approve POLICY] [--out NAME]\n"
             "                                             repeat a saved run's task with a change\n"
+            "%agent replay RUN [--no-heal] [--url BASE] [--model M] [--approve POLICY] [--out NAME]\n"
+            "                                             the run's actions again, no model call (it heals)\n"
             "%agent compare RUN_A RUN_B                   two runs side by side, first divergence marked\n"
             "%agent prompt [NAME|default]                 show (or choose) the active system prompt\n"
             "%agent snapshot                              what the model would see of the current page\n"
@@ -153,6 +155,42 @@ class Commands:
             full_page=bool(settings.get("full_page")),
             out=opts.get("--out") or "agent_run",
             label="%agent rerun",
+        )
+
+    def replay(self, rest: list[str]) -> None:
+        """``%agent replay RUN``: the saved run's actions again with no model call, each element found by what it
+        was; a step that cannot be replayed goes to the model (``--no-heal``: the replay stops there)."""
+        from ..agent.runs import find_run, load_run
+
+        usage = "usage: %agent replay RUN [--no-heal] [--url BASE] [--model M] [--approve POLICY] [--out NAME]"
+        if not rest or rest[0].startswith("--"):
+            print(usage)
+            return
+        words = [w for w in rest[1:] if w not in ("--no-heal", "--heal")]
+        opts = _options(words, {"--url", "--model", "--approve", "--out"}, "%agent replay")
+        if opts is None:
+            return
+        try:
+            if opts.get("--approve") is not None:
+                options.approve(opts["--approve"])
+            base = options.url(opts["--url"]) if opts.get("--url") else None
+            saved = load_run(find_run(STATE.config.runs_dir, rest[0]), with_screenshots=False)
+        except (ValueError, OSError) as exc:
+            print(f"%agent replay: {exc}")
+            return
+        if not any(s.action and not s.is_error for s in saved.steps):
+            print(f"%agent replay: run {saved.run_id} has no action that ran, so there is nothing to replay.")
+            return
+        self.launch(
+            saved.task,
+            model=opts.get("--model"),
+            max_steps=saved.settings.get("max_steps"),
+            approve=opts.get("--approve"),
+            out=opts.get("--out") or "agent_run",
+            label="%agent replay",
+            replay=saved,
+            heal="--no-heal" not in rest,
+            replay_url=base,
         )
 
     def compare(self, rest: list[str]) -> None:

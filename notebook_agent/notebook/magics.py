@@ -18,6 +18,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 
 from ..agent import PageAgent, PageAgentResult
 from ..agent.approval import POLICY_NAMES
+from ..agent.replay import ReplayPilot, replaying_agent
 from ..config import options
 from .commands import COMMANDS, Commands
 from .interrupt import install_interrupt, uninstall_interrupt
@@ -128,6 +129,9 @@ class AgentMagics(Magics):
         trace: bool = False,
         output: str | None = None,
         follow: bool = False,
+        replay: PageAgentResult | None = None,
+        heal: bool = True,
+        replay_url: str | None = None,
     ) -> NotebookRun | None:
         """Start a run with the live view (shared by %%agent and %agent rerun). Every option is checked by the
         rules the terminal and ``%agent config`` use; a bad one prints one sentence (prefixed with ``label``)."""
@@ -176,7 +180,11 @@ class AgentMagics(Magics):
             trace=trace,
             output=answer_type,
         )
-        run = NotebookRun(agent, task, view, kernel_browser=True, name=out, previous=previous)
+        pilot = None
+        if replay is not None:  # %agent replay: the recorded actions, this agent's model heals
+            pilot = ReplayPilot(replay, heal=heal, url=replay_url, typed=agent.output_spec is not None)
+            agent = replaying_agent(agent, pilot)
+        run = NotebookRun(agent, task, view, kernel_browser=True, name=out, previous=previous, pilot=pilot)
         STATE.runs.append(run)
         run.show()
         run.start()

@@ -38,7 +38,7 @@ def _row(label: str, value: str, color: str = "#57606a") -> str:
 
 
 def _step(step: PageStep, picture: bytes | None) -> str:
-    parts = []
+    parts = [_row("Replay", _e(step.replay))] if step.replay else []
     for label, text in (
         ("Evaluation", step.evaluation_previous_goal),
         ("Memory", step.memory),
@@ -99,6 +99,8 @@ def record_html(result: PageAgentResult, *, image_budget: int = IMAGE_BUDGET) ->
         head += _row("Answer", f"<span>{markdown_html(result.answer)}</span>")  # the model's markdown, made safe
     if result.output is not None:
         head += data_html(result.output, result.output_type)
+    if result.replay_counts:
+        head += _row("Replay", _e(result.replay_text().removeprefix("replay: ")))
     reason = (result.error or (result.text if not result.answer else None)) if result.status != "completed" else None
     if reason and reason != result.answer:
         head += _row(result.end_label, _e(reason), "#cf222e")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..agent import AnyEvent, Approval, ApprovalAnswered, ApprovalRequested, PageAgent, PageAgentResult, RunFinished
 from ..agent.approval import ApprovalRequest
+from ..agent.replay import ReplayPilot
 from ..core.abort import AbortSignal
 from ..core.errors import error_message
 from .interrupt import RunInterrupted
@@ -50,9 +51,12 @@ class NotebookRun:
         kernel_browser: bool = False,
         name: str = "",
         previous: PageAgentResult | None = None,
+        pilot: ReplayPilot | None = None,
     ) -> None:
         self.agent = agent
         self.previous = previous
+        self.pilot = pilot
+        """In a replay (``%agent replay``): decides each step from the recorded run."""
         """The run this one follows up (``%%agent --continue``, ``follow_up``), or None."""
         self.task_text = task
         self.view = view
@@ -224,7 +228,12 @@ class NotebookRun:
             # until the first step starts: say what the run is doing rather than a bare "starting"
             self.view.set_status("opening" if self.agent.start_url else "asking")
             async for event in self.agent.stream(
-                self.task_text, browser=self.session, interactive=True, runs_dir=runs_dir, continue_from=self.previous
+                self.task_text,
+                browser=self.session,
+                interactive=True,
+                runs_dir=runs_dir,
+                continue_from=self.previous,
+                pilot=self.pilot,
             ):
                 self._follow(event)
             return self.result

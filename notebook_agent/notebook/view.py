@@ -77,6 +77,8 @@ def summary_html(result: PageAgentResult) -> str:
         else ""
     )
     output = data_html(result.output, result.output_type) if result.output is not None else ""
+    if result.replay_counts:
+        output += f"<div class='na-kv na-dim'>{esc(result.replay_text())}</div>"
     return head + (shown if answer else "") + output + detail
 
 

@@ -515,3 +515,19 @@ async def test_a_finished_run_can_be_followed_up(shell: InteractiveShell) -> Non
     assert last is not None and last.follows == later.run_id and "Wireless Charging Pad costs $25.00" in last.text
     with pytest.raises(RuntimeError, match="not finished"):
         NotebookRun(third.agent, "x", third.view).follow_up("y")
+
+
+async def test_a_saved_run_replays_in_the_view(shell: InteractiveShell) -> None:
+    first = await start(shell, "--model demo", DEMO_TASK, out="recorded")
+    recorded = await first
+    assert recorded is not None and recorded.success
+    shell.run_line_magic("agent", "replay -1 --out replayed")
+    run = shell.user_ns["replayed"]
+    assert isinstance(run, NotebookRun) and run is not first
+    result = await run
+    assert result is not None and result.status == "completed" and result.text == recorded.text
+    assert result.replay_counts == {"replayed": len(recorded.steps)}
+    headers = [c.description for c in with_class(run.view.root, "na-step-header")]
+    assert headers and all(" · replayed · " in h for h in headers), headers
+    shown = " ".join(str(getattr(x, "value", "")) for x in run.view.widgets())
+    assert f"replay: {len(recorded.steps)} replayed · 0 tokens" in shown
