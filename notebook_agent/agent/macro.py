@@ -9,7 +9,9 @@ one-item list, a bare value for a one-field action) and reporting the rest as a 
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,6 +87,28 @@ def macro_spec(tools: list[Tool]) -> ToolSpec:
         "additionalProperties": False,
     }
     return ToolSpec(name=MACRO_NAME, description=MACRO_DESCRIPTION, parameters=schema)
+
+
+def with_indices(spec: ToolSpec, indices: Iterable[int]) -> ToolSpec:
+    """``spec`` with a decoding schema in which every ``index`` is one of ``indices`` (the elements of this
+    step's state), for schema-constrained servers: a model then cannot name an element that is not there. An
+    action that needs an index is left out of it when the page has none. The prompt's schema is unchanged."""
+    allowed = sorted(set(indices))
+    members = []
+    for member in spec.parameters["properties"]["action"]["anyOf"]:
+        (name, params), = member["properties"].items()
+        props = params.get("properties") or {}
+        if "index" not in props:
+            members.append(member)
+            continue
+        if not allowed and "index" in (params.get("required") or []):
+            continue
+        narrowed = {**props["index"], "enum": allowed} if allowed else props["index"]
+        inner = {**params, "properties": {**props, "index": narrowed}}
+        members.append({**member, "properties": {name: inner}})
+    action = {**spec.parameters["properties"]["action"], "anyOf": members}
+    decoding = {**spec.parameters, "properties": {**spec.parameters["properties"], "action": action}}
+    return dataclasses.replace(spec, decoding=decoding)
 
 
 @dataclass

@@ -68,7 +68,7 @@ from .events import (
 from .gatekeeper import RunGate, target_element
 from .lease import RunBrowser, StartUrlError
 from .loops import LoopGuard
-from .macro import MACRO_NAME, ParsedOutput, macro_spec, parse_output
+from .macro import MACRO_NAME, ParsedOutput, macro_spec, parse_output, with_indices
 from .outcome import RunOutcome
 from .output import OutputSpec
 from .preview import reflection_partial
@@ -347,6 +347,9 @@ class PageRun:
         ordered = [t for n, t in self.tools.items() if n in visible]
         step = self.step
         spec = macro_spec(ordered)
+        snapshot = self.browser.last_snapshot if self.browser is not None else None
+        if snapshot is not None:  # constrained decoding may only name this step's elements (the prompt is unchanged)
+            spec = with_indices(spec, snapshot.elements)
         if step is not None and step.request is not None:
             step.request.tools = [{"name": spec.name, "description": spec.description, "parameters": spec.parameters}]
         return [spec]

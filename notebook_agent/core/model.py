@@ -39,11 +39,16 @@ from .tool_arguments import (
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """What a provider needs to declare a tool: a name, a description and a JSON Schema."""
+    """What a provider needs to declare a tool: a name, a description and a JSON Schema.
+
+    ``decoding``: a tighter schema for schema-constrained decoding only (a grammar, ``response_format``), never
+    shown to the model: what changes every call (the element indices on the page) narrows the output there
+    without changing the prompt, so a prompt cache keeps it."""
 
     name: str
     description: str
     parameters: dict[str, Any]
+    decoding: dict[str, Any] | None = None
 
 
 @dataclass

@@ -91,12 +91,15 @@ def ask_for_json(request: dict[str, Any], tool: ToolSpec, mode: CallMode, compat
 
 
 def response_format(tool: ToolSpec, compat: ChatCompat) -> dict[str, Any]:
-    schema, strict = tool.parameters, True
+    """The ``response_format`` constraining decoding to ``tool``'s arguments: its ``decoding`` schema when it
+    has one (narrower than what the prompt states), else its parameters."""
+    constraint = tool.decoding or tool.parameters
+    schema, strict = constraint, True
     if compat.named_tool_choice:
         # OpenAI's strict mode needs every property required and no extra properties.
-        schema, strict = strict_schema(tool.parameters)
+        schema, strict = strict_schema(constraint)
         if not strict:
-            schema = tool.parameters
+            schema = constraint
     json_schema: dict[str, Any] = {"name": schema_name(tool.name), "schema": schema, "strict": strict}
     if tool.description:
         json_schema["description"] = tool.description

@@ -208,3 +208,22 @@ def test_compact_schema_drops_only_what_validation_still_enforces() -> None:
     for bad in ({"index": -1}, {"pixels": -5}, {"down": True, "speed": 3}):
         with pytest.raises(ToolArgumentError):
             tools["scroll"].validate(bad)
+
+
+def test_decoding_narrows_indices_and_leaves_the_prompt_schema() -> None:
+    from notebook_agent.agent.macro import with_indices
+    from notebook_agent.browser.actions import builtin_tools
+
+    tools = builtin_tools(None)  # type: ignore[arg-type]  # schemas only
+    spec = macro_spec([tools[n] for n in ("done", "click_element_by_index", "scroll")])
+    narrowed = with_indices(spec, [5, 2, 2])
+    assert narrowed.parameters == spec.parameters and spec.decoding is None
+    assert narrowed.decoding is not None
+    members = {next(iter(m["properties"])): m for m in narrowed.decoding["properties"]["action"]["anyOf"]}
+    click = members["click_element_by_index"]["properties"]["click_element_by_index"]
+    assert click["properties"]["index"]["enum"] == [2, 5]
+    assert members["scroll"]["properties"]["scroll"]["properties"]["index"]["enum"] == [2, 5]
+    empty = with_indices(spec, [])
+    assert empty.decoding is not None
+    names = [next(iter(m["properties"])) for m in empty.decoding["properties"]["action"]["anyOf"]]
+    assert names == ["done", "scroll"]  # no element to click on an empty page; scrolling the page needs none

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -88,3 +89,33 @@ async def test_malformed_arguments_are_fed_back_not_fatal(
     assert result.text == "done \ufffd"  # the lone surrogate was cleaned where the stream entered
     path = save_run(result, tmp_path)  # and nothing breaks saving
     assert load_run(path).text == "done \ufffd"
+
+
+async def test_constrained_decoding_names_only_this_steps_elements(
+    browser: BrowserSession, servers: Servers, server: ScriptedServer
+) -> None:
+    """In json_schema mode the response_format narrows every ``index`` to the elements of this step's state,
+    and leaves what the model reads (its messages) as it was: the prompt cache keeps it."""
+    wire = ChatWire()
+    done = json.dumps(
+        {
+            "evaluation_previous_goal": "ok",
+            "memory": "",
+            "next_goal": "x",
+            "action": {"done": {"text": "ok", "success": True}},
+        }
+    )
+    server.replies.append(sse_reply(wire.text_items(split(done, 9))))
+    model = get_model(
+        "openai:gpt-4o-mini", base_url=server.url + "/v1", api_key="k", max_retries=0, output_mode="json_schema"
+    )
+    result = await PageAgent(model=model, browser=browser, start_url=servers.url("agent_form.html")).run("look")
+    assert result.success
+    body = server.requests[0].body
+    members = body["response_format"]["json_schema"]["schema"]["properties"]["action"]["anyOf"]
+    state = body["messages"][-1]["content"]
+    shown = sorted(int(i) for i in re.findall(r"^\s*\*?\[(\d+)\]<", state, re.MULTILINE))
+    indexed = {next(iter(m["properties"])): next(iter(m["properties"].values())) for m in members}
+    assert indexed["click_element_by_index"]["properties"]["index"]["enum"] == shown
+    assert indexed["input_text"]["properties"]["index"]["enum"] == shown
+    assert "enum" not in json.dumps(body["messages"])  # the model reads the schema as the prompt states it
