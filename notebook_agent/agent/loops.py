@@ -8,9 +8,10 @@ and a note about the repetition was ignored. So the rule here is about moves, no
   not by its index, which shifts when the page changes; plus the action's other arguments;
 - a page is *new* when the run has not seen it before (indices and "new" markers aside, so two states of an
   alternating page are each seen once);
-- a move made twice in the last few steps, with no new page since the last time, is refused the third time,
-  with what it did before and what else can be done (so A-A-A and A-B-A-B-A are refused alike, while clicking
-  "Next" through new pages of results is not);
+- a move made twice in the last few steps, with the same moves in between each time (a cycle) and no new
+  page since the last time, is refused the third time, with what it did before and what else can be done (so
+  A-A-A and A-B-A-B-A are refused alike, while clicking "Next" through new pages of results, or going back to a
+  list to do something else there, is not);
 - steps with no new page are pointed out after a while, and a run refused ``budget`` times ends as stuck,
   saying what it tried.
 """
@@ -97,9 +98,15 @@ class LoopGuard:
         if action in REPEATABLE:
             return None
         key = move_key(action, args, element)
-        recent = [m for m in self.moves[-self.window :] if m.key == key]
-        if len(recent) < 2 or len(self.seen) > recent[-1].pages_seen:
+        window = self.moves[-self.window :]
+        at = [i for i, m in enumerate(window) if m.key == key]
+        if len(at) < 2 or len(self.seen) > window[at[-1]].pages_seen:
             return None
+        between = [m.key for m in window[at[-2] + 1 : at[-1]]]
+        since = [m.key for m in window[at[-1] + 1 :]]
+        if between != since:  # not a cycle: other moves led back here (another script, another item)
+            return None
+        recent = [window[i] for i in at]
         said = recent[-1].said
         others = [m.said for m in self.moves[-self.window :] if m.key != key][-2:]
         between = f" (with {' and '.join(others)} in between)" if others else ""

@@ -57,6 +57,17 @@ def test_a_b_a_b_is_caught() -> None:
     )
 
 
+def test_going_back_to_a_page_to_do_something_else_is_not_a_loop() -> None:
+    """The list page again and again, each time for another item: the moves in between differ."""
+    guard = LoopGuard()
+    guard.page("list")
+    items = [{"tag": "a", "text": f"Item {n}", "attributes": {}} for n in range(3)]
+    moves: list[tuple[dict[str, Any], int, str]] = []
+    for item in items:
+        moves += [(OTHER, 0, "list"), (item, 1, "list")]  # the same pages: nothing new to see
+    assert play(guard, moves) == [None] * 6
+
+
 def test_next_through_new_pages_is_never_refused() -> None:
     guard = LoopGuard()
     guard.page("results page 1")
@@ -96,8 +107,13 @@ def test_a_move_is_only_refused_after_two_like_it_with_nothing_new_since(moves: 
     history: list[tuple[str, int]] = []  # (element text, distinct pages seen when made)
     for n, (element, index, page) in enumerate(moves, 1):
         refusal = guard.refusal("click_element_by_index", {"index": index}, element, n)
-        same = [seen for text, seen in history[-6:] if text == element["text"]]
-        expected = len(same) >= 2 and len(guard.seen) <= same[-1]
+        window = history[-6:]
+        at = [i for i, (text, _) in enumerate(window) if text == element["text"]]
+        expected = (
+            len(at) >= 2
+            and len(guard.seen) <= window[at[-1]][1]
+            and [t for t, _ in window[at[-2] + 1 : at[-1]]] == [t for t, _ in window[at[-1] + 1 :]]
+        )
         assert (refusal is not None) == expected
         if refusal is None:
             guard.made("click_element_by_index", {"index": index}, element, n)
