@@ -71,6 +71,20 @@ def model(value: Any, option: str = "--model") -> str:
     return name
 
 
+_ALIAS_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
+
+
+def alias(value: Any, option: str = "--alias") -> tuple[str, str | None]:
+    """``fast=openai:gpt-4.1-mini`` → (name, model); ``fast=`` → (name, None), which removes it. A name is a
+    word without ``:`` (so it never looks like ``provider:model``); the model follows the model-name rule."""
+    text = str(value).strip()
+    name, sep, target = text.partition("=")
+    name, target = name.strip(), target.strip()
+    if not sep or not _ALIAS_NAME.match(name):
+        raise OptionError(f"{option} needs NAME=provider:model (NAME a word without ':'), got {text!r}.")
+    return name, (model(target, option) if target else None)
+
+
 def url(value: Any, option: str = "--url") -> str:
     """The URL to open, by the one rule every entry point uses (:func:`normalize_url`)."""
     try:
@@ -176,6 +190,7 @@ def output_from_file_or_module(value: Any, option: str = "--output") -> Any:
 __all__ = [
     "POLICY_NAMES",
     "OptionError",
+    "alias",
     "approve",
     "max_steps",
     "model",

@@ -43,6 +43,7 @@ class Commands:
             "%%agent [--model M] [--url URL] [--max-steps N] [--approve POLICY] [--vision] [--js] [--ask]\n"
             "        [--timeout S] [--trace] [--out NAME]      run the task in the cell body (see %%agent?)\n"
             "%agent config [--model M] [--max-steps N] [--approve POLICY] [--headed|--headless] [--vision on|off]\n"
+            "              [--alias NAME=provider:model]   a short name for a model (NAME= removes it)\n"
             "%agent browser [URL] [--headed|--headless]   show the shared browser (and open a URL)\n"
             "%agent stop                                  stop every running run\n"
             "%agent runs                                  the saved runs (status, steps, tokens, cost, prompt)\n"
@@ -69,8 +70,16 @@ class Commands:
                 if word in ("--headed", "--headless"):
                     changes["headless"] = word == "--headless"
                     continue
+                if word == "--alias":
+                    name, target = options.alias(next(it, ""), word)
+                    aliases = changes.setdefault("aliases", dict(cfg.aliases))
+                    if target is None:
+                        aliases.pop(name, None)
+                    else:
+                        aliases[name] = target
+                    continue
                 if word not in _CONFIG_OPTIONS:
-                    known = [*_CONFIG_OPTIONS, "--headed", "--headless"]
+                    known = [*_CONFIG_OPTIONS, "--headed", "--headless", "--alias"]
                     raise options.OptionError(
                         f"Unknown option {word!r} for %agent config.{options.did_you_mean(word, known)} "
                         f"Options: {', '.join(known)}."
@@ -80,6 +89,10 @@ class Commands:
                     raise options.OptionError(f"{word} needs a value.")
                 options.no_placeholder(word, value)
                 field_name, check = _CONFIG_OPTIONS[word]
+                if field_name == "model":  # an alias (known, or set in this same line) names a model too
+                    known_aliases = changes.get("aliases", cfg.aliases)
+                    changes[field_name] = value if value in known_aliases else check(value, word)
+                    continue
                 changes[field_name] = check(value, word)
             except (options.OptionError, ValueError) as exc:
                 print(f"%agent config: {exc} Nothing was changed.")
@@ -263,6 +276,12 @@ class Commands:
         from ..llm.availability import check_models, models_table
 
         print(models_table(check_models()))
+        aliases = STATE.config.aliases
+        print(
+            "Aliases: " + ", ".join(f"{k} = {v}" for k, v in aliases.items())
+            if aliases
+            else "Aliases: none yet (%agent config --alias fast=openai:gpt-4.1-mini, then --model fast)."
+        )
 
     def snapshot(self, rest: list[str]) -> Shown:
         from .tuning import as_html_pre

@@ -51,11 +51,19 @@ class SessionConfig:
     """Where finished runs are saved (relative to the notebook's folder)."""
     prompt: str = "default"
     """Name of the active system prompt (see ``%%agent_prompt``)."""
+    aliases: dict[str, str] = field(default_factory=dict)
+    """Short model names (``%agent config --alias fast=openai:gpt-4.1-mini``), usable wherever a model is named."""
+
+    def model_name(self, name: str | None) -> str | None:
+        """``name`` with an alias replaced by the model it names."""
+        return self.aliases.get(name, name) if name else name
 
     def describe(self) -> str:
         rows = []
         for f in fields(self):
             value = getattr(self, f.name)
+            if f.name == "aliases":
+                value = ", ".join(f"{k}={v}" for k, v in value.items()) or "none (--alias NAME=provider:model)"
             if f.name == "model" and value is None:
                 env = os.environ.get("NOTEBOOK_AGENT_MODEL")
                 value = (

@@ -151,6 +151,7 @@ class AgentMagics(Magics):
             start_url = None if url is None else options.url(url)
             # checked once, by the rule (and message) every entry point uses; the cast records what it checked
             policy = options.approve(cfg.approve if approve is None else approve)
+            model = cfg.model_name(model)  # an alias names a model
             if model is not None:
                 options.model(model)
             system_prompt = STATE.prompt_text(prompt)

@@ -36,7 +36,8 @@ def resolve_model(name: str | None, task: str) -> tuple[Model, str]:
     """The model for a run (``--model``, else ``%agent config``, else the environment) and a header note."""
     from ..config.models import choose_model
 
-    return choose_model(name or STATE.config.model, task, runs_dir=STATE.config.runs_dir)
+    chosen = STATE.config.model_name(name or STATE.config.model)  # an alias names a model
+    return choose_model(chosen, task, runs_dir=STATE.config.runs_dir)
 
 
 class NotebookRun:

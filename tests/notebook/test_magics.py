@@ -531,3 +531,19 @@ async def test_a_saved_run_replays_in_the_view(shell: InteractiveShell) -> None:
     assert headers and all(" · replayed · " in h for h in headers), headers
     shown = " ".join(str(getattr(x, "value", "")) for x in run.view.widgets())
     assert f"replay: {len(recorded.steps)} replayed · 0 tokens" in shown
+
+
+async def test_model_aliases(shell: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
+    shell.run_line_magic("agent", "config --alias offline=demo")
+    assert "aliases           offline=demo" in capsys.readouterr().out
+    run = await start(shell, "--model offline", DEMO_TASK, out="aliased")
+    result = await run
+    assert result is not None and result.success and result.model.startswith("demo:")
+    shell.run_line_magic("agent", "config --alias bad=nosuchprovider:x")
+    assert "Nothing was changed" in capsys.readouterr().out
+    shell.run_line_magic("agent", "config --alias has:colon=demo")
+    assert "--alias needs NAME=provider:model" in capsys.readouterr().out
+    shell.run_line_magic("agent", "models")
+    assert "Aliases: offline = demo" in capsys.readouterr().out
+    shell.run_line_magic("agent", "config --alias offline=")
+    assert "aliases           none" in capsys.readouterr().out
