@@ -106,13 +106,13 @@ class LoopGuard:
         since = [m.key for m in window[at[-1] + 1 :]]
         if between != since:  # not a cycle: other moves led back here (another script, another item)
             return None
-        recent = [window[i] for i in at]
-        said = recent[-1].said
-        others = [m.said for m in self.moves[-self.window :] if m.key != key][-2:]
-        between = f" (with {' and '.join(others)} in between)" if others else ""
+        first, last = window[at[-2]], window[at[-1]]
+        said = last.said
+        others = list(dict.fromkeys(m.said for m in window[at[-2] + 1 : at[-1]]))[-2:]
+        cycle = f" (with {' and '.join(others)} in between)" if others else ""
         self.refused.append(said)
         return (
-            f"Not done: {said} is what you did in steps {recent[0].step} and {recent[-1].step}{between}, and no page "
+            f"Not done: {said} is what you did in steps {first.step} and {last.step}{cycle}, and no page "
             "you had not seen before came of it. Doing it again will not help. Choose a different element or action "
             "(the next field or button the task needs, go_back, scroll to look for another way), or call done with "
             "success=false if you cannot go further."
