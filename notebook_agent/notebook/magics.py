@@ -22,6 +22,7 @@ from ..agent.replay import ReplayPilot, replaying_agent
 from ..config import options
 from .commands import COMMANDS, Commands
 from .interrupt import install_interrupt, uninstall_interrupt
+from .map_view import MapRun, MapView
 from .runtime import STATE, NotebookRun, make_ask_user, resolve_model
 from .view import RunView
 
@@ -67,6 +68,13 @@ class AgentMagics(Magics):
     @argument("--timeout", default=None, help="seconds to wait for an approval before denying")
     @argument("--trace", action="store_true", help="record a Playwright trace of the run (%%agent trace RUN)")
     @argument(
+        "--each",
+        default=None,
+        metavar="ROWS",
+        help="run the cell's task for every row of ROWS (a DataFrame or list in the notebook): {column} per row",
+    )
+    @argument("--concurrency", default=None, help="with --each: rows at a time (default 4)")
+    @argument(
         "--continue",
         dest="follow",
         action="store_true",
@@ -88,9 +96,14 @@ class AgentMagics(Magics):
         args = _parse(self.agent, line, "%%agent")
         if args is None:
             return
-        task = task_text(cell, self.shell.user_ns if self.shell else {})
+        namespace = self.shell.user_ns if self.shell else {}
+        # with --each, {column} is each row's: the body is the template, not filled from the notebook
+        task = task_text(cell, {} if args.each else namespace)
         if not task:
             print("%%agent: The cell body is the task: write what the agent should do.")
+            return
+        if args.each is not None:
+            self.launch_map(task, args, namespace)
             return
         self.launch(
             task,
@@ -191,6 +204,51 @@ class AgentMagics(Magics):
         run.start()
         if self.shell is not None:
             self.shell.user_ns[out] = run
+        return run
+
+    def launch_map(self, template: str, args: Any, namespace: dict[str, Any]) -> MapRun | None:
+        """``%%agent --each ROWS``: the task for every row, in one view with a progress bar (notebook/map_view.py)."""
+        from ..agent.map_table import MapInputError, check_template, normalise_rows
+
+        cfg = STATE.config
+        try:
+            for option, value in (("--each", args.each), ("--model", args.model), ("--url", args.url)):
+                options.no_placeholder(option, value)
+            if args.each not in namespace:
+                raise options.OptionError(f"--each {args.each}: {args.each!r} is not defined in the notebook.")
+            rows = namespace[args.each]
+            columns, values = normalise_rows(rows)
+            check_template(template, columns, values)
+            concurrency = 4 if args.concurrency is None else options.max_steps(args.concurrency, "--concurrency")
+            steps = cfg.max_steps if args.max_steps is None else options.max_steps(args.max_steps)
+            policy = options.approve(cfg.approve if args.approve is None else args.approve)
+            model = cfg.model_name(args.model)
+            if model is not None:
+                options.model(model)
+            answer_type = options.output_in_namespace(args.output, namespace) if args.output else None
+            chosen, _ = resolve_model(model, template)
+        except (ValueError, OSError, MapInputError) as exc:
+            print(f"%%agent: {exc}")
+            return None
+        agent = PageAgent(
+            model=chosen,
+            max_steps=steps,
+            approval=policy,
+            approval_timeout=cfg.approval_timeout,
+            own_tab=True,
+            screenshots=cfg.screenshots,
+            system_prompt=STATE.prompt_text(args.prompt),
+            start_url=args.url,
+            output=answer_type,
+        )
+        view = MapView(template, len(values), f"{chosen.provider}:{chosen.id}")
+        view.max_steps = steps
+        run = MapRun(agent, template, rows, view, name=args.out, concurrency=concurrency)
+        STATE.runs.append(run)
+        run.show()
+        run.start()
+        if self.shell is not None:
+            self.shell.user_ns[args.out] = run
         return run
 
     def _run_to_follow(self, out: str) -> PageAgentResult:

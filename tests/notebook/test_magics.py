@@ -547,3 +547,43 @@ async def test_model_aliases(shell: InteractiveShell, capsys: pytest.CaptureFixt
     assert "Aliases: offline = demo" in capsys.readouterr().out
     shell.run_line_magic("agent", "config --alias offline=")
     assert "aliases           none" in capsys.readouterr().out
+
+
+async def test_each_runs_the_task_for_every_row_in_one_view(shell: InteractiveShell) -> None:
+    from pydantic import BaseModel
+
+    from notebook_agent.agent import MapResult
+    from notebook_agent.notebook.map_view import MapRun
+
+    class Price(BaseModel):
+        name: str
+        price: float
+
+    shell.user_ns.update(
+        url=demo_url(),
+        Price=Price,
+        products=["Lumen 400 Headlamp", "Pebble Wireless Earbuds", "Flux Capacitor"],
+        value="not this",  # a notebook variable named like the column must not fill the template
+    )
+    shell.run_cell_magic(
+        "agent",
+        "--model demo --url {url} --each products --concurrency 2 --output Price --out priced_all",
+        "Find the price of {value} on the demo shop.",
+    )
+    run = shell.user_ns["priced_all"]
+    assert isinstance(run, MapRun)
+    result = await run
+    assert isinstance(result, MapResult), run.error
+    assert [r.status for r in result.rows] == ["completed", "completed", "failed"]
+    assert [r.result.output for r in result.rows[:2]] == [  # type: ignore[union-attr]
+        Price(name="Lumen 400 Headlamp", price=34.5),
+        Price(name="Pebble Wireless Earbuds", price=29.99),
+    ]
+    view = run.view
+    assert view.bar.value == 3 and view.line.value.startswith("3 rows: 2 succeeded, 1 failed")
+    assert "Flux Capacitor" in view.table.value and "no product called" in view.table.value
+    view.picker.value = 1  # a row's live card, built from every event it sent
+    card = view.views[1]
+    assert len(card.cards) == len(result.rows[1].result.steps)  # type: ignore[union-attr]
+    frame = result.to_pandas()
+    assert list(frame["price"][:2]) == [34.5, 29.99] and list(frame["value"]) == shell.user_ns["products"]

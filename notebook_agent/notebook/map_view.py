@@ -1,0 +1,234 @@
+"""``%%agent --each ROWS``: one task over every row of a table, in one view, and its handle.
+
+The view is one progress bar for the whole map (done, failed, running, rows per minute, time left), a table of
+the rows (status and answer as they finish), and the live card of any row on click: each row's page events are
+kept, so a row opened late shows every step it took. A row that asks for an approval opens by itself (the
+question waits on its card). Stop, ``%agent stop`` and Kernel → Interrupt stop every row and keep what
+finished. When the map ends the view becomes a static table (it needs no kernel), like a single run's record.
+
+:class:`MapRun` is the handle: ``result = await agent_run`` gives the :class:`~notebook_agent.agent.MapResult`
+(``result.to_pandas()``, ``await result.retry()``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+from collections.abc import Generator
+from typing import Any
+
+import ipywidgets as w
+
+from ..agent import ApprovalRequested, MapFinished, MapProgress, MapResult, PageAgent, RowEvent
+from ..browser.session import BrowserSession
+from ..core.errors import error_message
+from .html import CSS, esc
+from .kernel_state import STATE
+from .view import RunView
+
+#: Rows listed in the table (a map of thousands keeps the view light; the result has them all).
+TABLE_ROWS = 200
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = " ".join(str(value).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _eta(seconds: float | None) -> str:
+    if seconds is None:
+        return "time left: after the first row"
+    if seconds < 90:
+        return f"~{seconds:.0f} s left"
+    return f"~{seconds / 60:.0f} min left"
+
+
+class MapView:
+    """The widgets of one map, and the only thing that touches them."""
+
+    def __init__(self, template: str, total: int, model: str) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.total = total
+        self.title = w.HTML(
+            f'{CSS}<div class="na-head"><b>{esc(template)}</b><br><small>{total} rows · model <code>{esc(model)}</code>'
+            "</small></div>"
+        )
+        self.bar = w.IntProgress(value=0, min=0, max=max(1, total), layout=w.Layout(width="240px"))
+        self.line = w.Label(f"0 of {total} done · starting")
+        self.stop_button = w.Button(description="Stop all", icon="stop", button_style="warning")
+        self.on_stop: Any = lambda: None
+        self.stop_button.on_click(lambda _b: self.loop.call_soon_threadsafe(self.on_stop))
+        self.picker = w.Dropdown(options=[("choose a row to watch", -1)], value=-1, layout=w.Layout(width="420px"))
+        self.picker.observe(lambda change: self.show_row(int(change["new"])), names="value")
+        self.table = w.HTML("")
+        self.card_box = w.VBox()
+        head = w.HBox([self.bar, self.line, self.stop_button], layout=w.Layout(align_items="center"))
+        self.root = w.VBox([self.title, head, self.table, self.picker, self.card_box])
+        self.root.add_class("na-run")
+        self.events: dict[int, list[Any]] = {}
+        self.views: dict[int, RunView] = {}
+        self.labels: dict[int, str] = {}
+        self.status: dict[int, str] = {}
+        self.answers: dict[int, str] = {}
+        self.shown: int | None = None
+        self.max_steps = 20
+
+    def handle(self, event: Any) -> None:
+        if isinstance(event, RowEvent):
+            self.events.setdefault(event.row, []).append(event.event)
+            view = self.views.get(event.row)
+            if view is not None:
+                view.handle(event.event)
+            if isinstance(event.event, ApprovalRequested) and self.shown != event.row:
+                self.picker.value = event.row  # the question waits on that row's card: show it
+        elif isinstance(event, MapProgress):
+            record = event.record
+            if event.row not in self.labels:
+                self.labels[event.row] = f"row {event.row + 1}: {_short(record.task, 70)}"
+                self.picker.options = [*self.picker.options, (self.labels[event.row], event.row)]
+            self.status[event.row] = record.status
+            if record.result is not None:
+                self.answers[event.row] = record.result.answer or record.result.error or ""
+            elif record.error:
+                self.answers[event.row] = record.error
+            self.bar.value = event.done
+            rate = f" · {event.rows_per_minute:.1f} rows/min · {_eta(event.eta_s)}" if event.done else ""
+            self.line.value = (
+                f"{event.done} of {event.total} done · {event.failed} failed · {event.running} running{rate}"
+            )
+            self._table()
+        elif isinstance(event, MapFinished):
+            self.finish(event.result)
+
+    def _table(self) -> None:
+        cell = "border:1px solid #d0d7de;padding:2px 6px;text-align:left;vertical-align:top"
+        rows = []
+        for i in sorted(self.status)[:TABLE_ROWS]:
+            status = self.status[i]
+            color = "#1a7f37" if status == "completed" else ("#57606a" if status == "running" else "#cf222e")
+            rows.append(
+                f'<tr><td style="{cell}">{i + 1}</td><td style="{cell};color:{color}">{esc(status)}</td>'
+                f'<td style="{cell}">{esc(_short(self.answers.get(i, ""), 120))}</td></tr>'
+            )
+        self.table.value = (
+            '<table style="border-collapse:collapse;font-size:0.9em;margin:4px 0">'
+            f'<tr><th style="{cell}">row</th><th style="{cell}">status</th><th style="{cell}">answer</th></tr>'
+            f"{''.join(rows)}</table>"
+        )
+
+    def show_row(self, row: int) -> None:
+        """The live card of ``row``: built from every event it sent so far, then kept up to date."""
+        if row < 0:
+            self.card_box.children = []
+            self.shown = None
+            return
+        view = self.views.get(row)
+        if view is None:
+            view = RunView(self.labels.get(row, f"row {row + 1}"), "", self.max_steps)
+            for event in self.events.get(row, []):
+                view.handle(event)
+            self.views[row] = view
+        self.shown = row
+        self.card_box.children = [view.root]
+
+    def finish(self, result: MapResult) -> None:
+        self.bar.value = len(result.rows) - sum(r.status in ("not_started", "stopped") for r in result.rows)
+        self.line.value = result.summary()
+        self.stop_button.disabled = True
+
+
+def map_record_html(result: MapResult) -> str:
+    """A finished map as plain HTML (no widgets): the summary and a table of every row."""
+    cell = "border:1px solid #d0d7de;padding:2px 6px;text-align:left;vertical-align:top"
+
+    def tr(*cells: str, head: bool = False) -> str:
+        tag = "th" if head else "td"
+        return "<tr>" + "".join(f'<{tag} style="{cell}">{c}</{tag}>' for c in cells) + "</tr>"
+
+    rows = [tr("row", "input", "status", "answer", head=True)]
+    for r in result.rows[:TABLE_ROWS]:
+        answer = (r.result.answer or r.result.error or "") if r.result is not None else (r.error or "")
+        values = ", ".join(f"{k}={_short(v, 30)}" for k, v in list(r.values.items())[:3])
+        rows.append(tr(str(r.index + 1), html.escape(values), html.escape(r.status), html.escape(_short(answer, 160))))
+    left = len(result.rows) - TABLE_ROWS
+    more = f"<div>… and {left} more rows (result.to_pandas())</div>" if left > 0 else ""
+    return (
+        '<div class="na-record" style="border:1px solid #d0d7de;border-radius:8px;padding:8px;'
+        f'font-family:system-ui,sans-serif"><div style="font-weight:bold">{html.escape(result.template)}</div>'
+        f"<div>{html.escape(result.summary())}</div>"
+        f'<table style="border-collapse:collapse;margin-top:6px">{"".join(rows)}</table>{more}'
+        '<div style="color:#57606a;font-size:0.85em">notebook_agent map (a static record: the live view needs a '
+        "running kernel)</div></div>"
+    )
+
+
+class MapRun:
+    """A handle on one ``%%agent --each`` map: shown as its view, awaitable for its :class:`MapResult`."""
+
+    def __init__(
+        self, agent: PageAgent, template: str, rows: Any, view: MapView, *, name: str = "", concurrency: int = 4
+    ) -> None:
+        self.agent = agent
+        self.task_text = template
+        self.rows = rows
+        self.view = view
+        view.on_stop = self.stop
+        self.name = name
+        self.concurrency = concurrency
+        self.kernel_browser = True
+        self.session: BrowserSession | None = None
+        self.result: MapResult | None = None
+        self.error: BaseException | None = None
+        self.task: asyncio.Task[MapResult | None] | None = None
+        self.display_handle: Any = None
+
+    @property
+    def done(self) -> bool:
+        return self.task is not None and self.task.done()
+
+    @property
+    def asked_for_interrupt(self) -> bool:
+        return False
+
+    def show(self) -> None:
+        from IPython.display import display
+
+        self.display_handle = display(dict(self.view.root._repr_mimebundle_() or {}), raw=True, display_id=True)
+
+    def start(self) -> None:
+        self.task = asyncio.get_running_loop().create_task(self._main())
+        STATE.tasks.add(self.task)
+        self.task.add_done_callback(STATE.tasks.discard)
+
+    def stop(self, reason: str = "Stopped by the user") -> None:
+        self.agent.stop(reason)
+
+    async def _main(self) -> MapResult | None:
+        try:
+            self.session = await STATE.get_browser()
+            self.agent.browser = self.session  # each row in a tab of its own of the kernel's browser
+            async for event in self.agent.map_stream(
+                self.task_text, self.rows, concurrency=self.concurrency, interactive=True
+            ):
+                self.view.handle(event)
+                if isinstance(event, MapFinished):
+                    self.result = event.result
+            return self.result
+        except Exception as exc:
+            self.error = exc
+            self.view.line.value = f"Error: {error_message(exc)}"
+            return None
+        finally:
+            self._leave_record()
+
+    def _leave_record(self) -> None:
+        if self.display_handle is None or self.result is None:
+            return
+        self.display_handle.update(
+            {"text/plain": self.result.summary(), "text/html": map_record_html(self.result)}, raw=True
+        )
+
+    def __await__(self) -> Generator[Any, None, MapResult | None]:
+        if self.task is None:
+            raise RuntimeError("This map was never started")
+        return asyncio.shield(self.task).__await__()
