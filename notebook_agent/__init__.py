@@ -14,6 +14,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Agent",
     "BrowserSession",
+    "MapResult",
     "NotebookAgentError",
     "PageAgent",
     "PageAgentResult",
@@ -38,6 +39,7 @@ _LAZY = {
     "BrowserSession": "notebook_agent.browser.session",
     "PageAgent": "notebook_agent.agent.page_agent",
     "PageAgentResult": "notebook_agent.agent.results",
+    "MapResult": "notebook_agent.agent.map_table",
 }
 
 

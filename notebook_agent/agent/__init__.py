@@ -4,7 +4,8 @@
 message and observations (state.py), the ``AgentOutput`` macro tool and output repair (macro.py), approval
 policies and the one-life Approval (approval.py), results (results.py), the page events every view consumes
 (events.py), run files (runs.py, written by recorder.py), suite evaluation
-(evaluate.py) and the system prompt (prompt.py, prompts/) each have a module of their own.
+(evaluate.py), one task over many rows (mapping.py, map_rows.py, map_table.py) and the system prompt
+(prompt.py, prompts/) each have a module of their own.
 """
 
 from .approval import (
@@ -35,6 +36,16 @@ from .events import (
     StepStarted,
 )
 from .macro import MACRO_NAME, agent_output, macro_spec, parse_output
+from .mapping import (
+    MapEvent,
+    MapFinished,
+    MapInputError,
+    MapInterrupted,
+    MapProgress,
+    MapResult,
+    MapRow,
+    RowEvent,
+)
 from .page_agent import BUILTIN_ORDER, PageAgent
 from .prompt import default_system_prompt, prompt_hash
 from .results import PageAgentResult, PageStep, Status, StepRequest
@@ -54,6 +65,13 @@ __all__ = [
     "ApprovalRequest",
     "ApprovalRequested",
     "Approver",
+    "MapEvent",
+    "MapFinished",
+    "MapInputError",
+    "MapInterrupted",
+    "MapProgress",
+    "MapResult",
+    "MapRow",
     "ModelOutputParsed",
     "PageAgent",
     "PageAgentResult",
@@ -62,6 +80,7 @@ __all__ = [
     "PolicyFunction",
     "PolicyName",
     "ReflectionPartial",
+    "RowEvent",
     "RunFinished",
     "ScreenshotTaken",
     "Status",

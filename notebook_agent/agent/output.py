@@ -246,6 +246,20 @@ class TypedDone(_DoneShape):
         return self._output
 
 
+def with_typed_done(
+    tools: dict[str, Tool],
+    spec: OutputSpec | None,
+    custom: Mapping[str, Any],
+    data: Any,
+    leaks: Callable[[str], bool],
+) -> dict[str, Tool]:
+    """A run's actions; with ``output=`` (``spec``), ``done`` takes the answer in that type, fed by the run's
+    ``data`` tables (unless a custom ``done`` replaced the built-in one)."""
+    if spec is not None and "done" in tools and "done" not in custom:
+        tools["done"] = spec.done_tool(data.tables, leaks)
+    return tools
+
+
 class TypedDoneTool(Tool):
     """``done`` whose ``data`` is the answer in the user's type (or ``table``: an extracted table's name)."""
 

@@ -17,7 +17,6 @@ by :mod:`.macro`, and approval is decided by :mod:`.approval`.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import copy
 import time
@@ -27,7 +26,6 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from ..browser.checks import page_url
-from ..browser.mask import ScreenshotWithheld
 from ..browser.session import BrowserSession
 from ..browser.targets import target_of
 from ..browser.tracing import Trace, begin_group, start_trace, stop_trace
@@ -36,12 +34,6 @@ from ..core.abort import AbortController, AbortedError, AbortSignal
 from ..core.errors import error_message
 from ..core.events import (
     AgentEvent,
-    MessageUpdate,
-    ToolExecutionEnd,
-    ToolExecutionStart,
-    ToolExecutionUpdate,
-    TurnEnd,
-    TurnStart,
 )
 from ..core.loop import AfterHook, AgentContext, BeforeToolCall, BlockToolCall, LoopConfig, run_agent_loop
 from ..core.messages import AssistantMessage, ImageContent, Message, TextContent, ToolCall, Usage, UserMessage
@@ -55,32 +47,34 @@ from .data import RunData
 from .domains import DomainPattern, navigation_refusal
 from .downloads import DownloadPolicy
 from .events import (
-    ActionFinished,
-    ActionProgress,
-    ActionStarted,
     ModelOutputParsed,
     PageEvent,
-    ReflectionPartial,
     RunFinished,
-    StepFinished,
     StepStarted,
 )
 from .gatekeeper import RunGate, target_element
 from .lease import RunBrowser, StartUrlError
+from .loop_events import LoopEvents
 from .loops import LoopGuard
 from .macro import MACRO_NAME, ParsedOutput, macro_spec, parse_output, with_indices
 from .outcome import RunOutcome
-from .output import OutputSpec
-from .preview import reflection_partial
+from .output import OutputSpec, with_typed_done
 from .prompt import prompt_hash
 from .recorder import Recorder
 from .replay import ReplayPilot
 from .results import PageAgentResult, PageStep, StepRequest
 from .screenshots import StepScreenshots
 from .secrets import Redactor, SecretVault
-from .state import MEMORY_MAX, REFLECTION_MAX, Observer, cap, earlier_run_note, state_message
+from .state import MEMORY_MAX, REFLECTION_MAX, Observer, cap, earlier_run_note, resume_url, state_message
 
 __all__ = ["PageRun", "RunSpec", "StartUrlError"]
+
+
+def _url_of(browser: BrowserSession) -> str:
+    try:
+        return page_url(browser)
+    except Exception:  # no page yet
+        return ""
 
 
 class RunSpec(Protocol):
@@ -152,9 +146,7 @@ class PageRun:
         self.data = RunData(self.redactor.scrub_text)
         self.tools: dict[str, Tool] = {}
         self.browser: BrowserSession | None = None
-        self._turn_started = 0.0
-        self._action_started = 0.0
-        self._partial: ReflectionPartial | None = None
+        self.translator = LoopEvents(self)
         self.run_id = datetime.now().strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
         self.runs_dir = runs_dir
         self.trace: Trace | None = None
@@ -222,12 +214,16 @@ class PageRun:
             self.trace = await start_trace(browser, self.redactor.scrub_text(self.task)[:200])
         start = self.agent.start_url
         if self.previous is not None:  # a follow-up goes on from where the earlier run left the page, never back
-            start = self._where_previous_ended(browser)
+            start = resume_url(self.previous, _url_of(browser))
         if start:
             self.gate.trust(navigation_target(start))  # the user chose it (or the run being continued was there)
             await self.lease.open(start, self.controller.signal)
         # in threaded mode the browser-driving tools execute on the browser thread
-        self.tools = browser.bridge_tools(self._tools(browser))
+        leaks = lambda text: self.redactor.scrub_text(text) != text  # noqa: E731
+        tools = with_typed_done(
+            self.agent.tools(browser), self.agent.output_spec, self.agent.custom_tools, self.data, leaks
+        )
+        self.tools = browser.bridge_tools(tools)
         self.recorder.start(self._result(0.0))
         context = AgentContext(
             system_prompt=self.agent.full_system_prompt, messages=[], tools=list(self.tools.values())
@@ -259,27 +255,6 @@ class PageRun:
         signal = self.controller.signal
         self.outcome.settle(messages, len(self.steps), signal.reason if signal.aborted else None)
 
-    def _where_previous_ended(self, browser: BrowserSession) -> str | None:
-        """The page the earlier run ended on, when this tab is not on it already (a new tab, another run's)."""
-        assert self.previous is not None
-        url = next((s.url for s in reversed(self.previous.steps) if s.url), "")
-        if not url.startswith(("http://", "https://")):
-            return None
-        try:
-            here = page_url(browser)
-        except Exception:  # no page yet
-            here = ""
-        return None if here == url else url
-
-    def _tools(self, browser: BrowserSession) -> dict[str, Tool]:
-        """The agent's actions; with ``output=``, ``done`` takes the answer in that type (unless a custom
-        ``done`` replaced the built-in one)."""
-        tools = self.agent.tools(browser)
-        spec = self.agent.output_spec
-        if spec is not None and "done" in tools and "done" not in self.agent.custom_tools:
-            tools["done"] = spec.done_tool(self.data.tables, lambda text: self.redactor.scrub_text(text) != text)
-        return tools
-
     def _result(self, duration: float) -> PageAgentResult:
         usage = Usage()
         for s in self.steps:
@@ -305,39 +280,7 @@ class PageRun:
     # -- loop events become page events ---------------------------------------------------------------------
     async def on_loop_event(self, event: AgentEvent) -> None:
         """Translate the core loop's events into page events; the loop's own events stay inside the run."""
-        step = self.step
-        if isinstance(event, TurnStart):
-            self._turn_started = time.perf_counter()
-        elif step is None:
-            return
-        elif isinstance(event, MessageUpdate) and step.output is None:
-            partial = reflection_partial(step.index, event.message, self.redactor)
-            if partial is not None and partial != self._partial:
-                self._partial = partial
-                self.put(partial)
-        elif isinstance(event, ToolExecutionStart):
-            self._action_started = time.perf_counter()
-            self.put(ActionStarted(step, event.tool_name, self.redactor.public_args(event.tool_name, event.args)))
-        elif isinstance(event, ToolExecutionUpdate):
-            progress = map_strings(event.partial_result, self.redactor.scrub_text)
-            self.put(ActionProgress(step, event.tool_name, progress))
-        elif isinstance(event, ToolExecutionEnd):
-            self._record_action_end(step, event)
-            self.put(ActionFinished(step))
-        elif isinstance(event, TurnEnd):
-            await self.screenshots.collect()  # keep one in flight, in step order
-            self.put(StepFinished(step))
-            if self.agent.screenshots and self.browser is not None:
-                self.screenshots.start(self.browser, step)
-
-    def _record_action_end(self, step: PageStep, event: ToolExecutionEnd) -> None:
-        step.action_ms = (time.perf_counter() - self._action_started) * 1000
-        step.result = self.redactor.scrub_text(event.result.text_content)
-        step.is_error = event.is_error
-        if not event.is_error:
-            self.data.action_finished(event.tool_name, event.result.details)
-        self.outcome.action_finished(step, event.error_kind)
-        self.observer.action_finished(event.tool_name, step.args, event.is_error)
+        await self.translator.handle(event)
 
     # -- loop hooks --------------------------------------------------------------------------------------------
     def tool_specs(self, plan: ToolPlan) -> list[ToolSpec]:
@@ -359,7 +302,7 @@ class PageRun:
         index = len(self.steps) + 1
         step = PageStep(index=index, started_at=time.time())
         self.steps.append(step)
-        self._partial = None
+        self.translator.partial = None
         self.put(StepStarted(index, self.agent.max_steps))
         if self.trace is not None:
             await begin_group(self.browser, self.trace, f"Step {index}")
@@ -377,24 +320,11 @@ class PageRun:
                 step.observations.append(note)
         self.history.extend(step.observations)
         state = state_message(self.redactor.scrub_text(self.task), step, self.agent.max_steps, self.history, page_text)
-        images: list[ImageContent] = []
-        if self.agent.vision:
-            # the view's screenshot of the previous step shows this same page: one picture serves both
-            try:
-                shot = await self.screenshots.collect() or await self.browser.screenshot(format="jpeg")
-            except ScreenshotWithheld:
-                shot = None  # it could not be guaranteed free of secrets: the model gets no picture this step
-            if shot:
-                images.append(ImageContent(data=base64.b64encode(shot).decode("ascii"), mime_type="image/jpeg"))
+        picture = await self.screenshots.for_model(self.browser) if self.agent.vision else None
+        images = [picture] if picture is not None else []
         step.state_ms = (time.perf_counter() - t0) * 1000
-        step.request = StepRequest(
-            system_prompt=context.system_prompt or "",
-            state=state,
-            tools=[],
-            tool_choice=MACRO_NAME,
-            images=len(images),
-        )
-        self._turn_started = time.perf_counter()
+        step.request = StepRequest(context.system_prompt or "", state, [], MACRO_NAME, images=len(images))
+        self.translator.turn_started = time.perf_counter()
         content: list[TextContent | ImageContent] = [TextContent(text=state), *images]
         return [UserMessage(content=state if not images else content)]
 
@@ -402,7 +332,7 @@ class PageRun:
         step = self.step
         if step is None:
             return []
-        step.model_ms = (time.perf_counter() - self._turn_started) * 1000
+        step.model_ms = (time.perf_counter() - self.translator.turn_started) * 1000
         step.usage = message.usage
         step.output = message
         if message.stop_reason == "error" and message.error_kind == "malformed":

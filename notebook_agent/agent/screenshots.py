@@ -9,12 +9,14 @@ of the next state, so the page is captured once per step.
 from __future__ import annotations
 
 import asyncio
+import base64
 import logging
 import time
 from collections.abc import Callable
 
 from ..browser.mask import ScreenshotWithheld
 from ..browser.session import BrowserSession
+from ..core.messages import ImageContent
 from .events import ScreenshotTaken
 from .results import PageStep
 
@@ -46,6 +48,15 @@ class StepScreenshots:
         step.screenshot, step.screenshot_mime = data, "image/jpeg"
         self.put(ScreenshotTaken(step, data, "image/jpeg"))
         return data
+
+    async def for_model(self, browser: BrowserSession) -> ImageContent | None:
+        """The page as a picture for the model (vision): the view's screenshot of the previous step shows this
+        same page, so one picture serves both; None when it cannot be guaranteed free of secrets."""
+        try:
+            shot = await self.collect() or await browser.screenshot(format="jpeg")
+        except ScreenshotWithheld:
+            return None
+        return ImageContent(data=base64.b64encode(shot).decode("ascii"), mime_type="image/jpeg") if shot else None
 
     async def collect(self) -> bytes | None:
         """Wait for the picture in flight, if any: its bytes (None if there was none or it failed)."""

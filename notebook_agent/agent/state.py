@@ -195,6 +195,13 @@ def earlier_run_note(previous: Any) -> str:
     )
 
 
+def resume_url(previous: Any, here: str) -> str | None:
+    """Where a follow-up of ``previous`` starts: the page that run ended on, unless the tab is there already
+    (``here``); None when there is none to go to."""
+    url = next((s.url for s in reversed(previous.steps) if s.url), "")
+    return url if url.startswith(("http://", "https://")) and url != here else None
+
+
 def state_message(
     task: str,
     step: PageStep,

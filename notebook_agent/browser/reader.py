@@ -284,20 +284,6 @@ class PageReader:
             )
         return element, info, frame, local
 
-    async def index_of(self, element: ElementHandle, frame: Frame) -> int | None:
-        """The index ``element`` (an element of ``frame``) has in the latest snapshot, or None when it has none
-        (not indexed, or the snapshot is of another page). The reverse of :meth:`resolve`."""
-        snap = self.last_snapshot
-        if snap is None:
-            return None
-        try:
-            local = await call_page_api(frame, {"op": "indexOf", "id": snap.snapshot_id}, scope=element)
-        except PlaywrightError:
-            return None
-        if not isinstance(local, int) or local < 0:
-            return None
-        return next((g for g, (f, i) in self.refs.items() if f == frame and i == local), None)
-
     async def _live_boxes(self, page: Page) -> list[list[float]]:
         """Current boxes of the latest snapshot's elements, in top-viewport coordinates."""
         by_frame: dict[Frame, dict[int, int]] = {}
@@ -399,3 +385,18 @@ async def capture_viewport(page: Page, quality: int) -> bytes | None:
         _cdp.pop(page, None)
         log.debug("DevTools screenshot failed, using Playwright's: %s", first_line(exc))
         return None
+
+
+async def index_in_snapshot(reader: PageReader, element: ElementHandle, frame: Frame) -> int | None:
+    """The index ``element`` (an element of ``frame``) has in ``reader``'s latest snapshot, or None when it has
+    none (not indexed, or the snapshot is of another page). The reverse of :meth:`PageReader.resolve`."""
+    snap = reader.last_snapshot
+    if snap is None:
+        return None
+    try:
+        local = await call_page_api(frame, {"op": "indexOf", "id": snap.snapshot_id}, scope=element)
+    except PlaywrightError:
+        return None
+    if not isinstance(local, int) or local < 0:
+        return None
+    return next((g for g, (f, i) in reader.refs.items() if f == frame and i == local), None)

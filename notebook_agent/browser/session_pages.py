@@ -25,7 +25,7 @@ from .guard import EffectJudge, NavigationGate, NavigationGuard
 from .hung import HungPages, is_responsive
 from .lifecycle import Lifecycle
 from .mask import HiddenValues, current_values, masked_capture
-from .reader import SENSITIVE_FIELDS, PageReader
+from .reader import SENSITIVE_FIELDS, PageReader, index_in_snapshot
 from .report import BrowserTimeoutError, Notices, short
 from .snapshot import FULL_PAGE_MAX_CHARS, ElementInfo, Snapshot, TabInfo
 from .tabs import Tabs
@@ -209,7 +209,7 @@ class SessionPages:
     @on_browser_loop
     async def index_of(self, element: ElementHandle, frame: Frame) -> int | None:
         """The index ``element`` (of ``frame``) has in the latest snapshot, or None (the reverse of ``resolve``)."""
-        return await self._reader.index_of(element, frame)
+        return await index_in_snapshot(self._reader, element, frame)
 
     @on_browser_loop
     async def screenshot(

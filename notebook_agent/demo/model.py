@@ -414,12 +414,12 @@ def unknown_task_model() -> ScriptedModel:
 def task_kind_for(task: str) -> TaskKind | None:
     """Which demo task ``task`` is (by its wording), or None."""
     low = " ".join(task.lower().split())
+    if is_price_task(task):  # "the price of AeroBeat Wireless Headphones" is a lookup, not the shopping task
+        return "price"
     if low == DEMO_TASK.lower() or ("headphone" in low and ("cheap" in low or "wireless" in low)):
         return "shop"
     if low == DELETE_TASK.lower() or ("delete" in low and "account" in low):
         return "delete_account"
-    if is_price_task(task):
-        return "price"
     if is_catalog_task(task):
         return "catalog"
     return None

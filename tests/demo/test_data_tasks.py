@@ -46,3 +46,10 @@ def test_fields_are_filled_by_their_names() -> None:
     assert columns_for({"type": "array", "items": obj}) == {"product": "Product", "cost": "Price"}
     wrapped = {"type": "object", "properties": {"rows": {"type": "array", "items": obj}}}
     assert columns_for(wrapped) == {"product": "Product", "cost": "Price"}
+
+
+def test_a_price_lookup_of_headphones_is_not_the_shopping_task() -> None:
+    from notebook_agent.demo import task_kind_for
+
+    assert task_kind_for(PRICE_TASK.format(product="AeroBeat Wireless Headphones")) == "price"
+    assert task_kind_for("Find the cheapest wireless headphones and add them to the cart") == "shop"
