@@ -222,7 +222,7 @@ class PageAgent:
         if isinstance(run, str):
             path = run if run.endswith(".jsonl") else str(find_run(runs_dir or self.runs_dir or "agent_runs", run))
             run = load_run(path, with_screenshots=False)
-        pilot = ReplayPilot(run, heal=heal, url=url, typed=self.output_spec is not None)
+        pilot = ReplayPilot(run, heal=heal, url=url, typed=self.output_spec is not None, secrets=self.secrets.names)
         if not pilot.steps:
             raise ValueError(f"Run {run.run_id or run.task!r} has no action that ran, so there is nothing to replay.")
         clone = replaying_agent(self, pilot)

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import AsyncIterator
+import re
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -26,6 +27,10 @@ from ..core.model import Context, Model, StreamEvent, StreamOptions
 from ..llm.scripted import ScriptedCall, ScriptedModel
 from .macro import MACRO_NAME
 from .results import PageAgentResult, PageStep
+from .secrets import PLACEHOLDER
+
+#: How a run file keeps text typed into a sensitive field (see secrets.Redactor): the value itself is gone.
+REDACTED = re.compile(r"\[redacted: \d+ characters\]")
 
 #: Actions whose ``index`` names an element of the page.
 ELEMENT_ACTIONS = frozenset(
@@ -74,9 +79,17 @@ class ReplayPilot:
     """Walks a recorded run step by step, deciding before each model call what the step is."""
 
     def __init__(
-        self, recorded: PageAgentResult, *, heal: bool = True, url: str | None = None, typed: bool = False
+        self,
+        recorded: PageAgentResult,
+        *,
+        heal: bool = True,
+        url: str | None = None,
+        typed: bool = False,
+        secrets: Iterable[str] = (),
     ) -> None:
         self.recorded = recorded
+        self.secrets = set(secrets)
+        """The names of the secrets the replaying agent has (a placeholder of another cannot be typed)."""
         self.typed = typed
         """Whether the replaying agent takes a typed answer (else a recorded ``done`` keeps only text and success)."""
         self.steps = replayable(recorded)
@@ -112,12 +125,12 @@ class ReplayPilot:
         args = {k: self.url(v) if isinstance(v, str) else v for k, v in recorded.args.items()}
         if recorded.action == "done" and not self.typed:
             args = {k: v for k, v in args.items() if k in ("text", "success")}
-        problem = self._wrong_page(browser, recorded)
+        problem = self._wrong_page(browser, recorded) or self._untypeable(args)
         if problem is None and recorded.action in ELEMENT_ACTIONS and "index" in args:
             if not recorded.target:
                 problem = "the recorded step kept no fingerprint of its element"
             else:
-                found = await browser.call(find_target, browser, recorded.target)
+                found = await browser.call(find_target, browser, self._moved(recorded.target))
                 if found.index is None:
                     problem = f"{_describe(recorded.target)} was not found with confidence: {found.why_not.rstrip('.')}"
                 else:
@@ -164,6 +177,30 @@ class ReplayPilot:
             )
         )
         return None
+
+    def _untypeable(self, args: dict[str, Any]) -> str | None:
+        """Why the recorded text cannot be typed again: text typed into a sensitive field is never saved (only
+        how long it was), and a secret's placeholder needs that secret given to the replaying agent."""
+        text = args.get("text")
+        if not isinstance(text, str):
+            return None
+        if REDACTED.fullmatch(text):
+            return (
+                "it typed a value into a sensitive field, and such a value is never saved; give it as a secret "
+                "(secrets=...) when you record, so a replay can type it from the vault"
+            )
+        missing = [n for n in PLACEHOLDER.findall(text) if n not in self.secrets]
+        if missing:
+            return f"it types the secret {missing[0]!r}, which this agent was not given (secrets=...)"
+        return None
+
+    def _moved(self, target: dict[str, Any]) -> dict[str, Any]:
+        """A recorded fingerprint on the replay's site: a link's path moved under the new base's path."""
+        prefix = urlsplit(self.new_base).path.rstrip("/") if self.new_base else ""
+        href = target.get("href")
+        if prefix and isinstance(href, str) and href.startswith("/") and not href.startswith(prefix + "/"):
+            return {**target, "href": prefix + href}
+        return target
 
     def _wrong_page(self, browser: BrowserSession, recorded: PageStep) -> str | None:
         """Why the current page is not the one the recorded step acted on (its path differs), or None."""

@@ -196,7 +196,7 @@ class AgentMagics(Magics):
         )
         pilot = None
         if replay is not None:  # %agent replay: the recorded actions, this agent's model heals
-            pilot = ReplayPilot(replay, heal=heal, url=replay_url, typed=agent.output_spec is not None)
+            pilot = ReplayPilot(replay, heal=heal, url=replay_url, typed=agent.output_spec is not None, secrets=[])
             agent = replaying_agent(agent, pilot)
         run = NotebookRun(agent, task, view, kernel_browser=True, name=out, previous=previous, pilot=pilot)
         STATE.runs.append(run)

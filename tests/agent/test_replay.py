@@ -129,7 +129,9 @@ async def test_a_secret_is_replayed_from_its_placeholder(browser: BrowserSession
         step("done", {"text": "in", "success": True}),
     ]
     secrets = {servers.main: {"pw": "pa55-word-9"}}
-    agent = PageAgent(model=ScriptedModel(script), browser=browser, start_url=servers.url("login.html"), secrets=secrets)
+    agent = PageAgent(
+        model=ScriptedModel(script), browser=browser, start_url=servers.url("login.html"), secrets=secrets
+    )
     recorded = await agent.run("Sign in")
     assert recorded.steps[1].args["text"] == "<secret>pw</secret>" and "pa55" not in repr(recorded.steps[1].target)
     LOGINS.clear()
@@ -149,9 +151,54 @@ async def test_a_replay_can_target_another_host(tmp_path: Path) -> None:
 
 
 async def test_nothing_to_replay_is_said(browser: BrowserSession, servers: Servers) -> None:
-    recorded = await PageAgent(model=ScriptedModel([step("done", {"text": "x", "success": False})]), browser=browser).run(
-        "nothing"
-    )
+    recorded = await PageAgent(
+        model=ScriptedModel([step("done", {"text": "x", "success": False})]), browser=browser
+    ).run("nothing")
     recorded.steps.clear()
     with pytest.raises(ValueError, match="nothing to replay"):
         await PageAgent(model=ScriptedModel([]), browser=browser).replay(recorded)
+
+
+async def test_what_was_never_saved_is_not_typed_as_if_it_were(browser: BrowserSession, servers: Servers) -> None:
+    """A password typed without secrets= is kept only as its length: replaying it would type the marker. And
+    a secret's placeholder needs that secret given to the replaying agent."""
+    LOGIN.update(username="ada", password="lovelace")
+    script = [
+        step("input_text", lambda c: {"index": index_of(c, r"name=username"), "text": "ada"}),
+        step("input_text", lambda c: {"index": index_of(c, r"type=password"), "text": "lovelace"}),
+        step("click_element_by_index", lambda c: {"index": index_of(c, r"Sign in")}),
+        step("done", {"text": "in", "success": True}),
+    ]
+    recorded = await PageAgent(model=ScriptedModel(script), browser=browser, start_url=servers.url("login.html")).run(
+        "Sign in"
+    )
+    assert recorded.steps[1].args["text"] == "[redacted: 8 characters]"
+    stopped = await PageAgent(model=ScriptedModel([]), browser=browser).replay(recorded, heal=False)
+    assert stopped.status == "failed" and "never saved; give it as a secret" in stopped.text
+    assert [s.replay for s in stopped.steps] == ["replayed", "failed"]
+
+    recorded.steps[1].args["text"] = "<secret>pw</secret>"
+    stopped = await PageAgent(model=ScriptedModel([]), browser=browser).replay(recorded, heal=False)
+    assert "it types the secret 'pw', which this agent was not given" in stopped.text
+
+
+def test_a_links_recorded_path_moves_under_the_new_base() -> None:
+    from notebook_agent.agent.replay import ReplayPilot
+    from notebook_agent.agent.results import PageAgentResult, PageStep
+
+    recorded = PageAgentResult(
+        "t",
+        "completed",
+        True,
+        "",
+        [PageStep(1, action="go_to_url", url="http://a.test/x")],
+        Usage(),
+        "m",
+        0.0,
+        "v",
+        settings={"start_url": "http://a.test/"},
+    )
+    pilot = ReplayPilot(recorded, url="http://b.test/v2")
+    assert pilot._moved({"href": "/product.html?id=1"})["href"] == "/v2/product.html?id=1"
+    assert pilot._moved({"href": "/v2/x"})["href"] == "/v2/x"
+    assert ReplayPilot(recorded, url="http://b.test")._moved({"href": "/p"})["href"] == "/p"
