@@ -10,15 +10,14 @@ import asyncio
 import json
 import os
 import sys
-import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from . import __version__
+from .terminal import Printer, model_for, terminal_approver, terminal_ask
 
 if TYPE_CHECKING:
-    from .agent import AnyEvent, PageAgentResult
-    from .agent.approval import ApprovalAnswer, ApprovalRequest
+    from .agent import PageAgentResult
 
 
 class _Parser(argparse.ArgumentParser):
@@ -69,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the answer's type: a JSON Schema file, or module:Class (list[module:Class] for a list)",
     )
     run.add_argument("--json", action="store_true", help="print the result as JSON")
+    run.add_argument("--runs-dir", default="agent_runs", help="save the run here (default agent_runs)")
 
     demo = sub.add_parser("demo", help="run the demo task on the bundled demo shop")
     demo.add_argument("--lab", action="store_true", help="open JupyterLab on the quickstart notebook instead")
@@ -83,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="drive the demo with a real model on this machine: a GGUF file (runs llama-server) or ollama:NAME",
     )
     demo.add_argument("--headed", action="store_true", help="show the browser window")
+    demo.add_argument("--runs-dir", default="agent_runs", help="save the run here (default agent_runs)")
 
     ev = sub.add_parser("eval", help="evaluate variants (models, prompts, settings) over a task suite")
     ev.add_argument("suite", help="a YAML or JSON suite file")
@@ -99,6 +100,27 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--cdp-url", default=None, help="run in a remote Chromium (DevTools URL)")
     ev.add_argument("--json", action="store_true", help="print every run as JSON")
 
+    mp = sub.add_parser("map", help="run one task for every row of a table (CSV, JSON Lines, parquet)")
+    mp.add_argument("task", help="the task, {column} filled from each row ({{ and }} for literal braces)")
+    mp.add_argument("--rows", required=True, metavar="ROWS", help="the input table: .csv, .jsonl, .json or .parquet")
+    mp.add_argument("--out", required=True, metavar="OUT", help="the table written: .csv, .jsonl, .json or .parquet")
+    mp.add_argument("--concurrency", type=int, default=4, help="rows at a time (default 4)")
+    mp.add_argument("--isolation", choices=("tab", "context"), default="tab", help="each row's own tab or context")
+    mp.add_argument("--url", "-u", default=None, help="open this URL first; {column} is filled from each row")
+    mp.add_argument("--model", "-m", default=None, help="provider:model (default NOTEBOOK_AGENT_MODEL or demo)")
+    mp.add_argument("--max-steps", default="20", help="model calls at most per row (default 20)")
+    mp.add_argument("--approve", default=None, help="auto or deny-risky (default): rows run unattended")
+    mp.add_argument("--output", metavar="SCHEMA", default=None, help="the answer's type, as for run (one column each)")
+    mp.add_argument("--headed", action="store_true", help="show the browser window")
+    mp.add_argument("--vision", action="store_true", help="also send a screenshot to the model each step")
+    mp.add_argument("--js", action="store_true", help="enable the execute_javascript action")
+
+    from .replay_cli import add_parser as add_replay
+
+    add_replay(sub)
+    from .export_cli import add_parser as add_export
+
+    add_export(sub)
     sub.add_parser("doctor", help="show which browser and model would be used")
     sub.add_parser("models", help="the model providers: API keys set, packages installed, local servers")
     return parser
@@ -133,6 +155,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _demo(args)
         if args.command == "eval":
             return _eval(args)
+        if args.command == "map":
+            from .map_cli import map_command
+
+            return map_command(args)
+        if args.command == "replay":
+            from .replay_cli import replay_command
+
+            return replay_command(args)
+        if args.command == "export":
+            from .export_cli import export_command
+
+            return export_command(args)
         if args.command == "doctor":
             return _doctor()
         if args.command == "models":
@@ -154,30 +188,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 2
 
 
-def _model_for(name: str | None, task: str) -> tuple[Any, str]:
-    from .config.models import choose_model
-
-    model, note = choose_model(name, task)
-    return model, note or f"{model.provider}:{model.id}"
-
-
-async def _terminal_approver(request: ApprovalRequest) -> ApprovalAnswer:
-    from .agent.approval import ApprovalAnswer
-
-    print(f"\n  ✋ approve {request.action} {json.dumps(request.args)}? ({request.reason})")
-    answer = await asyncio.to_thread(input, "     [y]es / [n]o (then a reason): ")
-    answer = answer.strip()
-    if answer.lower() in ("y", "yes"):
-        return ApprovalAnswer(True)
-    reason = answer[1:].strip(" :,-") if answer[:1].lower() == "n" else answer
-    return ApprovalAnswer(False, reason or None)
-
-
-async def _terminal_ask(question: str, signal: Any) -> str:
-    print(f"\n  ❓ {question}")
-    return (await signal.race(asyncio.to_thread(input, "     answer: "))).strip()
-
-
 async def _run(task: str, args: argparse.Namespace, *, as_json: bool) -> int:
     from .agent import PageAgent
     from .browser.session import BrowserSession
@@ -188,10 +198,10 @@ async def _run(task: str, args: argparse.Namespace, *, as_json: bool) -> int:
     start_url = None if args.url is None else options.url(args.url)
     if args.model is not None:
         options.model(args.model)
-    answer_type = options.output_from_file_or_module(args.output) if args.output else None
+    answer_type = options.output_from_file_or_module(args.output) if getattr(args, "output", None) else None
     interactive = sys.stdin.isatty()
     policy = options.approve(args.approve or ("ask-risky" if interactive else "deny-risky"))
-    model, label = _model_for(args.model, task)
+    model, label = model_for(args.model, task)
     out = sys.stderr if as_json else sys.stdout
     print(f"model: {label}", file=out)
     async with BrowserSession(headless=not args.headed) as browser:
@@ -200,17 +210,18 @@ async def _run(task: str, args: argparse.Namespace, *, as_json: bool) -> int:
             browser=browser,
             max_steps=max_steps,
             approval=policy,
-            approver=_terminal_approver if interactive else None,
-            on_ask_user=_terminal_ask if interactive else None,
+            approver=terminal_approver if interactive else None,
+            on_ask_user=terminal_ask if interactive else None,
             enable_javascript=args.js,
             vision=args.vision,
             screenshots=False,
             start_url=start_url,
             trace=args.trace,
             output=answer_type,
+            runs_dir=getattr(args, "runs_dir", None),
         )
         result: PageAgentResult | None = None
-        printer = _Printer(out)
+        printer = Printer(out)
         ticker = asyncio.create_task(printer.tick())
         try:
             async for event in agent.stream(task):
@@ -220,6 +231,9 @@ async def _run(task: str, args: argparse.Namespace, *, as_json: bool) -> int:
         finally:
             ticker.cancel()
     assert result is not None
+    saved = os.path.join(args.runs_dir, f"{result.run_id}.jsonl") if getattr(args, "runs_dir", None) else None
+    if saved is not None and await asyncio.to_thread(os.path.isfile, saved):  # not when it could not be written
+        print(f"run saved: {saved}", file=out)
     if result.trace_path:
         print(f"trace: {result.trace_path}  (open it with: playwright show-trace {result.trace_path})", file=out)
     if as_json:
@@ -231,71 +245,6 @@ async def _run(task: str, args: argparse.Namespace, *, as_json: bool) -> int:
 
         print(f"output ({result.output_type}):\n{json.dumps(to_json(result.output), indent=2, ensure_ascii=False)}")
     return 0 if result.success else 1
-
-
-class _Printer:
-    """Prints a run's events; while the model is being waited on it says so, and for how long (on a terminal
-    the line counts up each second; otherwise the time is printed once the model answered)."""
-
-    def __init__(self, out: Any) -> None:
-        self.out = out
-        self.live = bool(getattr(out, "isatty", lambda: False)())
-        self.waiting_since: float | None = None
-
-    async def tick(self) -> None:
-        while True:
-            await asyncio.sleep(1.0)
-            if self.live and self.waiting_since is not None:
-                seconds = time.monotonic() - self.waiting_since
-                print(f"\r  waiting for the model · {seconds:.0f} s", end="", file=self.out, flush=True)
-
-    def event(self, event: AnyEvent) -> None:
-        if event.type == "step_started":
-            self.waiting_since = time.monotonic()
-            _print_event(event, self.out)
-            print("  waiting for the model…", end="" if self.live else "\n", file=self.out, flush=True)
-            return
-        if event.type in ("model_output", "run_finished") and self.waiting_since is not None:
-            seconds = time.monotonic() - self.waiting_since
-            self.waiting_since = None
-            if self.live:
-                print("\r\x1b[K", end="", file=self.out)
-            said = "answered in" if event.type == "model_output" else "no answer after"
-            print(f"  model:  {said} {seconds:.1f} s", file=self.out)
-        _print_event(event, self.out)
-
-
-def _print_event(event: AnyEvent, out: Any) -> None:
-    if event.type == "step_started":
-        print(f"\n── step {event.step}/{event.max_steps}", file=out)
-    elif event.type == "model_output":
-        s = event.step
-        if s.evaluation_previous_goal:
-            print(f"  eval:   {s.evaluation_previous_goal}", file=out)
-        if s.next_goal:
-            print(f"  goal:   {s.next_goal}", file=out)
-        if s.output_error:
-            print(f"  invalid output: {s.output_error}", file=out)
-    elif event.type == "action_started":
-        print(f"  action: {event.action} {json.dumps(event.args, ensure_ascii=False)}", file=out)
-    elif event.type == "action_finished":
-        mark = "✗" if event.step.is_error else "✓"
-        print(f"  {mark} {event.step.result}", file=out)
-    elif event.type == "approval_answered":
-        verdict = "approved" if event.answer.approved else "denied"
-        print(
-            f"  ✋ {verdict} ({event.answer.by}){': ' + event.answer.reason if event.answer.reason else ''}", file=out
-        )
-    elif event.type == "run_finished":
-        r = event.result
-        tokens = r.usage.tokens
-        cost = f", ${r.usage.cost.total:.4f}" if r.usage.cost.total else ""
-        mode = f" · output: {r.output_mode}" if r.output_mode else ""
-        print(
-            f"\n{r.status}: success={r.success} · {r.steps_text()} · {tokens} tokens{cost} · {r.duration_s:.1f}s{mode}",
-            file=out,
-        )
-        print(r.text, file=out)
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -322,6 +271,8 @@ def _demo(args: argparse.Namespace) -> int:
         vision=False,
         js=False,
         trace=False,
+        output=None,
+        runs_dir=args.runs_dir,
     )
     return asyncio.run(_run(DEMO_TASK, ns, as_json=False))
 

@@ -36,8 +36,8 @@ async def _replay(args: argparse.Namespace) -> int:
     from .agent import PageAgent
     from .agent.runs import find_run, load_run
     from .browser.session import BrowserSession
-    from .cli import _model_for, _Printer, _terminal_approver
     from .config import options
+    from .terminal import Printer, model_for, terminal_approver
 
     path = args.run if args.run.endswith(".jsonl") else str(find_run(args.runs_dir, args.run))
     recorded = load_run(path, with_screenshots=False)
@@ -46,7 +46,7 @@ async def _replay(args: argparse.Namespace) -> int:
         options.model(args.model)
     interactive = sys.stdin.isatty()
     policy = options.approve(args.approve or ("ask-risky" if interactive else "deny-risky"))
-    model, label = _model_for(args.model, recorded.task)
+    model, label = model_for(args.model, recorded.task)
     out = sys.stderr if args.json else sys.stdout
     print(f"replaying {recorded.run_id} ({len(recorded.steps)} steps); {label} heals a step that needs it", file=out)
     async with BrowserSession(headless=not args.headed) as browser:
@@ -54,11 +54,11 @@ async def _replay(args: argparse.Namespace) -> int:
             model=model,
             browser=browser,
             approval=policy,
-            approver=_terminal_approver if interactive else None,
+            approver=terminal_approver if interactive else None,
             screenshots=False,
             runs_dir=args.runs_dir,
         )
-        result = await agent.replay(recorded, heal=not args.no_heal, url=base, on_event=_Printer(out).event)
+        result = await agent.replay(recorded, heal=not args.no_heal, url=base, on_event=Printer(out).event)
     print(result.replay_text(), file=out)
     if args.json:
         from .agent.runs import result_to_dict

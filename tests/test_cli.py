@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "NOTEBOOK_AGENT_MODEL"}
+    if args and args[0] in ("run", "demo") and "--runs-dir" not in args and "--help" not in args:
+        args = (*args, "--runs-dir", tempfile.mkdtemp(prefix="cli-runs-"))  # runs are saved: not in the checkout
     return subprocess.run(
         [sys.executable, "-m", "notebook_agent", *args],
         capture_output=True,
@@ -132,3 +135,22 @@ def test_eval_input_errors_name_the_file(tmp_path: Path) -> None:
     empty.write_text("{}")
     out = cli("eval", str(empty))
     assert out.returncode == 2 and out.stderr.startswith(f"error: The suite {empty}: a suite needs a non-empty")
+
+
+def test_replay_a_saved_run_from_the_terminal(tmp_path: Path) -> None:
+    import asyncio
+
+    from notebook_agent.agent import PageAgent
+    from notebook_agent.demo import DEMO_TASK, serve_demo
+
+    with serve_demo() as shop:
+        recorded = asyncio.run(PageAgent(model="demo", start_url=shop.url, runs_dir=str(tmp_path)).run(DEMO_TASK))
+        assert recorded.success
+        out = cli("replay", "-1", "--runs-dir", str(tmp_path), "--json", "--no-heal")
+        assert out.returncode == 0, out.stderr
+        result = json.loads(out.stdout)
+        assert [s["replay"] for s in result["steps"]] == ["replayed"] * len(recorded.steps)
+        assert f"replay: {len(recorded.steps)} replayed · 0 tokens" in out.stderr
+        assert len(list(tmp_path.glob("*.jsonl"))) == 2  # the replay is saved beside the recording
+        missing = cli("replay", "nope", "--runs-dir", str(tmp_path))
+        assert missing.returncode == 2 and missing.stderr.startswith("error: No run matches 'nope'")

@@ -8,7 +8,7 @@ data recorded on the way); when the turn ends, the step, and its screenshot star
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from ..core.events import (
     AgentEvent,
@@ -20,18 +20,32 @@ from ..core.events import (
     TurnStart,
 )
 from ..core.text import map_strings
-from .events import ActionFinished, ActionProgress, ActionStarted, ReflectionPartial, StepFinished
+from .events import ActionFinished, ActionProgress, ActionStarted, PageEvent, ReflectionPartial, StepFinished
 from .preview import reflection_partial
 from .results import PageStep
 
-if TYPE_CHECKING:
-    from .run import PageRun
+
+class RunState(Protocol):
+    """What the translation reads and feeds of a run (``run.PageRun``)."""
+
+    agent: Any
+    browser: Any
+    redactor: Any
+    screenshots: Any
+    data: Any
+    outcome: Any
+    observer: Any
+
+    def put(self, event: PageEvent) -> None: ...
+
+    @property
+    def step(self) -> PageStep | None: ...
 
 
 class LoopEvents:
     """Turns one run's loop events into page events; keeps the timing marks they need."""
 
-    def __init__(self, run: PageRun) -> None:
+    def __init__(self, run: RunState) -> None:
         self.run = run
         self.turn_started = 0.0
         self.action_started = 0.0

@@ -205,6 +205,15 @@ class PageAgentResult:
             [s.output for s in self.steps if s.output is not None], id=f"replay:{self.model}"
         )
 
+    def to_playwright(self, mode: Literal["sync", "async"] = "sync", base_url: str | None = None) -> str:
+        """This run as a Playwright-for-Python script that does its steps again with no model, for where
+        notebook_agent is not installed (CI, a colleague): ``python script.py [--base-url URL] [--headed]``.
+        ``base_url`` is where the script goes by default instead of the recorded origin. See
+        :func:`.export.to_playwright`."""
+        from .export import to_playwright
+
+        return to_playwright(self, mode=mode, base_url=base_url)
+
 
 def _cut(text: str, limit: int) -> str:
     text = " ".join(text.split())

@@ -1,5 +1,5 @@
 """The ``%agent`` sub-commands: ``config``, ``browser``, ``stop``, ``runs``, ``rerun``, ``compare``, ``prompt``,
-``snapshot``, ``trace``, ``models`` and ``help``, one method each.
+``snapshot``, ``trace``, ``export``, ``models`` and ``help``, one method each.
 
 ``%agent WORD ...`` calls the method named ``WORD`` with the remaining words. They read and change the kernel's
 state (:mod:`.kernel_state`); ``rerun`` starts a run through the same path as a ``%%agent`` cell (``launch``).
@@ -27,9 +27,47 @@ magics print errors in one line rather than raising (a traceback for a typo), an
 cell whose output has such a line (notebooks/conftest.py)."""
 
 COMMANDS = frozenset(
-    {"help", "config", "browser", "stop", "runs", "rerun", "replay", "compare", "prompt", "snapshot", "trace", "models"}
+    {
+        "help",
+        "config",
+        "browser",
+        "stop",
+        "runs",
+        "rerun",
+        "replay",
+        "export",
+        "compare",
+        "prompt",
+        "snapshot",
+        "trace",
+        "models",
+    }
 )
 """The words ``%agent`` accepts (each a method of :class:`Commands`)."""
+
+
+HELP = (
+    "%%agent [--model M] [--url URL] [--max-steps N] [--approve POLICY] [--vision] [--js] [--ask]\n"
+    "        [--timeout S] [--trace] [--out NAME]      run the task in the cell body (see %%agent?)\n"
+    "%agent config [--model M] [--max-steps N] [--approve POLICY] [--headed|--headless] [--vision on|off]\n"
+    "              [--alias NAME=provider:model]   a short name for a model (NAME= removes it)\n"
+    "%agent browser [URL] [--headed|--headless]   show the shared browser (and open a URL)\n"
+    "%agent stop                                  stop every running run\n"
+    "%agent runs                                  the saved runs (status, steps, tokens, cost, prompt)\n"
+    "%agent rerun RUN [--prompt NAME] [--model M] [--max-steps N] [--approve POLICY] [--out NAME]\n"
+    "                                             repeat a saved run's task with a change\n"
+    "%agent replay RUN [--no-heal] [--url BASE] [--model M] [--approve POLICY] [--out NAME]\n"
+    "                                             the run's actions again, no model call (it heals)\n"
+    "%agent export RUN [--sync|--async] [--to FILE]\n"
+    "                                             a Playwright script of the run (no model)\n"
+    "%agent compare RUN_A RUN_B                   two runs side by side, first divergence marked\n"
+    "%agent prompt [NAME|default]                 show (or choose) the active system prompt\n"
+    "%agent snapshot                              what the model would see of the current page\n"
+    "%agent trace RUN                             where a --trace run's Playwright trace is\n"
+    "%agent models                                the model providers: keys set, packages, local servers\n"
+    "RUN is a position (1 = oldest, -1 = newest) or the start of a run id (or of its last part).\n"
+)
+"""What ``%agent help`` prints, before the approval policies (a module constant: the class stays short)."""
 
 
 class Commands:
@@ -39,26 +77,7 @@ class Commands:
         self.launch = launch
 
     def help(self, rest: list[str]) -> None:
-        print(
-            "%%agent [--model M] [--url URL] [--max-steps N] [--approve POLICY] [--vision] [--js] [--ask]\n"
-            "        [--timeout S] [--trace] [--out NAME]      run the task in the cell body (see %%agent?)\n"
-            "%agent config [--model M] [--max-steps N] [--approve POLICY] [--headed|--headless] [--vision on|off]\n"
-            "              [--alias NAME=provider:model]   a short name for a model (NAME= removes it)\n"
-            "%agent browser [URL] [--headed|--headless]   show the shared browser (and open a URL)\n"
-            "%agent stop                                  stop every running run\n"
-            "%agent runs                                  the saved runs (status, steps, tokens, cost, prompt)\n"
-            "%agent rerun RUN [--prompt NAME] [--model M] [--max-steps N] [--approve POLICY] [--out NAME]\n"
-            "                                             repeat a saved run's task with a change\n"
-            "%agent replay RUN [--no-heal] [--url BASE] [--model M] [--approve POLICY] [--out NAME]\n"
-            "                                             the run's actions again, no model call (it heals)\n"
-            "%agent compare RUN_A RUN_B                   two runs side by side, first divergence marked\n"
-            "%agent prompt [NAME|default]                 show (or choose) the active system prompt\n"
-            "%agent snapshot                              what the model would see of the current page\n"
-            "%agent trace RUN                             where a --trace run's Playwright trace is\n"
-            "%agent models                                the model providers: keys set, packages, local servers\n"
-            "RUN is a position (1 = oldest, -1 = newest) or the start of a run id (or of its last part).\n"
-            f"Approval policies: {', '.join(POLICY_NAMES)}."
-        )
+        print(HELP + f"Approval policies: {', '.join(POLICY_NAMES)}.")
 
     def config(self, rest: list[str]) -> None:
         """Change the session defaults; nothing is stored unless every option is valid."""
@@ -240,6 +259,12 @@ class Commands:
         )
         diff = prompt_diff(default_system_prompt(), text)
         display(as_html_pre(diff if diff else text))
+
+    def export(self, rest: list[str]) -> None:
+        """The saved run as a Playwright script with no model, to a file or the next cell (export_magic.py)."""
+        from .export_magic import export_run
+
+        export_run(rest)
 
     def trace(self, rest: list[str]) -> None:
         """Where the Playwright trace of a run is (``%%agent --trace``), and the command that opens it."""
