@@ -99,6 +99,9 @@ class ReplayPilot:
         self.new_base = url.rstrip("/") if url else ""
         self.position = 0
         self.decision: Decision | None = None
+        self.known: tuple[int, dict[str, Any]] | None = None
+        """(index, fingerprint) of this step's element when it was found exactly as recorded: its fingerprint
+        need not be taken again (it is what the page has, locator included)."""
         self.stopped: str | None = None
         """Why a replay without healing stopped (the ``done`` it ends with says so)."""
 
@@ -122,6 +125,7 @@ class ReplayPilot:
             return self.decision.note
         recorded = self.steps[self.position]
         self.position += 1
+        self.known = None
         args = {k: self.url(v) if isinstance(v, str) else v for k, v in recorded.args.items()}
         if recorded.action == "done" and not self.typed:
             args = {k: v for k, v in args.items() if k in ("text", "success")}
@@ -135,6 +139,8 @@ class ReplayPilot:
                     problem = f"{_describe(recorded.target)} was not found with confidence: {found.why_not.rstrip('.')}"
                 else:
                     args["index"] = found.index
+                    if found.how == "locator" and found.confidence >= 1.0:  # the very element: its record stands
+                        self.known = (found.index, self._moved(recorded.target))
         if problem is None:
             self.decision = Decision(
                 ScriptedCall(
@@ -177,6 +183,10 @@ class ReplayPilot:
             )
         )
         return None
+
+    def known_target(self, index: Any) -> dict[str, Any] | None:
+        """The recorded fingerprint of element ``index`` when this step found it exactly as recorded, else None."""
+        return self.known[1] if self.known is not None and self.known[0] == index else None
 
     def _untypeable(self, args: dict[str, Any]) -> str | None:
         """Why the recorded text cannot be typed again: text typed into a sensitive field is never saved (only

@@ -381,7 +381,8 @@ class PageRun:
         if decision is None:
             self.loops.made(ctx.tool_call.name, args, element, step.index)
             if isinstance(args.get("index"), int) and element is not None:  # what it acts on, for replay
-                found = await self.browser.call(target_of, self.browser, args["index"])
+                known = self.pilot.known_target(args["index"]) if self.pilot is not None else None
+                found = known or await self.browser.call(target_of, self.browser, args["index"])
                 step.target = map_strings(found, self.redactor.scrub_text) if found else None
         return decision
 
