@@ -146,7 +146,8 @@ def _build_locked(version: str, target: Path, log: Any) -> Path:
     build_log = target.parent / "build.log"
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=".build-") as tmp, build_log.open("w") as out:
         work = Path(tmp)
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "-q", "-d", tmp]
+        # only this package as source: ":all:" would build every build dependency from source too (minutes)
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", "llama-cpp-python", "-q", "-d", tmp]
         _run([*cmd, f"llama-cpp-python=={version}"], out, build_log, "Downloading the llama-cpp-python sdist")
         (sdist,) = work.glob("llama_cpp_python-*.tar.gz")
         prefix = f"{sdist.name.removesuffix('.tar.gz')}/vendor/llama.cpp/"
