@@ -82,6 +82,10 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="drive the demo with a real model on this machine: a GGUF file (runs llama-server) or ollama:NAME",
     )
+    demo.add_argument("--threads", type=int, default=None, help="with --local MODEL.gguf: llama-server's threads")
+    demo.add_argument("--context", type=int, default=None, help="with --local MODEL.gguf: context size in tokens")
+    demo.add_argument("--server-port", type=int, default=None, help="with --local MODEL.gguf: llama-server's port")
+    demo.add_argument("--shop-port", type=int, default=None, help="the demo shop's port (default: a free one)")
     demo.add_argument("--headed", action="store_true", help="show the browser window")
     demo.add_argument("--runs-dir", default="agent_runs", help="save the run here (default agent_runs)")
 
@@ -196,12 +200,16 @@ async def _run(task: str, args: argparse.Namespace, *, as_json: bool) -> int:
     # the same checks (and messages) as %%agent and %agent config
     max_steps = options.max_steps(args.max_steps)
     start_url = None if args.url is None else options.url(args.url)
-    if args.model is not None:
+    if isinstance(args.model, str):
         options.model(args.model)
     answer_type = options.output_from_file_or_module(args.output) if getattr(args, "output", None) else None
     interactive = sys.stdin.isatty()
     policy = options.approve(args.approve or ("ask-risky" if interactive else "deny-risky"))
-    model, label = model_for(args.model, task)
+    model, label = (
+        (args.model, f"{args.model.provider}:{args.model.id}")
+        if not isinstance(args.model, (str, type(None)))
+        else model_for(args.model, task)
+    )
     out = sys.stderr if as_json else sys.stdout
     print(f"model: {label}", file=out)
     async with BrowserSession(headless=not args.headed) as browser:
@@ -248,18 +256,27 @@ async def _run(task: str, args: argparse.Namespace, *, as_json: bool) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from .demo import DEMO_TASK, demo_url
+    from .demo import DEMO_TASK, demo_url, serve_demo
 
     if args.port is not None and not args.lab:
         raise ValueError("--port is for --lab (the port JupyterLab listens on).")
     if args.lab:
         return _lab(args.port)
     model = args.model
+    server = {k: v for k, v in (("threads", args.threads), ("context", args.context), ("port", args.server_port)) if v}
+    if server and not (args.local and not args.local.startswith("ollama:")):
+        raise ValueError(
+            "--threads, --context and --server-port are for --local MODEL.gguf (the llama-server it runs)."
+        )
     if args.local:
         if model:
             raise ValueError("--local and --model both name a model; give one of them.")
         model = args.local if args.local.startswith("ollama:") else f"local:{args.local}"
-    url = demo_url()
+    if server:
+        from .llm import get_model
+
+        model = get_model(model, **server)  # the server is started with them (model names cannot carry them)
+    url = serve_demo(args.shop_port).url if args.shop_port else demo_url()
     print(f"demo shop: {url}")
     print(f"task: {DEMO_TASK}")
     ns = argparse.Namespace(

@@ -154,3 +154,10 @@ def test_replay_a_saved_run_from_the_terminal(tmp_path: Path) -> None:
         assert len(list(tmp_path.glob("*.jsonl"))) == 2  # the replay is saved beside the recording
         missing = cli("replay", "nope", "--runs-dir", str(tmp_path))
         assert missing.returncode == 2 and missing.stderr.startswith("error: No run matches 'nope'")
+
+
+def test_demo_server_options_need_a_local_model_file() -> None:
+    out = cli("demo", "--threads", "2")
+    assert out.returncode == 2 and out.stderr.startswith("error: --threads, --context and --server-port are for")
+    out = cli("demo", "--local", "ollama:qwen2.5", "--context", "4096")
+    assert out.returncode == 2 and "--local MODEL.gguf" in out.stderr

@@ -344,9 +344,11 @@ def start_server(
     threads: int | None = None,
     timeout: float = START_TIMEOUT,
     extra_args: list[str] | None = None,
+    port: int | None = None,
 ) -> LocalServer:
-    """Start llama-server for ``model`` on a free loopback port and wait until ``/health`` answers 200."""
-    port = _free_port()
+    """Start llama-server for ``model`` on loopback (``port``, else a free one) and wait until ``/health``
+    answers 200."""
+    port = port or _free_port()
     template = template_for(model)
     log_dir = cache_root() / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -427,14 +429,15 @@ def stop_all() -> None:
 def get_local_model(path: str, **kw: Any) -> OpenAIChatModel:
     """``get_model("local:PATH")``: an :class:`OpenAIChatModel` on a managed llama-server, in schema mode.
 
-    Keyword arguments: ``context`` (tokens, default 8192), ``threads``, ``server_args`` (extra llama-server
+    Keyword arguments: ``context`` (tokens, default 8192), ``threads``, ``port`` (the server's loopback port,
+    default a free one), ``server_args`` (extra llama-server
     flags), ``build`` (False: fail rather than build llama-server); the rest go to the adapter
     (``output_mode=``, ``max_retries=``, ``timeout=``, ``http_client=``...).
     """
     from .openai_chat import OpenAIChatModel
 
     start_kw: dict[str, Any] = {}
-    for name in ("context", "threads"):
+    for name in ("context", "threads", "port"):
         if kw.get(name) is not None:
             start_kw[name] = kw.pop(name)
         else:
