@@ -40,9 +40,14 @@ _extra_engines = itertools.count(1)
 
 @cache
 def engine_script() -> str:
-    """The page script (package data) as a selector engine source, read once."""
-    text = resources.files("notebook_agent.browser").joinpath("snapshot.js").read_text(encoding="utf-8")
-    return text.replace("__NOTEBOOK_AGENT_EVENTS__", json.dumps(TRACKER_EVENTS))
+    """The page script (package data) as a selector engine source, read once: ``snapshot.js`` wrapped by
+    ``extract.js``, which answers the "extract:..." ops (tables and lists, for extract.py) and hands every other
+    op to the page script. One engine, so extraction runs in the same isolated world, registered at launch."""
+    files = resources.files("notebook_agent.browser")
+    text = files.joinpath("snapshot.js").read_text(encoding="utf-8")
+    text = text.replace("__NOTEBOOK_AGENT_EVENTS__", json.dumps(TRACKER_EVENTS))
+    extract = files.joinpath("extract.js").read_text(encoding="utf-8")
+    return f"{extract.strip()}\n({text.strip()}\n)"
 
 
 async def register_page_engine(pw: Playwright, reused: BrowserContext | None = None) -> None:

@@ -157,7 +157,8 @@ def catalog_step(state: PageState) -> tuple[str, str, str, dict[str, Any]]:
             "go_to_url",
             {"url": urljoin(_origin(state.url), "prices.html")},
         )
-    first = next((e for e in state.elements if e.tag == "a" and "product.html" in e.attrs.get("href", "")), None)
+    header = next((i for i, line in enumerate(state.lines) if "Product | Category" in line), None)
+    first = next((e for e in state.elements if e.tag == "a" and header is not None and e.line > header), None)
     if first is None:
         return (
             "The price list shows no products.",

@@ -2,7 +2,8 @@
 
 Names and parameters follow page-agent's design note (``done``, ``wait``, ``ask_user``,
 ``click_element_by_index``, ``input_text``, ``select_dropdown_option``, ``scroll``, ``scroll_horizontally``,
-``execute_javascript``) plus ``send_keys``, ``go_to_url``, ``go_back``, ``switch_tab`` and ``hover``.
+``execute_javascript``) plus ``send_keys``, ``go_to_url``, ``go_back``, ``switch_tab``, ``hover`` and
+``extract_table`` (reads a table or repeated list exactly and hands it on as data, see extract.py).
 
 Where page-agent is weak these do better while keeping the names: input is real Playwright input (trusted
 clicks, ``fill``, key presses) with a synthetic JavaScript path only as a fallback; ``input_text`` reports
@@ -22,6 +23,7 @@ from typing import Any
 from ...core.abort import AbortSignal
 from ...core.tools import OnUpdate, Tool, ToolArgumentError, ToolCallContext, ToolResult
 from .base import ActionHost, AskUser, BrowserTool, match_option
+from .extract import ExtractTableTool
 from .forms import InputTextTool, SelectDropdownOptionTool, SendKeysTool, key_target
 from .page import (
     AskUserTool,
@@ -66,6 +68,7 @@ def builtin_tools(
         GoBackTool(browser),
         SwitchTabTool(browser),
         HoverTool(browser),
+        ExtractTableTool(browser),
     ]
     return {t.name: t for t in tools}
 
@@ -135,6 +138,7 @@ __all__ = [
     "ClickTool",
     "DoneTool",
     "ExecuteJavascriptTool",
+    "ExtractTableTool",
     "GoBackTool",
     "GoToUrlTool",
     "HoverTool",

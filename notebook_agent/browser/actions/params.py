@@ -76,3 +76,8 @@ class GoBackParams(_Params):
 
 class SwitchTabParams(_Params):
     tab_id: int = Field(ge=0, description="Tab id as listed under Tabs in the browser state.")
+
+
+class ExtractParams(_Params):
+    index: int = Field(ge=0)
+    pages: int = Field(1, ge=1, le=50)
