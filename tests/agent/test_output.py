@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -295,3 +296,43 @@ async def test_compare_shows_answers_field_by_field(browser: BrowserSession) -> 
     rows = compare_runs(a, b).summary()
     assert ("answer/0/price", "2.0", "3.0") in rows
     assert ("answer", "same", "same") in compare_runs(a, a).summary()
+
+
+# -- a table read exactly becomes the typed answer --------------------------------------------------------------
+class Order(BaseModel):
+    name: str
+    price: float
+    quantity: int
+    date: str
+    url: str
+
+
+async def test_a_1500_row_table_becomes_the_typed_answer_exactly(
+    browser: BrowserSession, servers: Servers, tmp_path: Path
+) -> None:
+    """Two steps: read the table, answer with it by name. The DataFrame equals the source data; the model read
+    a short summary, never the rows; the run file keeps the table."""
+    from tests.browser.make_tables import source
+
+    def read(ctx: Any) -> Any:  # the first element of the page (a link in the table's first row)
+        first = re.search(r"^\s*\*?\[(\d+)\]<", ctx.messages[-1].text, re.MULTILINE)
+        assert first is not None
+        return agent_output("extract_table", {"index": int(first.group(1))})
+
+    script = [read, done(None, table="t1", columns={"url": "Product link"})]
+    result, model = await run(
+        browser, script, list[Order], start_url=servers.url("table_1500.html"), runs_dir=str(tmp_path)
+    )
+    assert result.status == "completed", (result.error, [s.result[:200] for s in result.steps])
+    frame = result.to_pandas()
+    rows = source()
+    assert len(frame) == 1500 and list(frame.columns) == ["name", "price", "quantity", "date", "url"]
+    assert frame["name"].tolist() == [r[0] for r in rows]
+    assert frame["price"].tolist() == [float(r[1].strip("$").replace(",", "")) for r in rows]
+    assert frame["quantity"].tolist() == [int(r[2]) for r in rows]
+    assert frame["url"].tolist() == [servers.main + r[5] for r in rows]
+    read_result = result.steps[0].result  # what the model was told of the table: a summary, not the table
+    assert read_result.startswith("t1: 1500 rows × 6 columns") and len(read_result) < 2_000
+    assert read_result in model.requests[1][0].messages[-1].text
+    loaded = load_run(next(tmp_path.glob("*.jsonl")))
+    assert loaded.tables["t1"].rows[-1][0] == rows[-1][0] and len(loaded.tables["t1"].rows) == 1500
