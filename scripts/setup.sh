@@ -37,7 +37,7 @@ if [ "$with_floor" = 1 ]; then
   floor_stamp=".venv-floor/.installed-$(cat pyproject.toml scripts/kernel-floor.txt | sha1sum | cut -c1-12)"
   if [ ! -f "$floor_stamp" ]; then
     echo "setup: installing notebook-agent with the oldest supported kernel stack into .venv-floor"
-    .venv-floor/bin/python -m pip install -q -e . -r scripts/kernel-floor.txt
+    .venv-floor/bin/python -m pip install -q -e ".[data]" -r scripts/kernel-floor.txt
     rm -f .venv-floor/.installed-*
     touch "$floor_stamp"
   fi
