@@ -96,7 +96,7 @@ def with_indices(spec: ToolSpec, indices: Iterable[int]) -> ToolSpec:
     allowed = sorted(set(indices))
     members = []
     for member in spec.parameters["properties"]["action"]["anyOf"]:
-        (name, params), = member["properties"].items()
+        ((name, params),) = member["properties"].items()
         props = params.get("properties") or {}
         if "index" not in props:
             members.append(member)

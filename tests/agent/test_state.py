@@ -295,8 +295,6 @@ def test_many_new_lines_are_capped() -> None:
     assert note.endswith(" more lines.") and len(note) < 340
 
 
-
-
 # -- disguised tags and chat-template tokens (issue 20, item 4c) ----------------------------------------------------
 _STATE_TAGS = ["agent_state", "user_request", "browser_state", "agent_history", "step_info", "sys", "step_3"]
 _TOKENS = [
