@@ -9,6 +9,7 @@ Playwright call goes through ``browser.call`` so it works in threaded mode too.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import tempfile
@@ -40,6 +41,11 @@ class Trace:
     group: str | None = None
 
 
+GROUP_TIMEOUT = 10.0
+STOP_TIMEOUT = 120.0
+"""Seconds writing a trace may take before the run gives up on it (a run never hangs over its trace)."""
+
+
 async def start_trace(browser: BrowserSession, title: str) -> Trace:
     """Start tracing the context ``browser`` acts in (screenshots and DOM snapshots)."""
 
@@ -52,9 +58,13 @@ async def start_trace(browser: BrowserSession, title: str) -> Trace:
                 "run with a browser of its own to trace it."
             )
         try:
-            await context.tracing.start(screenshots=True, snapshots=True, title=title)
+            await asyncio.wait_for(context.tracing.start(screenshots=True, snapshots=True, title=title), 30)
         except PlaywrightError as exc:
             raise TraceBusyError(f"The trace could not be started: {exc.message}") from None
+        except TimeoutError:
+            raise TraceBusyError(
+                "The trace did not start within 30 s (the browser did not answer); run without --trace."
+            ) from None
         _tracing.add(context)
         return Trace(context)
 
@@ -66,8 +76,9 @@ async def begin_group(browser: BrowserSession, trace: Trace, name: str) -> None:
 
     async def begin() -> None:
         await _end(trace)
-        await trace.context.tracing.group(name)
-        trace.group = name
+        with contextlib.suppress(TimeoutError):  # a group is a label: never worth hanging a step over
+            await asyncio.wait_for(trace.context.tracing.group(name), GROUP_TIMEOUT)
+            trace.group = name
 
     await browser.call(begin)
 
@@ -80,7 +91,8 @@ async def end_group(browser: BrowserSession, trace: Trace) -> None:
 async def _end(trace: Trace) -> None:
     if trace.group is not None:
         trace.group = None
-        await trace.context.tracing.group_end()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(trace.context.tracing.group_end(), GROUP_TIMEOUT)
 
 
 async def stop_trace(browser: BrowserSession, trace: Trace | None, runs_dir: str | None, name: str) -> str | None:
@@ -96,7 +108,7 @@ async def stop_trace(browser: BrowserSession, trace: Trace | None, runs_dir: str
         try:
             with contextlib.suppress(PlaywrightError):
                 await _end(trace)
-            await trace.context.tracing.stop(path=path)
+            await asyncio.wait_for(trace.context.tracing.stop(path=path), STOP_TIMEOUT)
         finally:
             _tracing.discard(trace.context)
         return path

@@ -444,9 +444,10 @@ async def test_own_tab_runs_share_a_browser_without_sharing_a_page(browser: Brow
     a, b = agent_for("nav.html"), agent_for("form.html")
     ra, rb = await asyncio.gather(a.run("a"), b.run("b"))
     # after both had navigated, each still saw its own page, and the session's own tab was never touched
-    assert [s.url for s in ra.steps] == ["about:blank", servers.url("nav.html"), servers.url("nav.html")]
-    assert [s.url for s in rb.steps] == ["about:blank", servers.url("form.html"), servers.url("form.html")]
-    assert browser.page.url == servers.url("tabs.html") and len(await browser.tab_infos()) == 1
+    assert [s.url for s in ra.steps] == ["about:blank", servers.url("nav.html"), servers.url("nav.html")], ra.steps
+    assert [s.url for s in rb.steps] == ["about:blank", servers.url("form.html"), servers.url("form.html")], rb.steps
+    tabs = await browser.tab_infos()
+    assert browser.page.url == servers.url("tabs.html") and len(tabs) == 1, (browser.page.url, tabs)
 
 
 async def test_builtin_actions_report_progress_while_they_take_time(browser: BrowserSession, servers: Servers) -> None:

@@ -32,6 +32,14 @@ async def _run(agent: PageAgent) -> object:
 
 
 async def test_a_traced_run_writes_a_zip_with_a_group_per_step(
+    servers: Servers, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a browser of its own: a trace records the whole context, and the shared one holds every earlier test's tabs
+    async with BrowserSession() as browser:
+        await _traced_run(browser, servers, tmp_path, capsys)
+
+
+async def _traced_run(
     browser: BrowserSession, servers: Servers, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     runs_dir = tmp_path / "runs"
