@@ -16,6 +16,8 @@ from notebook_agent.core.errors import NotebookAgentError
 NOT_PACKAGE_ERRORS = {
     # A cancellation (asyncio.CancelledError) on purpose: asyncio code must treat a notebook Interrupt as one.
     "RunInterrupted",
+    # The same for a map: a cancellation that carries the rows that finished.
+    "MapInterrupted",
 }
 
 
