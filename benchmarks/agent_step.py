@@ -41,13 +41,17 @@ STEP_PAGES = (
     ("table 1500 rows", lambda: table(1500)),
     ("table 3000 rows", lambda: table(3000)),
 )
-CHECKBOX = "<p><input type=checkbox id=agree name=agree><label for=agree>I agree</label></p>"
+STEPS = 20
+# one checkbox per step: the loop guard refuses a run that keeps clicking one element
+CHECKBOXES = "".join(
+    f"<p><input type=checkbox id=c{i} name=c{i}><label for=c{i}>Option {i}</label></p>" for i in range(STEPS)
+)
 
 
-async def step_against_bare(browser: BrowserSession, steps: int = 20) -> None:
-    """A scripted run clicking one checkbox ``steps`` times (snapshot, state message, loop, action, view
-    screenshot; no model latency) against ``page.click`` on the same checkbox of the same page."""
-    print(f"\nstep vs bare Playwright click, {steps} clicks on a checkbox (median ms per step):")
+async def step_against_bare(browser: BrowserSession, steps: int = STEPS) -> None:
+    """A scripted run clicking ``steps`` checkboxes in turn (snapshot, state message, loop, action, view
+    screenshot; no model latency) against ``page.click`` on the same checkboxes of the same page."""
+    print(f"\nstep vs bare Playwright click, {steps} clicks on checkboxes (median ms per step):")
     print(
         f"  {'page':18} {'bare':>6} {'step':>6} {'ratio':>6} {'step+shot':>9} {'ratio':>6} {'step+hide':>9} "
         f"{'ratio':>6} {'state':>6} {'action':>7} {'shot':>6} {'shot+h':>6}"
@@ -57,24 +61,23 @@ async def step_against_bare(browser: BrowserSession, steps: int = 20) -> None:
         server, port = serve(root)
         try:
             for k, (name, make) in enumerate(STEP_PAGES):
-                html = make().replace("<body>", "<body>" + CHECKBOX, 1)
+                html = make().replace("<body>", "<body>" + CHECKBOXES, 1)
                 (root / f"s{k}.html").write_text(html)
                 url = f"http://127.0.0.1:{port}/s{k}.html"
                 page = browser.page
                 await page.goto(url)
                 bare = []
-                for _ in range(steps):
+                for i in range(steps):
                     t0 = time.perf_counter()
-                    await page.click("#agree")
+                    await page.click(f"#c{i}")
                     bare.append((time.perf_counter() - t0) * 1000)
                 await page.goto(url)
-                index = next(
-                    i for i, e in (await browser.snapshot()).elements.items() if e.attributes.get("id") == "agree"
-                )
+                by_id = {e.attributes.get("id"): i for i, e in (await browser.snapshot()).elements.items()}
+                indices = [by_id[f"c{i}"] for i in range(steps)]
                 row = {}
                 for variant in ("plain", "shot", "hide"):
                     await page.goto(url)
-                    script = [agent_output("click_element_by_index", {"index": index}) for _ in range(steps)]
+                    script = [agent_output("click_element_by_index", {"index": index}) for index in indices]
                     script.append(agent_output("done", {"text": "ok", "success": True}))
                     agent = PageAgent(
                         model=ScriptedModel(script),
@@ -85,7 +88,7 @@ async def step_against_bare(browser: BrowserSession, steps: int = 20) -> None:
                     # "hide": a run's secret painted over in every picture (searched for in every frame)
                     with browser.hiding(["S3cr3t-Value-42"] if variant == "hide" else None):
                         t0 = time.perf_counter()
-                        result = await agent.run("click the checkbox")
+                        result = await agent.run("tick every checkbox")
                         total = (time.perf_counter() - t0) * 1000
                     assert result.status == "completed", result.error
                     row[variant] = (total / len(result.steps), result.steps)

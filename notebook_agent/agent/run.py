@@ -368,22 +368,32 @@ class PageRun:
 
     async def before_tool_call(self, ctx: BeforeToolCall, signal: AbortSignal) -> BlockToolCall | None:
         step = self.step
-        assert step is not None and self.browser is not None
-        await self.screenshots.collect()  # the previous step's picture is taken before this action changes the page
+        browser = self.browser
+        assert step is not None and browser is not None
         raw = ctx.args.model_dump() if hasattr(ctx.args, "model_dump") else dict(ctx.args)
         args = step.args = self.redactor.public_args(ctx.tool_call.name, raw)
         step.output = self.redactor.scrub_message(step.output)
-        element = target_element(self.browser, args)
+        element = target_element(browser, args)
         futile = self.loops.refusal(ctx.tool_call.name, args, element, step.index)
         if futile is not None:
+            await self.screenshots.collect()
             return BlockToolCall(futile)
-        decision = await self.gate.check(step, self.browser, self.tools, ctx, raw, args, signal)
-        if decision is None:
-            self.loops.made(ctx.tool_call.name, args, element, step.index)
-            if isinstance(args.get("index"), int) and element is not None:  # what it acts on, for replay
-                known = self.pilot.known_target(args["index"]) if self.pilot is not None else None
-                found = known or await self.browser.call(target_of, self.browser, args["index"])
+        # What it acts on, for replay: read while the previous picture finishes and the gate judges (both before
+        # the action changes the page), not after them; kept only when the action goes ahead.
+        target: asyncio.Future[dict[str, Any] | None] | None = None
+        if isinstance(args.get("index"), int) and element is not None:
+            known = self.pilot.known_target(args["index"]) if self.pilot is not None else None
+            target = asyncio.ensure_future(_known(known) if known else browser.call(target_of, browser, args["index"]))
+        try:
+            await self.screenshots.collect()  # the previous step's picture is taken before this action changes the page
+            decision = await self.gate.check(step, browser, self.tools, ctx, raw, args, signal)
+            if decision is None:
+                self.loops.made(ctx.tool_call.name, args, element, step.index)
+                found = await target if target is not None else None
                 step.target = map_strings(found, self.redactor.scrub_text) if found else None
+        finally:
+            if target is not None and not target.done():
+                target.cancel()
         return decision
 
     def navigation_refusal(self, url: str) -> str | None:
@@ -401,3 +411,8 @@ class PageRun:
             self.outcome.end("failed", stuck)  # honest: the run went round in circles, and says what it tried
             return True
         return self.outcome.should_stop(len(self.steps))
+
+
+async def _known(target: dict[str, Any]) -> dict[str, Any]:
+    """A target already known (a replay's recorded one), in the shape of a fresh read."""
+    return target

@@ -8,11 +8,14 @@
 //
 // Ops:  fp:mark {k}          (element op, scoped) remember the scope element under token k
 //       fp:is {k}            (element op, scoped) the scope element when it is the one remembered under k
-//       fp:describe {k}      -> the element's parts (see describe()) or null when k is gone
+//       fp:describe {k, positions} -> the element's parts (see describe()) or null when k is gone; with
+//                               positions, also role_position: fp:rolepos of its own role and name
 //       fp:frameinfo {k}     -> {name, id, src, title, selectors: [css...]} of the <iframe> remembered under k
 //       fp:candidates {n, fp} -> {items: [[index, parts]...], capped}: elements of fp's role or tag that share
 //                               an identity signal with it (name, test id, id, name attr, href, label,
 //                               placeholder, text), or all of them when fp has none but an id or name attr
+//       fp:rolepos {k, role, name} -> {n, i}: shown elements of that role and exact name, and the index of
+//                               the one remembered under k among them (null when it is not one)
 //       fp:get {n, i}        (element op) candidate i of candidates call n
 // ``parts`` (describe()): {role, name, label, tag, type, id, id_readable, name_attr, test_id, test_id_attr,
 // placeholder, href, text, landmark: {kind, label, heading}, neighbours: {before, after}, path, visible}.
@@ -427,6 +430,20 @@
       walk(document);
       return out;
     }
+    // How many shown elements have ``role`` and exactly the accessible name ``name`` (get_by_role(role,
+    // name=..., exact=True)), and where ``el`` is among them: one walk here instead of two of Playwright's role
+    // engine, which costs ~100 ms on a 3,000-row table and sat before every action (the fingerprint is taken then).
+    function rolePosition(el, role, name) {
+      if (!el) return null;
+      let n = 0;
+      let i = null;
+      for (const other of allElements()) {
+        if (roleOf(other) !== role || hidden(other) || nameOf(other, role) !== name) continue;
+        if (other === el) i = n;
+        n += 1;
+      }
+      return { n, i };
+    }
     const lower = (s) => clean(s).toLowerCase();
     // Elements worth scoring: the same role or tag, and at least one identity signal in common with ``fp``; when
     // the fingerprint has no name, label, text, placeholder, link or test id (an icon button known by its id),
@@ -464,9 +481,16 @@
         switch (arg && arg.op) {
           case "fp:mark": return root && root.nodeType === 1 ? remember(String(arg.k), root) : null;
           case "fp:is": return root && root === marked(String(arg.k)) ? root : null;
-          case "fp:describe": { const el = marked(String(arg.k)); return el ? describe(el) : null; }
+          case "fp:describe": {
+            const el = marked(String(arg.k));
+            if (!el) return null;
+            const parts = describe(el);
+            if (arg.positions && parts.role && parts.name) parts.role_position = rolePosition(el, parts.role, parts.name);
+            return parts;
+          }
           case "fp:frameinfo": return frameInfo(marked(String(arg.k)));
           case "fp:candidates": return candidates(String(arg.n), arg.fp || {});
+          case "fp:rolepos": return rolePosition(marked(String(arg.k)), String(arg.role), String(arg.name));
           case "fp:get": { const els = rounds.get(String(arg.n)); return els ? els[arg.i] || null : null; }
           default: throw new Error("unknown fingerprint op " + JSON.stringify(arg && arg.op));
         }
