@@ -117,6 +117,8 @@ class RunGate:
         if self.agent.allowed_domains and matches_any(effect.url, self.agent.allowed_domains):
             return None
         step = self.step()
+        if effect.via and step is None:
+            return None  # the start URL's own redirects (before the first step): part of the URL the user chose
         browser = self.browser()
         action = step.action if step is not None else None
         args = dict(step.args) if step is not None and action else {}

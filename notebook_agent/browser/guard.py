@@ -11,8 +11,10 @@ they do, here, where every request of every tab, popup and frame passes:
   The request is held while it decides (a person may be asked); None lets it continue, a sentence aborts it.
 
 Refusals and approvals become notices, so the action's result tells the model what happened. The route is
-subtle: the browser follows redirects without asking the route again, so each top-level hop is fetched here
-and judged before it is let through, and tabs of other sessions sharing the context are left to their own.
+subtle: the browser follows redirects without asking the route again. Under a domain guard each top-level hop is
+fetched here and judged before it is let through; every other redirect (a same-site link whose server sends the
+tab elsewhere, a 307 that carries a POST body on) is paused where the browser follows it (redirects.py) and put
+to the same judge. Tabs of other sessions sharing the context are left to their own.
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urljoin, urlsplit
 
-from playwright.async_api import BrowserContext, Request, Route
+from playwright.async_api import BrowserContext, Frame, Request, Route
 from playwright.async_api import Error as PlaywrightError
 
+from .redirects import Hop, RedirectWatch
 from .report import Notices
 from .tabs import Tabs
 from .urls import site
@@ -48,15 +51,20 @@ class Effect:
     fields: tuple[str, ...] = ()
     """The form fields its body carries, when it is a form (names only, never values)."""
     body_size: int = 0
+    via: str = ""
+    """The URL whose server redirected here, when the request is a redirect hop; "" otherwise."""
 
     @property
     def target(self) -> str:
         """``host[:port]/path`` of where it goes, short."""
-        parts = urlsplit(self.url)
-        return f"{parts.netloc}{parts.path if parts.path not in ('', '/') else ''}"
+        return _short(self.url)
 
     def describe(self) -> str:
         """``POST 3 form fields (email, name, card) to b.example/collect``, ``open b.example/x in a new tab``."""
+        what = self._what()
+        return f"{what}, following a redirect from {_short(self.via)}" if self.via else what
+
+    def _what(self) -> str:
         if self.kind == "popup":
             return f"open {self.target} in a new tab"
         if self.kind == "navigation" and self.method in ("GET", "HEAD"):
@@ -67,6 +75,11 @@ class Effect:
             return f"{self.method} {n} form field{'' if n == 1 else 's'} ({shown}) to {self.target}"
         size = f" ({self.body_size} bytes)" if self.body_size else ""
         return f"send a {self.method} request with data{size} to {self.target}"
+
+
+def _short(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.netloc}{parts.path if parts.path not in ('', '/') else ''}"
 
 
 EffectJudge = Callable[[Effect], Coroutine[Any, Any, "str | None"]]
@@ -103,6 +116,14 @@ def classify(request: Request, origin: str, *, top: bool, popup: bool) -> Effect
     return None
 
 
+def _document_url(frame: Frame) -> str:
+    """The URL whose site ``frame``'s document has: an ``about:srcdoc`` or ``about:blank`` frame has its
+    parent's (so a srcdoc iframe posting to its own site is not "another site")."""
+    while frame.url.startswith("about:") and frame.parent_frame is not None:
+        frame = frame.parent_frame
+    return frame.url
+
+
 class NavigationGate:
     """One session's guard and the route that applies it to the session's own tabs (see the module doc)."""
 
@@ -116,6 +137,7 @@ class NavigationGate:
         self.routed: BrowserContext | None = None
         """The context the route is on (it stays there when the guard is removed, and lets everything by)."""
         self.asked = 0
+        self.redirects = RedirectWatch(self._hop)
         """How many effects were put to the judge so far (an action compares it before and after)."""
         self._asking = 0
         self._idle: asyncio.Event | None = None
@@ -129,8 +151,7 @@ class NavigationGate:
         self.guard = guard
         if context is None or self.routed is context:
             return
-        await context.route("**/*", self.route)
-        self.routed = context
+        await self._door(context)
 
     async def set_judge(
         self, judge: EffectJudge | None, context: BrowserContext | None, loop: asyncio.AbstractEventLoop | None
@@ -141,14 +162,18 @@ class NavigationGate:
         self.judge_loop = loop
         if context is None or self.routed is context or judge is None:
             return
-        await context.route("**/*", self.route)
-        self.routed = context
+        await self._door(context)
 
     async def adopt(self, context: BrowserContext) -> None:
         """A new context of the session (a relaunched browser) keeps the guard and the judge."""
         if self.guard is not None or self.judge is not None:
-            await context.route("**/*", self.route)
-            self.routed = context
+            await self._door(context)
+
+    async def _door(self, context: BrowserContext) -> None:
+        """Route ``context`` and watch its redirects."""
+        await context.route("**/*", self.route)
+        self.routed = context
+        await self.redirects.watch(context)
 
     async def settled(self) -> None:
         """Wait until no effect is waiting for the judge (a person may be answering)."""
@@ -179,6 +204,36 @@ class NavigationGate:
             if not self._asking and self._idle is not None:
                 self._idle.set()
 
+    async def _hop(self, hop: Hop) -> str | None:
+        """Why the browser may not follow a redirect (redirects.py), or None: judged as the request it becomes."""
+        guard, judge = self.guard, self.judge
+        if (guard is None and judge is None) or (hop.document and guard is not None):
+            return None  # nothing to apply; or a navigation the route fetched hop by hop and judged already
+        page = hop.page
+        opener = None
+        if self.tabs.tab_id(page) < 0:
+            opener = await page.opener()
+            if opener is None or self.tabs.tab_id(opener) < 0:
+                return None  # another session's tab
+        first = page.url in ("", "about:blank")
+        origin = (opener.url if opener is not None and first else page.url) or hop.came_from
+        there = site(hop.url)
+        here = site(hop.came_from)
+        if there is None or there in (here, site(origin)) or (here and here[1] == 80 and there == (here[0], 443)):
+            return None  # the same site, or its upgrade from http to https
+        carries = hop.has_body and hop.status in (307, 308) and hop.method not in ("GET", "HEAD")
+        if hop.top:
+            kind: EffectKind = "popup" if opener is not None and first else "navigation"
+            effect = Effect(kind, hop.url, hop.method if carries else "GET", origin, via=hop.came_from)
+        elif carries:
+            effect = Effect("data", hop.url, hop.method, origin, via=hop.came_from)
+        else:
+            return None  # a frame's or a script's plain read
+        reason = await self._judged(effect)
+        if reason is not None:
+            self.notices.add(f"Blocked: {effect.describe()} ({reason})")
+        return reason
+
     async def route(self, route: Route) -> None:
         request = route.request
         try:
@@ -208,7 +263,7 @@ class NavigationGate:
         if top and opener is None and frame is not None and frame.url in ("", "about:blank"):
             opener = await frame.page.opener()  # a new tab's first navigation: judged from the page that opened it
             popup = opener is not None
-        origin = opener.url if opener is not None else (frame.url if frame is not None and not popup else "")
+        origin = opener.url if opener is not None else (_document_url(frame) if frame is not None and not popup else "")
         origin = origin or request.headers.get("referer") or ""
         url = request.url
         reason = guard(url) if navigation and guard is not None else None  # frames and popups included
@@ -219,8 +274,7 @@ class NavigationGate:
             # Redirects are followed by the browser without asking the route again: fetch this hop ourselves
             # and judge where it redirects before the browser goes there. (Only under a domain guard: a document
             # fulfilled this way has no network address, so Chromium's local-network checks then treat it as
-            # public; the effect judge alone lets the browser fetch, and a server redirect after a same-site
-            # navigation is the one hop it does not see.)
+            # public; without one, redirects.py pauses the hop where the browser follows it.)
             response = await route.fetch(max_redirects=0)
             location = response.headers.get("location")
             if 300 <= response.status < 400 and location:

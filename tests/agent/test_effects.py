@@ -3,7 +3,8 @@
 A generator builds pages that combine a trigger (what the agent does: a click on a button, a ``javascript:``
 link, a same-site link with a handler, a select, a checkbox, Enter in a field, a timer after a click, a button
 inside an iframe) with an effect on another site (a navigation, a form post, a fetch with a body, a beacon, a
-popup, a form posted into a new tab). Whatever the combination, under ``deny-risky`` nothing reaches the other
+popup, a form posted into a new tab, and a same-site navigation, form post or fetch that the server redirects
+there). Whatever the combination, under ``deny-risky`` nothing reaches the other
 site, under ``ask-risky`` nothing reaches it unless a person approved, and an approved effect does arrive.
 """
 
@@ -40,6 +41,13 @@ def _handler(sites: Sites, serve_pages: bool) -> type[BaseHTTPRequestHandler]:
 
         def _answer(self) -> None:
             path = urlparse(self.path)
+            if serve_pages and path.path == "/hop":  # a same-site URL whose server sends the browser elsewhere
+                query = parse_qs(path.query)
+                self.send_response(int(query["code"][0]))
+                self.send_header("Location", query["to"][0])
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
             if not serve_pages:
                 sites.log.append((self.command, path.path))
             body = sites.pages.get(parse_qs(path.query).get("id", [""])[0], "") if serve_pages else ""
@@ -76,10 +84,10 @@ def sites() -> Iterator[Sites]:
         server.server_close()
 
 
-def form_js(there: str, target: str = "") -> str:
+def form_js(there: str, target: str = "", action: str = "") -> str:
     return (
         "(()=>{const f=document.createElement('form');f.method='post';"
-        f"f.action='{there}/collect';{target}"
+        f"f.action='{action or there + '/collect'}';{target}"
         "for(const n of ['email','name','card']){const i=document.createElement('input');i.name=n;i.value='v';"
         "f.appendChild(i)}document.body.appendChild(f);f.submit()})()"
     )
@@ -92,6 +100,13 @@ EFFECTS = {
     "beacon": lambda there: f"navigator.sendBeacon('{there}/beacon','token=1')",
     "popup": lambda there: f"window.open('{there}/pop')",
     "form into a new tab": lambda there: form_js(there, "f.target='_blank';"),
+    # the request goes to this site; its server's redirect takes it to the other one (the browser follows
+    # redirects without asking a route again)
+    "same-site navigation redirected": lambda there: f"window.top.location.href='/hop?code=302&to={there}/nav'",
+    "form post redirected with 307": lambda there: form_js(there, action=f"/hop?code=307&to={there}/collect"),
+    "fetch redirected with 307": lambda there: (
+        f"fetch('/hop?code=307&to={there}/api',{{method:'POST',body:'token=1',mode:'no-cors'}})"
+    ),
 }
 
 
@@ -209,6 +224,23 @@ async def test_an_approved_effect_arrives(browser: BrowserSession, sites: Sites,
     assert sites.log, f"approved, yet nothing arrived (asked: {asked})"
     if effect == "form post":
         assert any("POST 3 form fields (email, name, card) to localhost" in q for q in asked), asked
+    if "redirected" in effect:  # the question says where the request was sent and where it is going
+        assert any("localhost" in q and "following a redirect from 127.0.0.1" in q for q in asked), asked
+
+
+async def test_a_start_url_that_redirects_elsewhere_is_followed(browser: BrowserSession, sites: Sites) -> None:
+    """The person chose the start URL: its server's redirects are part of it (http://x -> https://www.x), even
+    under deny-risky; a redirect after the first step is judged (the tests above)."""
+    sites.log.clear()
+    agent = PageAgent(
+        model=ScriptedModel([step("done", {"text": "ok", "success": True})]),
+        browser=browser,
+        start_url=f"{sites.here}/hop?code=302&to={sites.there}/landing",
+        approval="deny-risky",
+    )
+    result = await agent.run("look")
+    assert result.status == "completed", result.error
+    assert sites.log == [("GET", "/landing")] and browser.page.url.startswith(sites.there)
 
 
 async def test_go_back_to_another_site_is_asked_like_any_navigation(browser: BrowserSession, sites: Sites) -> None:
