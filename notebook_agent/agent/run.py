@@ -380,10 +380,7 @@ class PageRun:
             return BlockToolCall(futile)
         # What it acts on, for replay: read while the previous picture finishes and the gate judges (both before
         # the action changes the page), not after them; kept only when the action goes ahead.
-        target: asyncio.Future[dict[str, Any] | None] | None = None
-        if isinstance(args.get("index"), int) and element is not None:
-            known = self.pilot.known_target(args["index"]) if self.pilot is not None else None
-            target = asyncio.ensure_future(_known(known) if known else browser.call(target_of, browser, args["index"]))
+        target = _read_target(browser, self.pilot, args.get("index")) if element is not None else None
         try:
             await self.screenshots.collect()  # the previous step's picture is taken before this action changes the page
             decision = await self.gate.check(step, browser, self.tools, ctx, raw, args, signal)
@@ -411,6 +408,16 @@ class PageRun:
             self.outcome.end("failed", stuck)  # honest: the run went round in circles, and says what it tried
             return True
         return self.outcome.should_stop(len(self.steps))
+
+
+def _read_target(
+    browser: BrowserSession, pilot: ReplayPilot | None, index: Any
+) -> asyncio.Future[dict[str, Any] | None] | None:
+    """The fingerprint of element ``index``, being read (a replay's recorded one when it has it)."""
+    if not isinstance(index, int):
+        return None
+    known = pilot.known_target(index) if pilot is not None else None
+    return asyncio.ensure_future(_known(known) if known else browser.call(target_of, browser, index))
 
 
 async def _known(target: dict[str, Any]) -> dict[str, Any]:
