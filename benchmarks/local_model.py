@@ -15,7 +15,8 @@ default for local models) against ``tools`` (a forced tool call through the serv
 Figures, not asserts: a model's choices vary with the machine's load only through time, not the answer
 (temperature 0), but they do vary between model builds.
 
-Run: .venv/bin/python benchmarks/local_model.py [--model PATH.gguf] [--repeats K] [--modes json_schema,tools]
+Run: .venv/bin/python benchmarks/local_model.py [--model PATH.gguf|hf:OWNER/REPO/FILE.gguf] [--repeats K]
+                                                [--modes json_schema,tools]
                                                 [--tasks id,id] [--threads N] [--json FILE]
 The default model is Qwen2.5-Coder-1.5B-Instruct Q4_K_M (``python scripts/fetch_test_model.py 1.5b``).
 """
@@ -43,6 +44,7 @@ from notebook_agent.agent.runs import save_run
 from notebook_agent.demo import demo_url
 from notebook_agent.llm import get_model
 from notebook_agent.llm.local_server import cache_root, default_threads
+from notebook_agent.llm.model_files import ModelFileError, model_file
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
@@ -90,7 +92,11 @@ def summarise(rows: list[tuple[EvalRow, dict[str, Any]]]) -> dict[str, Any]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", default=str(cache_root() / "models" / DEFAULT_MODEL), help="a .gguf file")
+    parser.add_argument(
+        "--model",
+        default=str(cache_root() / "models" / DEFAULT_MODEL),
+        help="a .gguf file, or hf:OWNER/REPO/FILE.gguf (downloaded once into the Hugging Face cache)",
+    )
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--modes", default="json_schema,tools", help="output paths to compare, comma-separated")
     parser.add_argument("--tasks", default="", help="task ids to run (default: all)")
@@ -100,7 +106,11 @@ def main() -> int:
     parser.add_argument("--runs-dir", default=None, help="save every run here (open with %%agent runs / load_run)")
     args = parser.parse_args()
 
-    model_path = Path(args.model).expanduser()
+    try:
+        model_path = model_file(args.model)
+    except ModelFileError as exc:
+        print(exc)
+        return 2
     if not model_path.is_file():
         print(f"no model at {model_path}: run python scripts/fetch_test_model.py 1.5b, or pass --model")
         return 2

@@ -80,7 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--local",
         metavar="MODEL.gguf",
         default=None,
-        help="drive the demo with a real model on this machine: a GGUF file (runs llama-server) or ollama:NAME",
+        help="drive the demo with a real model on this machine: a GGUF file or hf:OWNER/REPO/FILE.gguf (fetched "
+        "once from the Hugging Face Hub), run on llama-server; or ollama:NAME",
     )
     demo.add_argument("--threads", type=int, default=None, help="with --local MODEL.gguf: llama-server's threads")
     demo.add_argument("--context", type=int, default=None, help="with --local MODEL.gguf: context size in tokens")

@@ -1,5 +1,7 @@
 """``local:PATH.gguf``: run a GGUF model on this machine behind a managed llama.cpp ``llama-server``.
 
+The model file may also be ``hf:OWNER/REPO/FILE.gguf``, fetched once from the Hugging Face Hub (:mod:`.model_files`).
+
 One job: turn a model file into a ready OpenAI-compatible endpoint on 127.0.0.1 so that a real model works
 with no API key and no internet. The binary is taken from ``$NOTEBOOK_AGENT_LLAMA_SERVER``, else ``PATH``,
 else built once from the llama.cpp source that ships inside the ``llama-cpp-python`` sdist on PyPI (only the
@@ -39,6 +41,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from .errors import ModelConfigError
+from .model_files import ModelFileError, model_file
 
 if TYPE_CHECKING:
     from .openai_chat import OpenAIChatModel
@@ -400,12 +403,14 @@ _LOCK = threading.Lock()
 
 
 def get_server(model: str | Path, *, build: bool = True, log: Any = _print, **start_kw: Any) -> LocalServer:
-    """The running server for ``model``, started (and llama-server built) on first use in this process."""
-    path = Path(model).expanduser().resolve()
+    """The running server for ``model`` (a path or ``hf:`` reference), started (and llama-server built) on
+    first use in this process."""
+    path = model_file(model)
     if not path.is_file():
         raise LocalServerError(
             f"Model file {path} does not exist. Pass the path of a .gguf file, e.g. "
-            f"get_model('local:~/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf')."
+            f"get_model('local:~/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf'), or a file on the Hugging Face "
+            f"Hub as get_model('hf:OWNER/REPO/FILE.gguf')."
         )
     with _LOCK:
         server = _SERVERS.get(path)
@@ -427,7 +432,8 @@ def stop_all() -> None:
 
 
 def get_local_model(path: str, **kw: Any) -> OpenAIChatModel:
-    """``get_model("local:PATH")``: an :class:`OpenAIChatModel` on a managed llama-server, in schema mode.
+    """``get_model("local:PATH")`` (or ``local:hf:...``, ``hf:...``): an :class:`OpenAIChatModel` on a managed
+    llama-server, in schema mode.
 
     Keyword arguments: ``context`` (tokens, default 8192), ``threads``, ``port`` (the server's loopback port,
     default a free one), ``server_args`` (extra llama-server
@@ -460,7 +466,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("build", help="build llama-server once (cached) and print its path")
     serve = sub.add_parser("serve", help="start llama-server for a .gguf and wait (Ctrl-C stops it)")
-    serve.add_argument("model")
+    serve.add_argument("model", help="a .gguf file or hf:OWNER/REPO/FILE.gguf")
     args = parser.parse_args(argv)
     try:
         if args.command == "build":
@@ -470,7 +476,7 @@ def main(argv: list[str] | None = None) -> int:
         print(server.base_url, flush=True)
         with contextlib.suppress(KeyboardInterrupt):
             server.process.wait()
-    except LocalServerError as exc:
+    except (LocalServerError, ModelFileError) as exc:
         print(exc, file=sys.stderr)
         return 1
     return 0

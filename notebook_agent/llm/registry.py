@@ -11,8 +11,9 @@ such as Ollama, llama.cpp or vLLM, usually needs no key. When ``base_url`` point
 start without one). A remote base_url still needs a real key.
 
 ``local:PATH.gguf`` runs a model file on a managed llama.cpp server (built once if needed, see
-:mod:`.local_server`); ``ollama:MODEL`` is the OpenAI-compatible endpoint of a running Ollama
-(``$OLLAMA_HOST`` or http://127.0.0.1:11434). Both need no key and use the local-server request shape.
+:mod:`.local_server`); ``hf:OWNER/REPO/FILE.gguf`` (also ``local:hf:...``) runs one fetched once from the Hugging
+Face Hub (see :mod:`.model_files`); ``ollama:MODEL`` is the OpenAI-compatible endpoint of a running Ollama
+(``$OLLAMA_HOST`` or http://127.0.0.1:11434). None of them needs a key; all use the local-server request shape.
 
 ``demo`` (or ``demo:shop``, ``demo:delete_account``, ``demo:price``, ``demo:catalog``) is the offline demo model
 of the bundled demo shop. It lives in the demo package, above this layer, so the registry names its factory as
@@ -72,6 +73,14 @@ PROVIDERS: dict[str, ProviderInfo] = {
     ),
     "mistral": ProviderInfo("mistral", "Mistral (OpenAI-compatible endpoint)", ("MISTRAL_API_KEY",)),
     "local": ProviderInfo("local", "A GGUF model file on a managed llama.cpp llama-server (local:PATH.gguf)", ()),
+    "hf": ProviderInfo(
+        "hf",
+        "A GGUF file from the Hugging Face Hub, downloaded once into its cache, on a managed llama-server "
+        "(hf:OWNER/REPO/FILE.gguf, hf:OWNER/REPO@REVISION/FILE.gguf)",
+        (),
+        package="huggingface_hub",
+        install="pip install 'notebook-agent[local]'",
+    ),
     "ollama": ProviderInfo("ollama", "Ollama's OpenAI-compatible endpoint (ollama:MODEL)", (), "OLLAMA_HOST"),
     "demo": ProviderInfo(
         "demo",
@@ -181,8 +190,8 @@ def get_model(
     ``strict_tools=``, ``compat=``, ``legacy_parameters=``, ``client=`` ...).
     For Chat Completions models also ``server=`` ("llamacpp", "ollama", "local" or "openai"), ``output_mode=``
     ("auto", "json_schema", "tools", "text"), ``default_temperature=`` and ``http_client=``; see
-    :class:`.OpenAIChatModel`. ``local:PATH.gguf`` also takes ``context=``, ``threads=``, ``server_args=`` and
-    ``build=``.
+    :class:`.OpenAIChatModel`. ``local:PATH.gguf`` and ``hf:OWNER/REPO/FILE.gguf`` also take ``context=``,
+    ``threads=``, ``server_args=`` and ``build=``.
     """
     name = name or os.environ.get(MODEL_ENV)
     if not name:
@@ -206,10 +215,11 @@ def get_model(
         from .openai_chat import OpenAIChatModel
 
         return OpenAIChatModel(model_id, **common, **kw)
-    if provider == "local":
+    if provider in ("local", "hf"):
         from .local_server import get_local_model
 
-        return get_local_model(model_id, **{k: v for k, v in common.items() if k != "base_url"}, **kw)
+        path = f"hf:{model_id}" if provider == "hf" else model_id
+        return get_local_model(path, **{k: v for k, v in common.items() if k != "base_url"}, **kw)
     if provider == "ollama":
         from .openai_chat import OpenAIChatModel
 
