@@ -202,6 +202,62 @@ def resume_url(previous: Any, here: str) -> str | None:
     return url if url.startswith(("http://", "https://")) and url != here else None
 
 
+@dataclass(frozen=True)
+class Repeat:
+    """A step that made the same move (action and arguments) as the steps just before it."""
+
+    first: PageStep
+    """The first step of that run of the same move."""
+    same_result: PageStep | None
+    """An earlier step of the run with exactly this step's result (a page that alternates between two states
+    gives every other step's), or None when the result is new."""
+
+
+def repeats(steps: Sequence[PageStep]) -> dict[int, Repeat]:
+    """Each step (by ``id``) that repeats the move of the step before it. A step's entry depends only on the
+    steps before it, so it never changes once written (the prompt cache keeps it)."""
+    found: dict[int, Repeat] = {}
+    run: list[PageStep] = []
+    for step in steps:
+        if run and step.action is not None and (step.action, step.args) == (run[0].action, run[0].args):
+            same = next((s for s in reversed(run) if s.result == step.result), None)
+            found[id(step)] = Repeat(run[0], same)
+            run.append(step)
+        else:
+            run = [step]
+    return found
+
+
+def _history_entry(item: PageStep, repeat: Repeat | None) -> list[str]:
+    """A finished step in the history. A repeat is written short: one line when the thinking and the result
+    were the same as before, else the thinking and "the same action as step N" (a small model that loops
+    otherwise fills its context with copies of one block, and reads the loop as progress)."""
+    tag = f"step_{item.index}"
+    if item.action is None:
+        return [f"<{tag}>", f"Invalid output: {neutralise(item.output_error or '')}", f"</{tag}>"]
+    result = f"Action Results: {neutralise(clip(item.result, HISTORY_RESULT_CHARS))}"
+    if repeat is not None:
+        first, same = repeat.first, repeat.same_result
+        again = f"the same action as step {first.index} ({item.index - first.index + 1} times in a row now)"
+        if same is not None:
+            result = f"Action Results: the same as step {same.index}."
+            earlier = (same.evaluation_previous_goal, same.memory, same.next_goal)
+            if (item.evaluation_previous_goal, item.memory, item.next_goal) == earlier:
+                return [f"<{tag}>", f"Repeated step {same.index} exactly: {again}, with the same result.", f"</{tag}>"]
+        action = f"Action: {again}."
+    else:
+        action = f"Action: {item.action} {neutralise(format_args(item.args))}"
+    return [
+        f"<{tag}>",
+        f"Evaluation of Previous Step: {neutralise(item.evaluation_previous_goal)}",
+        f"Memory: {neutralise(item.memory)}",
+        f"Next Goal: {neutralise(item.next_goal)}",
+        action,
+        result,
+        f"</{tag}>",
+    ]
+
+
 def state_message(
     task: str,
     step: PageStep,
@@ -231,20 +287,12 @@ def state_message(
         written, fresh = list(fresh), []
         written.append("No action has been taken yet: evaluation_previous_goal is 'Start'.")
     last_step = next((h for h in reversed(written) if isinstance(h, PageStep)), None)
+    first_of = repeats([h for h in written if isinstance(h, PageStep)])
     for item in written:
         if isinstance(item, str):
             lines.append(f"<sys>{neutralise(item)}</sys>")
-            continue
-        lines.append(f"<step_{item.index}>")
-        if item.action is None:
-            lines.append(f"Invalid output: {neutralise(item.output_error or '')}")
         else:
-            lines.append(f"Evaluation of Previous Step: {neutralise(item.evaluation_previous_goal)}")
-            lines.append(f"Memory: {neutralise(item.memory)}")
-            lines.append(f"Next Goal: {neutralise(item.next_goal)}")
-            lines.append(f"Action: {item.action} {neutralise(format_args(item.args))}")
-            lines.append(f"Action Results: {neutralise(clip(item.result, HISTORY_RESULT_CHARS))}")
-        lines.append(f"</step_{item.index}>")
+            lines += _history_entry(item, first_of.get(id(item)))
     lines += ["</agent_history>", ""]
     if last_step is not None and last_step.action is not None and len(last_step.result) > HISTORY_RESULT_CHARS:
         whole = f"Step {last_step.index}'s result, whole: {neutralise(last_step.result)}"

@@ -3,6 +3,7 @@ note specifies is asserted on the text the model reads."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 from hypothesis import given, settings
@@ -202,6 +203,82 @@ def test_repeated_action() -> None:
     assert "You repeated input_text with the same arguments 3 times. Do something else." in notes
     run.act("input_text", {"index": 4, "text": "bread"})  # different arguments: no note
     assert not any("repeated" in n for n in run.notes("page 4"))
+
+
+def _history(state: str) -> dict[int, str]:
+    """Each ``<step_N>`` entry of the history, by N."""
+    body = state.split("<agent_history>")[1].split("</agent_history>")[0]
+    return {int(m.group(1)): m.group(2) for m in re.finditer(r"<step_(\d+)>\n(.*?)\n</step_\1>", body, re.S)}
+
+
+def test_a_loop_is_written_short_and_says_how_long_it_is() -> None:
+    """The same click with the same thinking and result four times: the repeats are one line each; a page that
+    alternates between two states gives every other step's result, and says so."""
+    run = Run()
+    run.state()
+    for _ in range(4):
+        run.act("click_element_by_index", {"index": 0}, result="Clicked [0] 'Click Me!'.")
+        run.state()
+    entries = _history(run.state())
+    assert entries[1].startswith("Evaluation of Previous Step")
+    assert 'Action: click_element_by_index {"index": 0}' in entries[1]
+    assert (
+        entries[4] == "Repeated step 3 exactly: the same action as step 1 (4 times in a row now), with the same result."
+    )
+
+    alt = Run()
+    alt.state()
+    for i in range(4):
+        alt.act("click_element_by_index", {"index": 0}, result=f"Clicked. The page shows {'AB'[i % 2]}.")
+        alt.steps[-1].memory = f"try {i}"  # the thinking differs: it is kept
+        alt.state()
+    entries = _history(alt.state())
+    assert "Action Results: Clicked. The page shows B." in entries[2]
+    assert "Memory: try 2\nNext Goal: do click_element_by_index\n" in entries[3]
+    assert (
+        "Action: the same action as step 1 (3 times in a row now).\nAction Results: the same as step 1." in entries[3]
+    )
+    assert entries[4].endswith("Action Results: the same as step 2.")
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["click_element_by_index", "scroll"]), st.integers(0, 1), st.sampled_from("ab")),
+        min_size=1,
+        max_size=10,
+    ),
+    st.booleans(),
+)
+def test_a_short_entry_loses_nothing(moves: list[tuple[str, int, str]], same_thinking: bool) -> None:
+    """Whatever the steps, each step's action and result can be read from the history: written out, or by the
+    step numbers its short entry refers to."""
+    run = Run()
+    run.state()
+    for i, (action, index, result) in enumerate(moves):
+        run.act(action, {"index": index}, result=f"result {result}")
+        if not same_thinking:
+            run.steps[-1].next_goal = f"goal {i}"
+        run.state()
+    entries = _history(run.state())
+
+    def read(n: int) -> tuple[str, str]:
+        text = entries[n]
+        exact = re.match(r"Repeated step (\d+) exactly: the same action as step (\d+)", text)
+        if exact:
+            return read(int(exact.group(2)))[0], read(int(exact.group(1)))[1]
+        action = re.search(r"^Action: (.*)$", text, re.M)
+        result = re.search(r"^Action Results: (.*)$", text, re.M)
+        assert action and result, text
+        first = re.match(r"the same action as step (\d+)", action.group(1))
+        earlier = re.match(r"the same as step (\d+)\.$", result.group(1))
+        return (
+            read(int(first.group(1)))[0] if first else action.group(1),
+            read(int(earlier.group(1)))[1] if earlier else result.group(1),
+        )
+
+    for n, (action, index, result) in enumerate(moves, start=1):
+        assert read(n) == (f'{action} {{"index": {index}}}', f"result {result}")
 
 
 def test_navigation_note_only_when_the_url_changes() -> None:
