@@ -139,9 +139,9 @@ class PageRun:
         self.interactive = interactive
         self.steps: list[PageStep] = []
         self.history: list[PageStep | str] = [earlier_run_note(previous)] if previous is not None else []
-        self.observer = Observer()
         self.loops = LoopGuard()
         self.redactor = Redactor(agent.secrets, lambda args: target_element(self.browser, args))
+        self.observer = Observer(task=self.redactor.scrub_text(task))
         self.outcome = RunOutcome(agent.max_steps, agent.max_failures)
         self.data = RunData(self.redactor.scrub_text)
         self.tools: dict[str, Tool] = {}

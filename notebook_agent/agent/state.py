@@ -64,6 +64,8 @@ class Observer:
     unchanged_steps: int = 0
     text_lines: frozenset[str] = frozenset()
     """The page's plain text lines at the previous step (element lines left out)."""
+    task: str = ""
+    """The request, as the model reads it: the phrases it quotes are looked for on the page."""
 
     def action_finished(self, action: str, args: Mapping[str, Any], is_error: bool) -> None:
         """Accumulate waiting: consecutive successful ``wait`` calls add up; any other action resets."""
@@ -99,6 +101,8 @@ class Observer:
             appeared = [line for line in lines if line not in self.text_lines]
             if appeared:
                 notes.append(new_text_note(appeared))
+        if previous:
+            notes += shown_as_asked(quoted_phrases(self.task), self.text_lines, lines)
         self.text_lines = frozenset(lines)
         fingerprint = hashlib.sha1(clean_text(page_text).encode("utf-8")).hexdigest()
         if self.fingerprint == fingerprint and previous and previous[-1].action not in ("wait", "done"):
@@ -152,6 +156,32 @@ def text_lines(page_text: str) -> list[str]:
         if raw.strip() and not _ELEMENT_LINE.match(raw) and not _HINT_LINE.match(raw):
             seen.setdefault(raw.strip(), None)
     return list(seen)
+
+
+_QUOTED = re.compile(
+    r'"([^"\n]{3,80})"|“([^”\n]{3,80})”|«([^»\n]{3,80})»|(?<!\w)\'([^\'\n]{3,80})\'(?!\w)|‘([^’\n]{3,80})’'
+)
+
+
+def quoted_phrases(task: str) -> list[str]:
+    """The phrases a request quotes ("find the order marked "Shipped""): what it expects to see or name."""
+    found = (next(g for g in m.groups() if g) for m in _QUOTED.finditer(task))
+    return list(dict.fromkeys(p.strip() for p in found if p.strip()))
+
+
+def shown_as_asked(phrases: Sequence[str], before: frozenset[str], lines: Sequence[str]) -> list[str]:
+    """A note for each phrase of the request that the page's text shows now and did not at the previous step
+    (text, not a button or a link: those are the means, not the outcome). A small model that reached its goal
+    kept clicking, reading the page it asked for as one more step on the way."""
+    notes = []
+    for phrase in phrases:
+        key = phrase.casefold()
+        if any(key in line.casefold() for line in lines) and not any(key in line.casefold() for line in before):
+            notes.append(
+                f'The page now shows "{phrase}", which your request names. If that is what was asked for, the '
+                "task may be done: check, then call done."
+            )
+    return notes
 
 
 def new_text_note(appeared: Sequence[str], limit: int = 240) -> str:

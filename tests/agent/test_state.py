@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from notebook_agent.agent.results import PageStep
-from notebook_agent.agent.state import HISTORY_RESULT_CHARS, Observer, state_message
+from notebook_agent.agent.state import HISTORY_RESULT_CHARS, Observer, quoted_phrases, state_message
 
 NOW = datetime(2026, 12, 1, 9, 30)
 
@@ -21,7 +21,7 @@ class Run:
     def __init__(self, max_steps: int = 20, task: str = "Buy milk") -> None:
         self.max_steps = max_steps
         self.task = task
-        self.observer = Observer()
+        self.observer = Observer(task=task)
         self.steps: list[PageStep] = []
         self.history: list[PageStep | str] = []
 
@@ -279,6 +279,17 @@ def test_a_short_entry_loses_nothing(moves: list[tuple[str, int, str]], same_thi
 
     for n, (action, index, result) in enumerate(moves, start=1):
         assert read(n) == (f'{action} {{"index": {index}}}', f"result {result}")
+
+
+def test_the_page_showing_what_the_request_quotes_is_pointed_out() -> None:
+    run = Run(task="Open the order and confirm it says \"Order #7 shipped\" (or 'refund issued'); don't cancel it")
+    assert quoted_phrases(run.task) == ["Order #7 shipped", "refund issued"]  # not "t cancel it": an apostrophe
+    run.state("Your orders\n[0]<a>Order #7 shipped</a>")  # a link naming it is the way there, not the outcome
+    run.act("click_element_by_index", {"index": 0})
+    notes = run.notes("Order #7\nStatus: order #7 SHIPPED on Monday\n[1]<button>Back</button>")
+    assert any('The page now shows "Order #7 shipped"' in n and "call done" in n for n in notes), notes
+    run.act("scroll", {"down": True})
+    assert not any("now shows" in n for n in run.notes("Order #7\nStatus: order #7 shipped on Monday"))
 
 
 def test_navigation_note_only_when_the_url_changes() -> None:
