@@ -10,13 +10,14 @@ llama-server, ``--repeats`` times, and prints per task and per variant:
 - steps, prompt tokens per step (evaluated and served from the server's prompt cache), completion tokens
   per step, model seconds per step.
 
-The baseline in the same run is the other output path: ``json_schema`` (schema-constrained decoding, the
-default for local models) against ``tools`` (a forced tool call through the server's tool-call template).
-Figures, not asserts: a model's choices vary with the machine's load only through time, not the answer
-(temperature 0), but they do vary between model builds.
+The baseline in the same run is the default prompt profile against the small-model one (``--profiles``,
+agent/profiles.py), on the same server and tasks; ``--modes json_schema,tools`` also compares the output paths
+(schema-constrained decoding, the default for local models, against a forced tool call). Variants run
+interleaved task by task. Figures, not asserts: a model's choices vary with the machine's load only through
+time, not the answer (temperature 0), but they do vary between model builds.
 
 Run: .venv/bin/python benchmarks/local_model.py [--model PATH.gguf|hf:OWNER/REPO/FILE.gguf] [--repeats K]
-                                                [--modes json_schema,tools]
+                                                [--modes json_schema,tools] [--profiles default,small]
                                                 [--tasks id,id] [--threads N] [--json FILE]
 The default model is Qwen2.5-Coder-1.5B-Instruct Q4_K_M (``python scripts/fetch_test_model.py 1.5b``).
 """
@@ -48,6 +49,7 @@ from notebook_agent.llm.model_files import ModelFileError, model_file
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+DEAD = ("no element [", "is no longer on the page", "belongs to a tab that is no longer current")
 
 
 def run_figures(result: PageAgentResult) -> dict[str, Any]:
@@ -56,6 +58,8 @@ def run_figures(result: PageAgentResult) -> dict[str, Any]:
     return {
         "steps": len(steps),
         "valid": sum(s.action is not None and s.output_error is None for s in steps),
+        # actions on an element the page does not have (an index from an older state, or never there)
+        "dead": sum(s.is_error and any(g in s.result for g in DEAD) for s in steps),
         "output_mode": result.output_mode or "-",
         "prompt_evaluated": sum(s.usage.input for s in steps) / n,
         "prompt_cached": sum(s.usage.cache_read for s in steps) / n,
@@ -80,6 +84,7 @@ def summarise(rows: list[tuple[EvalRow, dict[str, Any]]]) -> dict[str, Any]:
         "passed": sum(r.passed for r, _ in rows),
         "claimed": sum(r.agent_success for r, _ in rows),
         "valid_steps": sum(f["valid"] for _, f in rows),
+        "dead": sum(f["dead"] for _, f in rows),
         "steps": steps,
         "mean_steps": statistics.fmean(f["steps"] for _, f in rows),
         "prompt_evaluated": per_step("prompt_evaluated"),
@@ -98,7 +103,8 @@ def main() -> int:
         help="a .gguf file, or hf:OWNER/REPO/FILE.gguf (downloaded once into the Hugging Face cache)",
     )
     parser.add_argument("--repeats", type=int, default=1)
-    parser.add_argument("--modes", default="json_schema,tools", help="output paths to compare, comma-separated")
+    parser.add_argument("--modes", default="json_schema", help="output paths to compare (json_schema,tools)")
+    parser.add_argument("--profiles", default="default,small", help="prompt profiles to compare (default,small)")
     parser.add_argument("--tasks", default="", help="task ids to run (default: all)")
     parser.add_argument("--max-steps", type=int, default=8)
     parser.add_argument("--threads", type=int, default=None, help=f"llama-server threads (default {default_threads()})")
@@ -123,13 +129,17 @@ def main() -> int:
         if args.tasks:
             wanted = set(args.tasks.split(","))
             suite.tasks = [t for t in suite.tasks if t.id in wanted]
+        profiles = [p.strip() for p in args.profiles.split(",") if p.strip()]
         variants = [
-            Variant(name=m, model=f"local:{model_path}", max_steps=args.max_steps, approval="auto") for m in modes
+            Variant(name=f"{m}/{p}", model=f"local:{model_path}", max_steps=args.max_steps, approval="auto", profile=p)
+            for m in modes
+            for p in profiles
         ]
 
         def model_for(variant: Variant, task: SuiteTask) -> Any:
             # One managed server per model file in this process: every variant and run shares it (and its cache).
-            return get_model(f"local:{model_path}", output_mode=variant.name, threads=args.threads)
+            mode = variant.name.split("/")[0]
+            return get_model(f"local:{model_path}", output_mode=mode, threads=args.threads)
 
         print(
             f"model {model_path.name} · threads {args.threads or default_threads()} · {os.cpu_count()} cores · "
@@ -143,7 +153,7 @@ def main() -> int:
             if row is not None:
                 mark = "pass" if row.passed else "FAIL"
                 print(
-                    f"  {job.variant.name:12} {job.task.id:16} #{job.repeat} {mark} {row.steps} steps "
+                    f"  {job.variant.name:20} {job.task.id:16} #{job.repeat} {mark} {row.steps} steps "
                     f"{row.seconds:.0f}s {'; '.join(row.failures)[:120]}",
                     flush=True,
                 )
@@ -165,19 +175,19 @@ def main() -> int:
     rows = [(row, run_figures(by_id[row.run_id])) for row in report.rows if row.run_id in by_id]
     print("\nper run (actions in order):")
     for row, f in rows:
-        line = f"{row.variant:12} {row.task:16} #{row.repeat} {'pass' if row.passed else 'FAIL'} [{f['output_mode']}]"
+        line = f"{row.variant:20} {row.task:16} #{row.repeat} {'pass' if row.passed else 'FAIL'} [{f['output_mode']}]"
         print(f"  {line} {' → '.join(f['actions'])}"[:400])
     print(
-        f"\n{'variant':12} {'passed':>8} {'claimed':>8} {'valid out':>10} {'steps':>6} {'prompt tok/step':>16} "
-        f"{'cached':>7} {'compl.':>7} {'model s/step':>13}"
+        f"\n{'variant':20} {'passed':>8} {'claimed':>8} {'valid out':>10} {'dead idx':>8} {'steps':>6} "
+        f"{'prompt tok/step':>16} {'cached':>7} {'compl.':>7} {'model s/step':>13}"
     )
     summary = {}
     for name in dict.fromkeys(r.variant for r, _ in rows):
         s = summarise([(r, f) for r, f in rows if r.variant == name])
         summary[name] = s
         print(
-            f"{name:12} {s['passed']:>4}/{s['runs']:<3} {s['claimed']:>4}/{s['runs']:<3} "
-            f"{s['valid_steps']:>5}/{s['steps']:<4} {s['mean_steps']:>6.1f} "
+            f"{name:20} {s['passed']:>4}/{s['runs']:<3} {s['claimed']:>4}/{s['runs']:<3} "
+            f"{s['valid_steps']:>5}/{s['steps']:<4} {s['dead']:>8} {s['mean_steps']:>6.1f} "
             f"{s['prompt_evaluated'] + s['prompt_cached']:>16.0f} {s['prompt_cached']:>7.0f} {s['completion']:>7.0f} "
             f"{s['model_s']:>13.1f}"
         )

@@ -88,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--server-port", type=int, default=None, help="with --local MODEL.gguf: llama-server's port")
     demo.add_argument("--shop-port", type=int, default=None, help="the demo shop's port (default: a free one)")
     demo.add_argument("--headed", action="store_true", help="show the browser window")
+    demo.add_argument("--profile", default=None, help="prompt profile: auto (small for a local model), default, small")
     demo.add_argument("--runs-dir", default="agent_runs", help="save the run here (default agent_runs)")
 
     ev = sub.add_parser("eval", help="evaluate variants (models, prompts, settings) over a task suite")
@@ -119,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     mp.add_argument("--headed", action="store_true", help="show the browser window")
     mp.add_argument("--vision", action="store_true", help="also send a screenshot to the model each step")
     mp.add_argument("--js", action="store_true", help="enable the execute_javascript action")
+    mp.add_argument("--profile", default=None, help="prompt profile: auto (small for a local model), default, small")
 
     from .replay_cli import add_parser as add_replay
 
@@ -141,6 +143,7 @@ def _agent_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--headed", action="store_true", help="show the browser window")
     p.add_argument("--vision", action="store_true", help="also send a screenshot to the model each step")
     p.add_argument("--js", action="store_true", help="enable the execute_javascript action")
+    p.add_argument("--profile", default=None, help="prompt profile: auto (small for a local model), default, small")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -204,6 +207,7 @@ async def _run(task: str, args: argparse.Namespace, *, as_json: bool) -> int:
     if isinstance(args.model, str):
         options.model(args.model)
     answer_type = options.output_from_file_or_module(args.output) if getattr(args, "output", None) else None
+    profile = options.profile(getattr(args, "profile", None))
     interactive = sys.stdin.isatty()
     policy = options.approve(args.approve or ("ask-risky" if interactive else "deny-risky"))
     model, label = (
@@ -228,6 +232,7 @@ async def _run(task: str, args: argparse.Namespace, *, as_json: bool) -> int:
             trace=args.trace,
             output=answer_type,
             runs_dir=getattr(args, "runs_dir", None),
+            profile=profile,
         )
         result: PageAgentResult | None = None
         printer = Printer(out)
@@ -291,6 +296,7 @@ def _demo(args: argparse.Namespace) -> int:
         trace=False,
         output=None,
         runs_dir=args.runs_dir,
+        profile=args.profile,
     )
     return asyncio.run(_run(DEMO_TASK, ns, as_json=False))
 

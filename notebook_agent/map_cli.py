@@ -125,7 +125,12 @@ def map_command(args: argparse.Namespace) -> int:
     check_template(args.task, columns, values)
     if url is not None:
         check_template(url, columns, values, "--url template")
-    settings = {"max_steps": max_steps, "approval": policy, "output": answer_type}
+    settings = {
+        "max_steps": max_steps,
+        "approval": policy,
+        "output": answer_type,
+        "profile": options.profile(args.profile),
+    }
     result, interrupted = asyncio.run(_map(args, rows, name, url, settings))
     write_table(result, args.out)
     if interrupted:

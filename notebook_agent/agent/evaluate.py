@@ -17,6 +17,7 @@ A suite is a small YAML or JSON file (or dict)::
     variants:                               # optional; variants can also be passed in code
       - {name: default}
       - {name: terse, instructions: "Prefer the search box."}
+      - {name: small, profile: small}     # the small-model prompt profile against the default one
 
 Each run gets its own browser context (a fresh profile: no shared cookies or storage) in one browser, which
 may be local or remote (``BrowserSession(cdp_url=...)``). ``executor=`` hands the runs to any
@@ -79,6 +80,8 @@ class Variant:
     vision: bool = False
     approval: str = "deny-risky"
     """Evaluations run unattended: risky actions are denied unless the variant says otherwise."""
+    profile: str = "auto"
+    """The prompt profile (agent/profiles.py): ``auto``, ``default`` or ``small``."""
 
 
 @dataclass
@@ -297,6 +300,7 @@ async def run_job(
         max_steps=t.max_steps or v.max_steps,
         system_prompt=v.system_prompt,
         instructions=v.instructions,
+        profile=v.profile,
         approval=v.approval,  # type: ignore[arg-type]
         vision=v.vision,
         screenshots=False,

@@ -26,7 +26,7 @@ from .domains import parse_domains
 from .events import PageEvent, RunFinished
 from .mapping import MapEvent, MapResult, map_rows, retry_rows, stream_rows
 from .output import OutputSpec
-from .prompt import default_system_prompt
+from .profiles import resolve_profile
 from .replay import ReplayPilot, replaying_agent
 from .results import PageAgentResult
 from .run import PageRun
@@ -71,6 +71,7 @@ class PageAgent:
     ``output``: the answer's type: a pydantic model, a ``TypedDict``, a dataclass, ``list[...]`` of one, or a JSON
     Schema dict. ``done`` then carries the answer in that shape (checked; a wrong one is sent back to the model)
     and ``result.output`` is the instance (``result.to_pandas()`` for a list). See :mod:`.output`.
+    ``profile``: ``auto`` (``small`` for a model on this machine), ``default`` or ``small``; see :mod:`.profiles`.
     ``trace``: record a Playwright trace of each run, one group per step, at ``<runs_dir>/<run_id>/trace.zip``
     (a temporary folder without ``runs_dir``), given as ``result.trace_path``. Tracing is per browser context,
     so a run refuses to start while another run is tracing the context it shares (see
@@ -106,6 +107,7 @@ class PageAgent:
         runs_dir: str | None = None,
         trace: bool = False,
         output: Any = None,
+        profile: str = "auto",
     ) -> None:
         if max_steps < 1:
             raise ValueError("max_steps must be at least 1")
@@ -136,7 +138,8 @@ class PageAgent:
         self.custom_tools = dict(custom_tools or {})
         self.on_ask_user = on_ask_user
         self.enable_javascript = enable_javascript
-        self.system_prompt = system_prompt if system_prompt is not None else default_system_prompt()
+        self.profile = resolve_profile(profile, self.model)
+        self.system_prompt = system_prompt if system_prompt is not None else self.profile.system_prompt()
         self.instructions = instructions
         self.approval = check_policy(approval)
         self.approver = approver
@@ -261,12 +264,11 @@ class PageAgent:
                 t = copy.copy(t)
                 t.name = name
             ordered[name] = t
-        if not self.enable_javascript:
-            ordered.pop("execute_javascript", None)
+        ordered = self.profile.offer(ordered, keep={*self.custom_tools, *(["extract_table"] if self.output else [])})
+        off = {"execute_javascript": not self.enable_javascript, "ask_user": self.on_ask_user is None}
+        ordered = {n: t for n, t in ordered.items() if not off.get(n)}
         if self.secrets and "input_text" in ordered:
             ordered["input_text"] = SecretInputText(ordered["input_text"], self.secrets, browser)
-        if self.on_ask_user is None:
-            ordered.pop("ask_user", None)
         return ordered
 
     async def stream(
@@ -315,6 +317,7 @@ class PageAgent:
     def settings(self) -> dict[str, Any]:
         """The knobs of this agent, recorded with every run so runs can be compared and repeated."""
         return {
+            "profile": self.profile.name,
             "max_steps": self.max_steps,
             "max_failures": self.max_failures,
             "approval": self.approval if isinstance(self.approval, str) else "custom",

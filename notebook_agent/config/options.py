@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 from ..agent.approval import POLICY_NAMES, PolicyName, check_policy
+from ..agent.profiles import PROFILE_NAMES
 from ..browser.urls import URLError, normalize_url
 from ..core.errors import NotebookAgentError
 
@@ -26,6 +27,15 @@ def _number(option: str, value: Any, kind: type) -> Any:
     except (TypeError, ValueError):
         noun = "a whole number" if kind is int else "a number"
         raise OptionError(f"{option} needs {noun}, got {value!r}.") from None
+
+
+def profile(value: str | None, option: str = "--profile") -> str:
+    """A prompt profile's name (None: ``auto``)."""
+    if value is None:
+        return "auto"
+    if value not in PROFILE_NAMES:
+        raise OptionError(f"{option} {value}: use one of {', '.join(PROFILE_NAMES)}.")
+    return value
 
 
 def max_steps(value: Any, option: str = "--max-steps") -> int:

@@ -87,6 +87,12 @@ class KernelState:
     prompts: dict[str, str] = field(default_factory=dict)
     """Named system prompts set with ``%%agent_prompt`` ("default" is the packaged one)."""
 
+    def prompt_override(self, name: str | None = None) -> str | None:
+        """The system prompt a run is given: None for "default" (the agent's profile chooses it, see
+        agent/profiles.py), else the text of the prompt set with %%agent_prompt."""
+        name = name or self.config.prompt
+        return None if name == "default" else self.prompt_text(name)
+
     def prompt_text(self, name: str | None = None) -> str:
         from ..agent import default_system_prompt
 

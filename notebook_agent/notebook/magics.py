@@ -61,6 +61,7 @@ class AgentMagics(Magics):
     @argument("--max-steps", default=None, help="model calls at most, 1 or more (default from %%agent config)")
     @argument("--approve", default=None, help=f"approval policy: {', '.join(POLICY_NAMES)}")
     @argument("--prompt", "-p", default=None, help="a system prompt set with %%agent_prompt (default: the active one)")
+    @argument("--profile", default=None, help="prompt profile: auto (small for a local model), default or small")
     @argument("--vision", action="store_true", default=None, help="also send a screenshot to the model")
     @argument("--js", action="store_true", help="enable the execute_javascript action")
     @argument("--ask", action="store_true", help="let the agent ask you questions (ask_user)")
@@ -112,6 +113,7 @@ class AgentMagics(Magics):
             max_steps=args.max_steps,
             approve=args.approve,
             prompt=args.prompt,
+            profile=args.profile,
             vision=args.vision,
             js=args.js,
             ask=args.ask,
@@ -132,6 +134,7 @@ class AgentMagics(Magics):
         max_steps: int | str | None = None,
         approve: str | None = None,
         prompt: str | None = None,
+        profile: str | None = None,
         vision: bool | None = None,
         js: bool = False,
         ask: bool = False,
@@ -167,7 +170,8 @@ class AgentMagics(Magics):
             model = cfg.model_name(model)  # an alias names a model
             if model is not None:
                 options.model(model)
-            system_prompt = STATE.prompt_text(prompt)
+            system_prompt = STATE.prompt_override(prompt)
+            chosen_profile = options.profile(profile)
             answer_type = None
             if output is not None:
                 answer_type = options.output_in_namespace(output, self.shell.user_ns if self.shell else {})
@@ -190,6 +194,7 @@ class AgentMagics(Magics):
             screenshots=cfg.screenshots,
             full_page=full_page,
             system_prompt=system_prompt,
+            profile=chosen_profile,
             start_url=start_url,
             trace=trace,
             output=answer_type,
@@ -226,6 +231,7 @@ class AgentMagics(Magics):
             if model is not None:
                 options.model(model)
             answer_type = options.output_in_namespace(args.output, namespace) if args.output else None
+            chosen_profile = options.profile(args.profile)
             chosen, _ = resolve_model(model, template)
         except (ValueError, OSError, MapInputError) as exc:
             print(f"%%agent: {exc}")
@@ -237,7 +243,8 @@ class AgentMagics(Magics):
             approval_timeout=cfg.approval_timeout,
             own_tab=True,
             screenshots=cfg.screenshots,
-            system_prompt=STATE.prompt_text(args.prompt),
+            system_prompt=STATE.prompt_override(args.prompt),
+            profile=chosen_profile,
             start_url=args.url,
             output=answer_type,
         )
