@@ -60,16 +60,16 @@ class RedirectWatch:
 
     def __init__(self, decide: HopJudge) -> None:
         self.decide = decide
-        self._contexts: set[int] = set()
+        self._contexts: list[BrowserContext] = []  # by identity: a relaunched browser's context may reuse an id()
         self._pages: dict[Page, CDPSession] = {}
         self.unavailable = ""
         """Why hops are not watched (a browser without DevTools Fetch), or ""."""
 
     async def watch(self, context: BrowserContext) -> None:
         """Watch every tab of ``context``, now and to come (idempotent)."""
-        if id(context) in self._contexts:
+        if any(c is context for c in self._contexts):
             return
-        self._contexts.add(id(context))
+        self._contexts.append(context)
         context.on("page", lambda page: asyncio.ensure_future(self._attach(page)))
         for page in list(context.pages):
             await self._attach(page)
@@ -113,15 +113,19 @@ class RedirectWatch:
 
 
 def _hop(page: Page, main_frame: str, event: dict[str, Any]) -> Hop | None:
-    """The redirect a paused response is, or None when it is not one (most responses)."""
+    """The redirect a paused response is, or None when it is not one (most responses). Read defensively:
+    whatever shape the event has, this never raises (a paused request must always be answered)."""
     status = event.get("responseStatusCode")
     if not isinstance(status, int) or not 300 <= status < 400:
         return None
-    headers = {str(h.get("name", "")).lower(): str(h.get("value", "")) for h in event.get("responseHeaders") or []}
+    listed = event.get("responseHeaders")
+    pairs = [h for h in listed if isinstance(h, dict)] if isinstance(listed, list) else []
+    headers = {str(h.get("name", "")).lower(): str(h.get("value", "")) for h in pairs}
     location = headers.get("location")
     if not location:
         return None
-    request = event.get("request") or {}
+    request = event.get("request")
+    request = request if isinstance(request, dict) else {}
     came_from = str(request.get("url", ""))
     document = event.get("resourceType") == "Document"
     return Hop(
