@@ -77,7 +77,7 @@ HARMLESS = frozenset({"done", "wait", "ask_user", "scroll", "scroll_horizontally
 def _element_text(element: dict[str, Any] | None) -> str:
     if not element:
         return ""
-    parts = [str(element.get("text") or "")]
+    parts = [str(element.get("text") or ""), str(element.get("control") or "")]  # a label is judged as its control
     attrs = element.get("attributes") or {}
     for key in ("value", "aria-label", "title", "name", "id", "href"):
         if attrs.get(key):
@@ -155,9 +155,12 @@ def risk_reason(request: ApprovalRequest) -> str | None:
             text += " " + str(args.get("text", ""))
         match = DESTRUCTIVE.search(text)
         if match:
-            shown = str((request.element or {}).get("text") or "") or text
+            element = request.element or {}
+            shown = str(element.get("text") or "") or text
             label = " ".join(shown.split())[:60]
-            return f'acts on "{label}", which looks destructive or final ({match.group(0).lower()})'
+            control = " ".join(str(element.get("control") or "").split())[:60]
+            via = f" (a label: the click goes to {control})" if control else ""
+            return f'acts on "{label}"{via}, which looks destructive or final ({match.group(0).lower()})'
     return None
 
 

@@ -58,6 +58,7 @@ def target_element(browser: BrowserSession | None, args: Mapping[str, Any]) -> d
         "box": info.box,
         "line": info.line,
         "sensitive": info.sensitive,
+        "control": info.control,
     }
 
 

@@ -233,6 +233,13 @@
       return null;
     }
 
+    // A control as the approval policy reads it (text, value, names), for the <label> that activates it.
+    function controlWords(c) {
+      const parts = [c.localName === "input" ? c.type : c.localName, c.value, c.textContent,
+        c.getAttribute("aria-label"), c.getAttribute("title"), c.getAttribute("name"), c.id];
+      return clean(parts.filter((p) => p).join(" "), 200);
+    }
+
     // A label's own text, without what its controls show (a wrapped select's options, a textarea's text).
     function labelText(label) {
       let out = "";
@@ -693,6 +700,8 @@
         if (tag === "a" && el.href) out.href = el.href;
         if (el.id) out.id = el.id;
         if (rec.sensitive) out.s = 1;
+        // what a <label> activates, for the approval policy: a click on it is a click on its control
+        if (tag === "label" && el.control) out.ctl = controlWords(el.control);
         els[rec.idx] = out;
       }
 

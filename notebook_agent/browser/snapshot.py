@@ -63,6 +63,8 @@ class ElementInfo:
     in_viewport: bool = True
     disabled: bool = False
     sensitive: bool = False
+    control: str = ""
+    """For a ``<label>``: the control it activates (type, text, value, names), which a click on it is judged as."""
     depth: int = 0
     plain: str = ""
     """``line`` without the element's state (value, checked, selected, files), for action results."""
@@ -378,6 +380,7 @@ def build_snapshot(
             in_viewport=ln.in_view,
             disabled=bool(el.get("dis")),
             sensitive=bool(el.get("s")),
+            control=str(el.get("ctl") or ""),
             depth=ln.depth,
         )
         refs[index] = (ln.frame, int(el["i"]))

@@ -162,3 +162,26 @@ def test_navigation_risk_rules() -> None:
     assert navigation_risk("file:///home/x.html", "https://a.test/").startswith("opens a site (a.test) from a page")
     request = ApprovalRequest("go_to_url", {"url": "localhost:8999/x"}, "http://127.0.0.1:8999/")
     assert risk_reason(request) == "navigates to another site (localhost:8999)"
+
+
+async def test_a_label_is_judged_as_the_control_it_activates(browser: BrowserSession, servers: Servers) -> None:
+    """A styled label over a hidden control is what the model can click: the click is the control's, so a
+    label reading "Continue" for a hidden "Delete account" button is judged as that button; a harmless one
+    (a hidden checkbox) goes ahead."""
+    await browser.open(servers.url("order.html"))
+    await browser.page.set_content(
+        "<form action='/deleted' method=post><button id=del hidden>Delete account</button></form>"
+        "<label for=del>Continue</label>"
+        "<input type=checkbox id=news hidden><label for=news>Newsletter</label>"
+    )
+    script = [
+        step("click_element_by_index", lambda c: {"index": index_of(c, r"<label[^>]*for=button[^>]*>Continue")}),
+        step("click_element_by_index", lambda c: {"index": index_of(c, r"Newsletter")}),
+        finish(),
+    ]
+    result = await run(browser, script, approval="deny-risky")
+    assert result.steps[0].result.startswith("Blocked by the approval policy: acts on"), result.steps[0].result
+    assert "the click goes to button delete account" in result.steps[0].result.lower()
+    assert not result.steps[1].is_error, result.steps[1].result
+    assert await browser.page.evaluate("document.getElementById('news').checked")
+    assert "/deleted" not in browser.page.url
