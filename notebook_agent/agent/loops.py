@@ -36,15 +36,17 @@ def page_key(page_text: str) -> str:
     return hashlib.sha1(_INDEX.sub(r"\1[]", page_text).encode("utf-8", "replace")).hexdigest()
 
 
+def element_key(element: Mapping[str, Any]) -> list[str]:
+    """An element by what it is (tag, text, identifying attributes), not by its index."""
+    attrs = element.get("attributes") or {}
+    who = [str(element.get("tag", "")), " ".join(str(element.get("text", "")).split())[:80]]
+    return who + [f"{k}={attrs[k]}" for k in _IDENTITY if k in attrs and k != "value"]
+
+
 def move_key(action: str, args: Mapping[str, Any], element: Mapping[str, Any] | None) -> str:
     """A move's identity: the action, the element by what it is (not its index), the other arguments."""
     rest = {k: v for k, v in args.items() if k != "index"}
-    if element is not None:
-        attrs = element.get("attributes") or {}
-        who = [str(element.get("tag", "")), " ".join(str(element.get("text", "")).split())[:80]]
-        who += [f"{k}={attrs[k]}" for k in _IDENTITY if k in attrs and k != "value"]
-    else:
-        who = [f"index={args.get('index')}"] if "index" in args else []
+    who = element_key(element) if element is not None else [f"index={args['index']}"] if "index" in args else []
     return json.dumps([action, who, rest], sort_keys=True, ensure_ascii=False, default=str)
 
 
@@ -53,6 +55,14 @@ def _describe(action: str, args: Mapping[str, Any], element: Mapping[str, Any] |
     target = f" on '{text}'" if text else (f" on [{args['index']}]" if "index" in args else "")
     extra = {k: v for k, v in args.items() if k != "index"}
     return f"{action}{target}" + (f" {json.dumps(extra, ensure_ascii=False)}" if extra else "")
+
+
+@dataclass(frozen=True)
+class _Refused:
+    action: str
+    element: tuple[str, ...] | None
+    """The element it acted on, by what it is; None for an action without one (go_to_url, send_keys)."""
+    pages_seen: int
 
 
 @dataclass
@@ -76,6 +86,8 @@ class LoopGuard:
     stale: int = 0
     """Steps in a row whose page the run had seen before."""
     refused: list[str] = field(default_factory=list)
+    blocked: list[_Refused] = field(default_factory=list)
+    """Refused moves, kept out of what the model can decode until a page it had not seen appears."""
 
     def page(self, page_text: str) -> list[str]:
         """Note the page this step shows; returns the notes for the model (after the page, where it reads last)."""
@@ -111,12 +123,31 @@ class LoopGuard:
         others = list(dict.fromkeys(m.said for m in window[at[-2] + 1 : at[-1]]))[-2:]
         cycle = f" (with {' and '.join(others)} in between)" if others else ""
         self.refused.append(said)
+        who = tuple(element_key(element)) if element is not None else None
+        self.blocked.append(_Refused(action, who if "index" in args else None, len(self.seen)))
         return (
             f"Not done: {said} is what you did in steps {first.step} and {last.step}{cycle}, and no page "
             "you had not seen before came of it. Doing it again will not help. Choose a different element or action "
             "(the next field or button the task needs, go_back, scroll to look for another way), or call done with "
             "success=false if you cannot go further."
         )
+
+    def exclusions(self, elements: Mapping[int, Mapping[str, Any]]) -> dict[str, set[int] | None]:
+        """What a schema-constrained model may not decode this step: per action, the indices of this page's
+        elements a refused move acted on (None: the whole action, for one without an element). A model that
+        ignores "Not done" then cannot write the same move a fourth time; a new page lifts it."""
+        live = [b for b in self.blocked if b.pages_seen == len(self.seen)]
+        self.blocked = live
+        out: dict[str, set[int] | None] = {}
+        for b in live:
+            if b.element is None:
+                out[b.action] = None
+                continue
+            hit = {i for i, e in elements.items() if tuple(element_key(e)) == b.element}
+            current = out.get(b.action, set())
+            if current is not None:
+                out[b.action] = current | hit
+        return out
 
     def made(self, action: str, args: Mapping[str, Any], element: Mapping[str, Any] | None, step: int) -> None:
         """A move ran (before the page it leads to is seen)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,22 +89,34 @@ def macro_spec(tools: list[Tool]) -> ToolSpec:
     return ToolSpec(name=MACRO_NAME, description=MACRO_DESCRIPTION, parameters=schema)
 
 
-def with_indices(spec: ToolSpec, indices: Iterable[int]) -> ToolSpec:
+def with_indices(
+    spec: ToolSpec, indices: Iterable[int], excluded: Mapping[str, set[int] | None] | None = None
+) -> ToolSpec:
     """``spec`` with a decoding schema in which every ``index`` is one of ``indices`` (the elements of this
     step's state), for schema-constrained servers: a model then cannot name an element that is not there. An
-    action that needs an index is left out of it when the page has none. The prompt's schema is unchanged."""
-    allowed = sorted(set(indices))
+    action that needs an index is left out of it when the page has none. ``excluded`` takes more out, per
+    action: those indices, or (None) the whole action (moves the loop guard refused, see loops.py). ``done``
+    always stays. The prompt's schema is unchanged."""
+    every = sorted(set(indices))
+    excluded = excluded or {}
     members = []
     for member in spec.parameters["properties"]["action"]["anyOf"]:
         ((name, params),) = member["properties"].items()
         props = params.get("properties") or {}
+        if name in excluded and excluded[name] is None and name != "done":
+            continue
         if "index" not in props:
             members.append(member)
             continue
+        allowed = [i for i in every if i not in (excluded.get(name) or set())]
         if not allowed and "index" in (params.get("required") or []):
             continue
-        narrowed = {**props["index"], "enum": allowed} if allowed else props["index"]
-        inner = {**params, "properties": {**props, "index": narrowed}}
+        if allowed:
+            inner = {**params, "properties": {**props, "index": {**props["index"], "enum": allowed}}}
+        elif every:  # an optional index, every one of them excluded: the action without one
+            inner = {**params, "properties": {k: v for k, v in props.items() if k != "index"}}
+        else:
+            inner = params
         members.append({**member, "properties": {name: inner}})
     action = {**spec.parameters["properties"]["action"], "anyOf": members}
     decoding = {**spec.parameters, "properties": {**spec.parameters["properties"], "action": action}}

@@ -57,6 +57,24 @@ def test_a_b_a_b_is_caught() -> None:
     )
 
 
+def test_a_refused_move_cannot_be_decoded_until_a_new_page_appears() -> None:
+    guard = LoopGuard()
+    guard.page("p")
+    elements = {0: BUTTON, 1: OTHER, 7: BUTTON}  # the same button listed twice (a sticky header, say)
+    assert guard.exclusions(elements) == {}
+    play(guard, [(BUTTON, 0, "p"), (BUTTON, 0, "p"), (BUTTON, 0, "p")])
+    assert guard.exclusions(elements) == {"click_element_by_index": {0, 7}}
+    assert guard.refusal("go_to_url", {"url": "/a"}, None, 4) is None
+    guard.made("go_to_url", {"url": "/a"}, None, 4)
+    guard.page("p")
+    guard.made("go_to_url", {"url": "/a"}, None, 5)
+    guard.page("p")
+    assert guard.refusal("go_to_url", {"url": "/a"}, None, 6) is not None
+    assert guard.exclusions(elements) == {"click_element_by_index": {0, 7}, "go_to_url": None}
+    guard.page("a page not seen before")
+    assert guard.exclusions(elements) == {}
+
+
 def test_going_back_to_a_page_to_do_something_else_is_not_a_loop() -> None:
     """The list page again and again, each time for another item: the moves in between differ."""
     guard = LoopGuard()
@@ -140,3 +158,24 @@ async def test_a_model_clicking_an_alternating_page_forever_ends_stuck(browser: 
     assert len(result.steps) < 10
     refused = [s for s in result.steps if s.result.startswith("Not done:")]
     assert len(refused) == 3 and await browser.page.inner_text("#s") in ("State A", "State B")
+
+
+async def test_after_a_refusal_the_next_request_cannot_name_that_button(browser: BrowserSession) -> None:
+    """The decoding schema (what a schema-constrained server lets the model write) of the step after a refusal
+    has no index for that button; the prompt's schema is the same as every other step's (the cache keeps it)."""
+    await browser.page.set_content(ALTERNATING)
+    click = step("click_element_by_index", lambda c: {"index": index_of(c, r"Click Me")})
+    model = ScriptedModel([click] * 3 + [step("done", {"text": "gave up", "success": False})])
+    result = await PageAgent(model=model, browser=browser, max_steps=6).run("click until it works")
+    assert result.steps[2].result.startswith("Not done:")
+    button = result.steps[2].args["index"]
+
+    def clickable(request: int) -> list[int]:
+        (spec,) = model.requests[request][0].tools
+        assert spec.decoding is not None
+        members = {next(iter(m["properties"])): m["properties"] for m in spec.decoding["properties"]["action"]["anyOf"]}
+        inner = members.get("click_element_by_index", {}).get("click_element_by_index", {})
+        return list(inner.get("properties", {}).get("index", {}).get("enum", []))
+
+    assert button in clickable(2) and button not in clickable(3)
+    assert model.requests[2][0].tools[0].parameters == model.requests[3][0].tools[0].parameters

@@ -227,3 +227,23 @@ def test_decoding_narrows_indices_and_leaves_the_prompt_schema() -> None:
     assert empty.decoding is not None
     names = [next(iter(m["properties"])) for m in empty.decoding["properties"]["action"]["anyOf"]]
     assert names == ["done", "scroll"]  # no element to click on an empty page; scrolling the page needs none
+
+
+def test_decoding_leaves_out_what_the_loop_guard_refused() -> None:
+    from notebook_agent.agent.macro import with_indices
+    from notebook_agent.browser.actions import builtin_tools
+
+    tools = builtin_tools(None)  # type: ignore[arg-type]  # schemas only
+    names = ("done", "click_element_by_index", "scroll", "go_to_url", "input_text")
+    spec = macro_spec([tools[n] for n in names])
+    out = with_indices(
+        spec,
+        [1, 2, 3],
+        {"click_element_by_index": {2}, "go_to_url": None, "done": None, "scroll": {1, 2, 3}, "input_text": {1, 2, 3}},
+    )
+    assert out.decoding is not None
+    members = {next(iter(m["properties"])): m["properties"] for m in out.decoding["properties"]["action"]["anyOf"]}
+    assert set(members) == {"done", "click_element_by_index", "scroll"}  # done always stays
+    assert members["click_element_by_index"]["click_element_by_index"]["properties"]["index"]["enum"] == [1, 3]
+    assert "index" not in members["scroll"]["scroll"]["properties"]  # its index is optional: the page itself
+    assert out.parameters == spec.parameters
