@@ -47,6 +47,15 @@ async def _call(frame: Frame, op: dict[str, object]) -> object:
     return await asyncio.wait_for(call_page_api(frame, op, timeout=MASK_TIMEOUT), MASK_TIMEOUT)
 
 
+def _painted(result: object) -> bool:
+    """Whether a frame's "hide" answer says it may have painted a mask (a count above 0, or no clear answer)."""
+    return not (isinstance(result, int) and not isinstance(result, bool) and result == 0)
+
+
+async def _nothing() -> bool:
+    return True
+
+
 async def masked_capture(
     page: Page, values: list[str], take: Callable[[], Awaitable[bytes]], *, selector: str = ""
 ) -> bytes:
@@ -68,7 +77,11 @@ async def masked_capture(
                 )
         data = await take()
     finally:
-        intact = await asyncio.gather(*(_call(f, {"op": "unhide"}) for f in frames), return_exceptions=True)
+        # a frame that painted nothing has nothing to take off or check (the common case: one round trip saved)
+        intact = await asyncio.gather(
+            *(_call(f, {"op": "unhide"}) if _painted(p) else _nothing() for f, p in zip(frames, painted, strict=True)),
+            return_exceptions=True,
+        )
     for frame, count, still in zip(frames, painted, intact, strict=True):
         if frame.is_detached() or not isinstance(count, int) or count == 0:
             continue

@@ -899,7 +899,9 @@
       const light = new Map(values.map((v) => [v, 0])); // occurrences met inside single text nodes of the document
       const visit = (root) => {
         if (selector) for (const el of root.querySelectorAll(selector)) add(el.getBoundingClientRect());
-        const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
+        // with no values to find, only elements are visited (for their shadow roots): text nodes are skipped
+        const show = values.length ? NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT : NodeFilter.SHOW_ELEMENT;
+        const walker = document.createTreeWalker(root, show);
         for (let n = walker.nextNode(); n; n = walker.nextNode()) {
           if (n.nodeType === 3) {
             const s = n.data;
