@@ -169,6 +169,11 @@ class NavigationGate:
         if self.guard is not None or self.judge is not None:
             await self._door(context)
 
+    async def close(self) -> None:
+        """The session is done: its redirect watch leaves the tabs (its route stays and lets everything by)."""
+        self.guard = self.judge = None
+        await self.redirects.close()
+
     async def _door(self, context: BrowserContext) -> None:
         """Route ``context`` and watch its redirects."""
         await context.route("**/*", self.route)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin
@@ -62,6 +62,9 @@ class RedirectWatch:
         self.decide = decide
         self._contexts: list[BrowserContext] = []  # by identity: a relaunched browser's context may reuse an id()
         self._pages: dict[Page, CDPSession] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        """Handlers in flight, held here: the loop keeps only a weak reference to a task, and a handler that
+        vanished would leave its request paused for good."""
         self.unavailable = ""
         """Why hops are not watched (a browser without DevTools Fetch), or ""."""
 
@@ -70,9 +73,29 @@ class RedirectWatch:
         if any(c is context for c in self._contexts):
             return
         self._contexts.append(context)
-        context.on("page", lambda page: asyncio.ensure_future(self._attach(page)))
+        context.on("page", self._on_page)
         for page in list(context.pages):
             await self._attach(page)
+
+    async def close(self) -> None:
+        """Stop watching: a session that shares its context with others (a run in its own tab) is done, and its
+        interception must not stay on the tabs of the sessions that go on."""
+        for context in self._contexts:
+            with contextlib.suppress(Exception):
+                context.remove_listener("page", self._on_page)
+        self._contexts.clear()
+        sessions, self._pages = list(self._pages.values()), {}
+        for session in sessions:
+            with contextlib.suppress(PlaywrightError):
+                await session.detach()
+
+    def _on_page(self, page: Page) -> None:
+        self._spawn(self._attach(page))
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def _attach(self, page: Page) -> None:
         if page in self._pages or page.is_closed():
@@ -81,9 +104,7 @@ class RedirectWatch:
             session = await page.context.new_cdp_session(page)
             tree = await session.send("Page.getFrameTree")
             main = tree["frameTree"]["frame"]["id"]
-            session.on(
-                "Fetch.requestPaused", lambda event: asyncio.ensure_future(self._paused(page, session, main, event))
-            )
+            session.on("Fetch.requestPaused", lambda event: self._spawn(self._paused(page, session, main, event)))
             await session.send("Fetch.enable", {"patterns": PATTERNS})
         except PlaywrightError as exc:
             if not page.is_closed():

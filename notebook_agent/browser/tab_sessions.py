@@ -33,6 +33,7 @@ class TabSessionLifecycle(Lifecycle):
     async def close(self) -> None:
         """Close this session's tabs only; the browser and the other sessions' tabs stay."""
         self.notices.closing = True
+        await self.gate.close()
         pages = self.tabs.open_pages()
         self.router.remove(self.tabs)
         self.tabs.current = None
@@ -63,6 +64,7 @@ class ForkLifecycle(Lifecycle):
     async def close(self) -> None:
         """Close the fork's context only; the parent's browser stays."""
         context, self.context = self.context, None
+        await self.gate.close()
         self.tabs.current = None
         self.reader.reset()
         if context is not None:
