@@ -132,10 +132,12 @@ class LoopGuard:
             "success=false if you cannot go further."
         )
 
-    def exclusions(self, elements: Mapping[int, Mapping[str, Any]]) -> dict[str, set[int] | None]:
+    def exclusions(self, elements: Mapping[int, Any]) -> dict[str, set[int] | None]:
         """What a schema-constrained model may not decode this step: per action, the indices of this page's
-        elements a refused move acted on (None: the whole action, for one without an element). A model that
-        ignores "Not done" then cannot write the same move a fourth time; a new page lifts it."""
+        elements (dicts, or the snapshot's ElementInfo) a refused move acted on (None: the whole action, for one
+        without an element). A model that ignores "Not done" then cannot write the same move a fourth time; a
+        new page lifts it."""
+        elements = {i: e if isinstance(e, Mapping) else vars(e) for i, e in elements.items()}
         live = [b for b in self.blocked if b.pages_seen == len(self.seen)]
         self.blocked = live
         out: dict[str, set[int] | None] = {}

@@ -292,10 +292,7 @@ class PageRun:
         spec = macro_spec(ordered)
         snapshot = self.browser.last_snapshot if self.browser is not None else None
         if snapshot is not None:  # constrained decoding may only name this step's elements (the prompt is unchanged)
-            elements = {
-                i: {"tag": e.tag, "text": e.text, "attributes": e.attributes} for i, e in snapshot.elements.items()
-            }
-            spec = with_indices(spec, snapshot.elements, self.loops.exclusions(elements))
+            spec = with_indices(spec, snapshot.elements, self.loops.exclusions(snapshot.elements))
         if step is not None and step.request is not None:
             step.request.tools = [{"name": spec.name, "description": spec.description, "parameters": spec.parameters}]
         return [spec]
