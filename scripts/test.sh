@@ -10,9 +10,11 @@ echo "== local model: llama-server and Qwen2.5-Coder 0.5B (built and fetched onc
 .venv/bin/python scripts/fetch_test_model.py 0.5b
 export NOTEBOOK_AGENT_LOCAL_LLM="${NOTEBOOK_AGENT_LOCAL_LLM:-1}"  # the real-model test runs, and must not skip
 echo "== pytest"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 set +e
-.venv/bin/pytest tests notebooks --nbval-lax --nbval-current-env --nbval-cell-timeout=300 "$@"
-code=$?
+.venv/bin/pytest tests notebooks --nbval-lax --nbval-current-env --nbval-cell-timeout=300 -rfE "$@" 2>&1 | tee "$log"
+code=${PIPESTATUS[0]}
 if [ "$code" = 5 ]; then echo "pytest collected no tests: that is a failure"; code=1; fi
 echo "== pytest on the oldest supported kernel ($(.venv-floor/bin/python -c 'import ipykernel; print("ipykernel", ipykernel.__version__)'))"
 .venv-floor/bin/pytest -p no:cacheprovider tests/notebook/test_kernel.py notebooks --nbval-lax --nbval-current-env \
@@ -20,5 +22,14 @@ echo "== pytest on the oldest supported kernel ($(.venv-floor/bin/python -c 'imp
 floor=$?
 set -e
 if [ "$floor" = 5 ]; then echo "pytest collected no tests on .venv-floor: that is a failure"; floor=1; fi
-if [ "$code" != 0 ]; then exit "$code"; fi
+if [ "$code" != 0 ]; then
+  # repeated last, where a log cut to its tail still shows it
+  echo "== the main pytest run failed (exit $code):"
+  if grep -q "short test summary info" "$log"; then
+    sed -n '/short test summary info/,$p' "$log" | cut -c1-400
+  else
+    tail -n 60 "$log" | cut -c1-400  # no summary: pytest was cut short (a timeout dumps the stacks here)
+  fi
+  exit "$code"
+fi
 exit "$floor"
