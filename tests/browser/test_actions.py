@@ -440,7 +440,7 @@ async def test_wait_counts_time_since_snapshot(load: Any) -> None:
     b._reader.last_time = time.monotonic() - 5  # the model took 5 s to answer
     started = time.monotonic()
     assert ok(await b.act({"wait": {"seconds": 2}})) == "Waited for 2 seconds."
-    assert time.monotonic() - started < 0.5
+    assert time.monotonic() - started < 1.5  # not the 2 s again (a margin for a loaded machine)
     assert ok(await b.act({"wait": 1})) == "Waited for 1 second."  # bare value coerced onto `seconds`
     msg = err(await b.act({"wait": {"seconds": 20}}))
     assert msg.startswith('Error: Validation failed for tool "wait":')
@@ -458,7 +458,7 @@ async def test_wait_honours_abort(browser: BrowserSession) -> None:
     started = time.monotonic()
     with pytest.raises(AbortedError):
         await task
-    assert time.monotonic() - started < 1
+    assert time.monotonic() - started < 5  # not the 10 s wait
 
 
 async def test_ask_user_and_done(browser: BrowserSession) -> None:
