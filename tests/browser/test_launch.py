@@ -94,8 +94,12 @@ async def test_driver_runs_in_its_own_session() -> None:
 
 CHILD = textwrap.dedent(
     """
-    import asyncio, sys
+    import asyncio, signal, sys
     from notebook_agent.browser import BrowserSession
+
+    # what this process was given: an ignored or blocked SIGINT here would make the test meaningless
+    blocked = sorted(int(s) for s in signal.pthread_sigmask(signal.SIG_BLOCK, []))
+    print("START", signal.getsignal(signal.SIGINT), blocked, flush=True)
 
     async def start(isolate):
         # Playwright's default handle_sigint=True: the driver closes the browser when *it* gets SIGINT
@@ -144,11 +148,12 @@ async def run_child(mode: str, tmp_path: Path) -> list[str]:
     )
     assert proc.stdout is not None
     try:
+        start = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode().strip()
         line = await asyncio.wait_for(proc.stdout.readline(), 60)
-        assert line.decode().strip() == "READY"
+        assert line.decode().strip() == "READY", start
         os.killpg(proc.pid, signal.SIGINT)
         out, _ = await asyncio.wait_for(proc.communicate(), 60)
-        return out.decode().split("\n")
+        return [start, *out.decode().split("\n")]
     finally:
         if proc.returncode is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -156,8 +161,8 @@ async def run_child(mode: str, tmp_path: Path) -> list[str]:
 
 async def test_sigint_to_process_group_leaves_the_browser_alive(tmp_path: Path) -> None:
     isolated, shared = await asyncio.gather(run_child("isolated", tmp_path), run_child("shared", tmp_path))
-    assert "INTERRUPTED" in isolated
-    assert "ALIVE hello 1" in isolated
+    assert "INTERRUPTED" in isolated, isolated
+    assert "ALIVE hello 1" in isolated, isolated
     # control: without the new session the same interrupt reaches the driver, which closes the browser
-    assert "INTERRUPTED" in shared
+    assert "INTERRUPTED" in shared, shared
     assert any(line.startswith("DEAD") for line in shared), shared
