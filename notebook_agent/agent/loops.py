@@ -12,6 +12,8 @@ and a note about the repetition was ignored. So the rule here is about moves, no
   page since the last time, is refused the third time, with what it did before and what else can be done (so
   A-A-A and A-B-A-B-A are refused alike, while clicking "Next" through new pages of results, or going back to a
   list to do something else there, is not);
+- a move that cannot change anything is refused the first time: typing into a field the text it already
+  holds, opening the URL the tab is already on (the 1.5B model's commonest wasted steps);
 - steps with no new page are pointed out after a while, and a run refused ``budget`` times ends as stuck,
   saying what it tried.
 """
@@ -24,6 +26,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
+
+from ..browser.urls import navigation_target, site
 
 #: Actions that may rightly repeat without anything new (waiting, moving the view, finishing).
 REPEATABLE = frozenset({"wait", "scroll", "scroll_horizontally", "done", "extract_table"})
@@ -48,6 +53,37 @@ def move_key(action: str, args: Mapping[str, Any], element: Mapping[str, Any] | 
     rest = {k: v for k, v in args.items() if k != "index"}
     who = element_key(element) if element is not None else [f"index={args['index']}"] if "index" in args else []
     return json.dumps([action, who, rest], sort_keys=True, ensure_ascii=False, default=str)
+
+
+def same_page(url: str, here: str) -> bool:
+    """Whether ``go_to_url(url)`` would load the page the tab shows (``here``): the URL as the action reads it
+    (``localhost:8000/x`` is http), fragment and a trailing slash aside."""
+
+    def key(u: str) -> tuple[object, ...]:
+        p = urlsplit(u)
+        return (p.scheme.lower(), site(u) or p.netloc.lower(), p.path.rstrip("/"), p.query)
+
+    try:
+        return key(navigation_target(url)) == key(here)
+    except ValueError:
+        return False
+
+
+def _no_effect(action: str, args: Mapping[str, Any], element: Mapping[str, Any] | None, here: str) -> str | None:
+    if action == "input_text" and element is not None:
+        value = (element.get("attributes") or {}).get("value")
+        text = args.get("text")
+        if isinstance(text, str) and text and value == text:
+            return (
+                f"Not done: [{args.get('index')}] already contains {text!r}. Go on with the next field, or the button "
+                "or key that submits, or call done if the task is complete."
+            )
+    if action == "go_to_url" and here and isinstance(args.get("url"), str) and same_page(args["url"], here):
+        return (
+            "Not done: the tab is already on that page; opening it again changes nothing. Act on its elements, "
+            "or call done if the task is complete."
+        )
+    return None
 
 
 def _describe(action: str, args: Mapping[str, Any], element: Mapping[str, Any] | None) -> str:
@@ -105,10 +141,16 @@ class LoopGuard:
             ]
         return []
 
-    def refusal(self, action: str, args: Mapping[str, Any], element: Mapping[str, Any] | None, step: int) -> str | None:
-        """Why this move should not run (a sentence for the model), or None."""
+    def refusal(
+        self, action: str, args: Mapping[str, Any], element: Mapping[str, Any] | None, step: int, here: str = ""
+    ) -> str | None:
+        """Why this move should not run (a sentence for the model), or None. ``here``: the tab's URL."""
         if action in REPEATABLE:
             return None
+        pointless = _no_effect(action, args, element, here)
+        if pointless is not None:
+            self._refuse(action, args, element, _describe(action, args, element))
+            return pointless
         key = move_key(action, args, element)
         window = self.moves[-self.window :]
         at = [i for i, m in enumerate(window) if m.key == key]
@@ -122,15 +164,18 @@ class LoopGuard:
         said = last.said
         others = list(dict.fromkeys(m.said for m in window[at[-2] + 1 : at[-1]]))[-2:]
         cycle = f" (with {' and '.join(others)} in between)" if others else ""
-        self.refused.append(said)
-        who = tuple(element_key(element)) if element is not None else None
-        self.blocked.append(_Refused(action, who if "index" in args else None, len(self.seen)))
+        self._refuse(action, args, element, said)
         return (
             f"Not done: {said} is what you did in steps {first.step} and {last.step}{cycle}, and no page "
             "you had not seen before came of it. Doing it again will not help. Choose a different element or action "
             "(the next field or button the task needs, go_back, scroll to look for another way), or call done with "
             "success=false if you cannot go further."
         )
+
+    def _refuse(self, action: str, args: Mapping[str, Any], element: Mapping[str, Any] | None, said: str) -> None:
+        self.refused.append(said)
+        who = tuple(element_key(element)) if element is not None else None
+        self.blocked.append(_Refused(action, who if "index" in args else None, len(self.seen)))
 
     def exclusions(self, elements: Mapping[int, Any]) -> dict[str, set[int] | None]:
         """What a schema-constrained model may not decode this step: per action, the indices of this page's

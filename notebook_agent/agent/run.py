@@ -374,7 +374,7 @@ class PageRun:
         args = step.args = self.redactor.public_args(ctx.tool_call.name, raw)
         step.output = self.redactor.scrub_message(step.output)
         element = target_element(browser, args)
-        futile = self.loops.refusal(ctx.tool_call.name, args, element, step.index)
+        futile = self.loops.refusal(ctx.tool_call.name, args, element, step.index, browser.page.url)
         if futile is not None:
             await self.screenshots.collect()
             return BlockToolCall(futile)

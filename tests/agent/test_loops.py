@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from notebook_agent.agent import PageAgent
-from notebook_agent.agent.loops import LoopGuard, page_key
+from notebook_agent.agent.loops import LoopGuard, page_key, same_page
 from notebook_agent.browser import BrowserSession
 from notebook_agent.llm.scripted import ScriptedModel
 from tests.agent.test_page_agent import index_of, step
@@ -137,6 +137,72 @@ def test_a_move_is_only_refused_after_two_like_it_with_nothing_new_since(moves: 
             guard.made("click_element_by_index", {"index": index}, element, n)
             history.append((element["text"], len(guard.seen)))
         guard.page(f"page {page}")
+
+
+FIELD = {"tag": "input", "text": "Username", "attributes": {"id": "user", "type": "text", "value": "ada"}}
+
+
+def test_a_move_that_cannot_change_anything_is_refused_the_first_time() -> None:
+    guard = LoopGuard()
+    guard.page("p")
+    said = guard.refusal("input_text", {"index": 1, "text": "ada"}, FIELD, 1)
+    assert said is not None and said.startswith("Not done: [1] already contains 'ada'")
+    assert guard.refusal("input_text", {"index": 1, "text": "ada lovelace"}, FIELD, 2) is None
+    empty = FIELD | {"attributes": {"id": "user", "type": "text"}}
+    assert guard.refusal("input_text", {"index": 1, "text": "ada"}, empty, 2) is None
+    here = "http://127.0.0.1:8000/login.html"
+    assert guard.refusal("go_to_url", {"url": "127.0.0.1:8000/login.html#top"}, None, 3, here) is not None
+    assert guard.refusal("go_to_url", {"url": "http://127.0.0.1:8000/index.html"}, None, 3, here) is None
+    assert guard.exclusions({1: FIELD}) == {"input_text": {1}, "go_to_url": None}  # until a new page
+    guard.page("a page not seen before")
+    assert guard.exclusions({1: FIELD}) == {}
+
+
+PATHS = st.sampled_from(["", "/", "/a", "/a/", "/a/b", "/A"])
+QUERIES = st.sampled_from(["", "?q=1", "?q=2"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["http", "https"]),
+    st.sampled_from(["127.0.0.1", "localhost", "example.com"]),
+    st.sampled_from([None, 80, 443, 8000]),
+    PATHS,
+    QUERIES,
+    st.sampled_from(["", "#x"]),
+    st.data(),
+)
+def test_same_page_is_what_the_browser_would_load_again(
+    scheme: str, host: str, port: int | None, path: str, query: str, fragment: str, data: st.DataObject
+) -> None:
+    """Spellings of the tab's own URL (explicit default port, trailing slash, fragment, no scheme for a local
+    address) are the same page; any other scheme, host, port, path or query is not."""
+    netloc = host + (f":{port}" if port else "")
+    here = f"{scheme}://{netloc}{path}{query}"
+    default = {"http": 80, "https": 443}[scheme]
+    same_netloc = data.draw(st.sampled_from([netloc, f"{host}:{port or default}"]))
+    assert same_page(f"{scheme}://{same_netloc}{path.rstrip('/') or '/'}{query}{fragment}", here)
+    other_path = data.draw(PATHS.filter(lambda p: p.rstrip("/") != path.rstrip("/")))
+    other_query = data.draw(QUERIES.filter(lambda q: q != query))
+    other_scheme = "https" if scheme == "http" else "http"
+    for url in (
+        f"{scheme}://{netloc}{other_path}{query}",
+        f"{scheme}://{netloc}{path}{other_query}",
+        f"{scheme}://{host}:9{path}{query}",
+        f"{other_scheme}://{host}:{port or default}{path}{query}" if port else f"{other_scheme}://{host}{path}{query}",
+    ):
+        assert not same_page(url, here), url
+    assert not same_page("", here) and not same_page("http://[bad", here)
+
+
+async def test_retyping_what_a_field_holds_is_refused_and_the_run_goes_on(browser: BrowserSession) -> None:
+    await browser.page.set_content("<input id=user placeholder=Username><button>Sign in</button>")
+    field = step("input_text", lambda c: {"index": index_of(c, r"Username"), "text": "ada"})
+    model = ScriptedModel([field, field, step("done", {"text": "typed", "success": True})])
+    result = await PageAgent(model=model, browser=browser, max_steps=5).run("type ada")
+    assert [s.result.startswith("Not done:") for s in result.steps] == [False, True, False]
+    assert "already contains 'ada'" in result.steps[1].result and result.status == "completed"
+    assert await browser.page.input_value("#user") == "ada"
 
 
 ALTERNATING = """<p id=s>State A</p>
