@@ -259,24 +259,15 @@ async def check_run(task: SuiteTask, result: PageAgentResult, browser: BrowserSe
 
 
 async def _check_run(task: SuiteTask, result: PageAgentResult, browser: BrowserSession) -> list[str]:
-    failures: list[str] = []
     c = task.check
-    url = page_url(browser)
-    if c.url and not re.search(c.url, url):
-        failures.append(f"url {url!r} does not match {c.url!r}")
     text = await page_text(browser) if c.text or c.python else ""
-    if c.text and c.text not in text:
-        failures.append(f"text {c.text!r} not on the final page")
-    if c.result and c.result not in result.text:
-        failures.append(f"answer does not contain {c.result!r}")
+    js: bool | str | None = None
     if c.js:
         try:
-            ok = await page_check(browser, c.js)
+            js = bool(await page_check(browser, c.js))
         except Exception as exc:
-            failures.append(f"js check raised: {exc}")
-        else:
-            if not ok:
-                failures.append("js check returned false")
+            js = str(exc)
+    failures = check_failures(c, url=page_url(browser), text=text, answer=result.text, js=js)
     if c.output is not None:
         if result.output is None:
             failures.append("no typed answer to compare with check.output")
@@ -286,6 +277,25 @@ async def _check_run(task: SuiteTask, result: PageAgentResult, browser: BrowserS
         failures.append("python check returned false")
     if result.status == "error":
         failures.append(f"run error: {result.error}")
+    return failures
+
+
+def check_failures(c: Check, *, url: str, text: str, answer: str, js: bool | str | None) -> list[str]:
+    """The URL, page-text, answer and JavaScript checks on what was read from a final page (``js``: the check's
+    value, or the message of what it raised). Apart from the page, so a run by another agent (the peer in
+    ``benchmarks/local_model.py``) is judged by the same rules."""
+    failures: list[str] = []
+    if c.url and not re.search(c.url, url):
+        failures.append(f"url {url!r} does not match {c.url!r}")
+    if c.text and c.text not in text:
+        failures.append(f"text {c.text!r} not on the final page")
+    if c.result and c.result not in answer:
+        failures.append(f"answer does not contain {c.result!r}")
+    if c.js:
+        if isinstance(js, str):
+            failures.append(f"js check raised: {js}")
+        elif not js:
+            failures.append("js check returned false")
     return failures
 
 
