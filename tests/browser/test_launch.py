@@ -97,9 +97,12 @@ CHILD = textwrap.dedent(
     import asyncio, signal, sys
     from notebook_agent.browser import BrowserSession
 
-    # what this process was given: an ignored or blocked SIGINT here would make the test meaningless
-    blocked = sorted(int(s) for s in signal.pthread_sigmask(signal.SIG_BLOCK, []))
-    print("START", signal.getsignal(signal.SIGINT), blocked, flush=True)
+    # A kernel installs its own SIGINT handler (ipykernel does), so this process does too: started from a
+    # background job (CI, nohup, `make test &`) it would inherit SIGINT ignored, and never see the interrupt.
+    given = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+    print("START", given, flush=True)
 
     async def start(isolate):
         # Playwright's default handle_sigint=True: the driver closes the browser when *it* gets SIGINT
