@@ -25,8 +25,10 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Protocol
 
+from ..browser.affordances import unfit
 from ..browser.checks import page_url
 from ..browser.session import BrowserSession
+from ..browser.snapshot import ElementInfo
 from ..browser.targets import target_of
 from ..browser.tracing import Trace, begin_group, start_trace, stop_trace
 from ..browser.urls import navigation_target
@@ -292,7 +294,7 @@ class PageRun:
         spec = macro_spec(ordered)
         snapshot = self.browser.last_snapshot if self.browser is not None else None
         if snapshot is not None:  # constrained decoding may only name this step's elements (the prompt is unchanged)
-            spec = with_indices(spec, snapshot.elements, self.loops.exclusions(snapshot.elements))
+            spec = with_indices(spec, snapshot.elements, _excluded(self.loops, snapshot.elements))
         if step is not None and step.request is not None:
             step.request.tools = [{"name": spec.name, "description": spec.description, "parameters": spec.parameters}]
         return [spec]
@@ -423,3 +425,14 @@ def _read_target(
 async def _known(target: dict[str, Any]) -> dict[str, Any]:
     """A target already known (a replay's recorded one), in the shape of a fresh read."""
     return target
+
+
+def _excluded(loops: LoopGuard, elements: dict[int, ElementInfo]) -> dict[str, set[int] | None]:
+    """What the decoding schema leaves out: moves the loop guard refused, and elements a form action cannot act
+    on (a button for input_text: browser/affordances.py)."""
+    out = loops.exclusions(elements)
+    for action, indices in unfit(elements.values()).items():
+        current = out.get(action, set())
+        if current is not None:
+            out[action] = current | indices
+    return out

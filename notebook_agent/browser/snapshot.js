@@ -624,7 +624,9 @@
           if ((reason || scroll) && !(inView && isCovered(el, r, clip))) {
             flush();
             const dis = FORM_TAGS.has(tag) ? el.matches(":disabled") : el.getAttribute("aria-disabled") === "true";
-            rec = { el, tag, cs, scroll, r, inView, dis, editable: reason === "editable", texts: [], idx: els.length };
+            // an editor, whatever else made it interactive (a contenteditable button is still typed into)
+            const editable = reason === "editable" || (el.isContentEditable && !(el.parentElement && el.parentElement.isContentEditable));
+            rec = { el, tag, cs, scroll, r, inView, dis, editable, texts: [], idx: els.length };
             els.push(null);
             nodes.push(el);
             items.push([0, ctx.depth, rec.idx]);

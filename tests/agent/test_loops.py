@@ -245,3 +245,29 @@ async def test_after_a_refusal_the_next_request_cannot_name_that_button(browser:
 
     assert button in clickable(2) and button not in clickable(3)
     assert model.requests[2][0].tools[0].parameters == model.requests[3][0].tools[0].parameters
+
+
+async def test_the_decoding_schema_offers_each_form_action_only_what_it_can_act_on(browser: BrowserSession) -> None:
+    """Measured: a 1.5B model typed its search words into the Search button. With the schema, it cannot."""
+    await browser.page.set_content(
+        "<input placeholder=Search><button>Search</button><select><option>A</option><option>B</option></select>"
+    )
+    model = ScriptedModel([step("done", {"text": "ok", "success": True})])
+    await PageAgent(model=model, browser=browser, max_steps=2).run("search")
+    (spec,) = model.requests[0][0].tools
+    assert spec.decoding is not None
+    members = {next(iter(m["properties"])): m["properties"] for m in spec.decoding["properties"]["action"]["anyOf"]}
+
+    def indices(action: str) -> list[int]:
+        return list(members[action][action]["properties"]["index"]["enum"])
+
+    text = browser.last_snapshot.text
+    field, button, dropdown = (index_of_text(text, n) for n in ("Search />", "<button>Search", "<select"))
+    assert indices("input_text") == [field]
+    assert indices("click_element_by_index") == sorted([field, button, dropdown])
+    assert dropdown in indices("select_dropdown_option") and field in indices("select_dropdown_option")
+
+
+def index_of_text(text: str, needle: str) -> int:
+    line = next(line for line in text.splitlines() if needle in line)
+    return int(line.split("[", 1)[1].split("]", 1)[0])

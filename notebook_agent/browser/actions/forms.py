@@ -73,7 +73,7 @@ class InputTextTool(BrowserTool):
                 await signal.race(target.fill(args.text, timeout=self.timeout_ms))
             except PlaywrightError as exc:
                 message = first_line(exc)
-                if "Malformed value" in message or "Cannot type text into" in message:
+                if "Malformed value" in message or "Cannot type text into" in message or "cannot be filled" in message:
                     raise ActionError(f"could not type {quote(args.text)} into {info.describe()}: {message}") from None
                 if not await is_connected(target):
                     raise ActionError(
