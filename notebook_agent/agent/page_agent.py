@@ -251,8 +251,9 @@ class PageAgent:
             "Use `result = await agent.run(task)` or a %%agent cell instead."
         )
 
-    def tools(self, browser: BrowserSession) -> dict[str, Tool]:
-        """The actions this agent offers, in their stable order (built-ins, then new custom tools)."""
+    def tools(self, browser: BrowserSession, task: str | None = None) -> dict[str, Tool]:
+        """The actions this agent offers, in their stable order (built-ins, then new custom tools). ``task``: the
+        request of a run that starts on a page (some profiles offer some actions only when it asks for them)."""
         registry: dict[str, Tool] = dict(builtin_tools(browser, on_ask_user=self.on_ask_user))
         ordered = {n: registry[n] for n in BUILTIN_ORDER if n in registry}
         ordered.update({n: t for n, t in registry.items() if n not in ordered})
@@ -264,7 +265,8 @@ class PageAgent:
                 t = copy.copy(t)
                 t.name = name
             ordered[name] = t
-        ordered = self.profile.offer(ordered, keep={*self.custom_tools, *(["extract_table"] if self.output else [])})
+        keep = {*self.custom_tools, *(["extract_table"] if self.output else [])}
+        ordered = self.profile.offer(ordered, keep=keep, task=task)
         off = {"execute_javascript": not self.enable_javascript, "ask_user": self.on_ask_user is None}
         ordered = {n: t for n, t in ordered.items() if not off.get(n)}
         if self.secrets and "input_text" in ordered:

@@ -16,6 +16,7 @@ tools are always offered, and ``enable_javascript=True`` or ``on_ask_user=`` add
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, TypeVar
@@ -38,6 +39,9 @@ class Profile:
     prompt_file: str
     actions: tuple[str, ...] | None = None
     descriptions: dict[str, str] = field(default_factory=dict)
+    on_request: tuple[str, ...] = ()
+    """Actions offered only when the request names a web address, or the run starts on no page: a 1.5B model,
+    measured, opened addresses it made up (``/docs``, ``/account``: 404s) instead of clicking the link."""
 
     def system_prompt(self) -> str:
         """The profile's packaged system prompt (``agent/prompts/``)."""
@@ -46,12 +50,16 @@ class Profile:
     def keeps(self, action: str) -> bool:
         return self.actions is None or action in self.actions or action in OPT_IN
 
-    def offer(self, tools: dict[str, T], *, keep: set[str]) -> dict[str, T]:
+    def offer(self, tools: dict[str, T], *, keep: set[str], task: str | None = None) -> dict[str, T]:
         """``tools`` as this profile offers them: its actions (and those in ``keep``, such as custom tools) in
-        their order, with its descriptions (on copies: the session's tools are shared)."""
+        their order, with its descriptions (on copies: the session's tools are shared). ``task``: the request,
+        for a run that starts on a page (None: no start page, or not known)."""
+        asked = task is None or names_an_address(task)
         out: dict[str, T] = {}
         for name, tool in tools.items():
             if name not in keep and not self.keeps(name):
+                continue
+            if name in self.on_request and name not in keep and not asked:
                 continue
             if name in self.descriptions and name not in keep:
                 tool = copy.copy(tool)
@@ -87,8 +95,21 @@ PROFILES: dict[str, Profile] = {
             "go_to_url": "Open a URL.",
             "wait": "Wait for the page.",
         },
+        on_request=("go_to_url",),
     ),
 }
+
+_ADDRESS = re.compile(
+    r"[a-z][a-z0-9+.-]*://|\bwww\.|\blocalhost\b|\b\d{1,3}(\.\d{1,3}){3}\b"
+    r"|(?<![@\w.-])[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}(?![\w@])",
+    re.IGNORECASE,
+)
+
+
+def names_an_address(task: str) -> bool:
+    """Whether a request names a web address (a URL, ``www.``, a domain, an IP, localhost); an e-mail address
+    is not one."""
+    return _ADDRESS.search(task) is not None
 
 
 def is_local_model(model: Any) -> bool:

@@ -106,7 +106,7 @@ class RunSpec(Protocol):
     @property
     def full_system_prompt(self) -> str: ...
 
-    def tools(self, browser: BrowserSession) -> dict[str, Tool]: ...
+    def tools(self, browser: BrowserSession, task: str | None = None) -> dict[str, Tool]: ...
 
     def settings(self) -> dict[str, Any]: ...
 
@@ -223,7 +223,11 @@ class PageRun:
         # in threaded mode the browser-driving tools execute on the browser thread
         leaks = lambda text: self.redactor.scrub_text(text) != text  # noqa: E731
         tools = with_typed_done(
-            self.agent.tools(browser), self.agent.output_spec, self.agent.custom_tools, self.data, leaks
+            self.agent.tools(browser, self.task if _url_of(browser) not in ("", "about:blank") else None),
+            self.agent.output_spec,
+            self.agent.custom_tools,
+            self.data,
+            leaks,
         )
         self.tools = browser.bridge_tools(tools)
         self.recorder.start(self._result(0.0))

@@ -194,7 +194,7 @@ def new_text_note(appeared: Sequence[str], limit: int = 240) -> str:
             shown += f" and {len(appeared) - i} more line{'s' if len(appeared) - i > 1 else ''}"
             break
         shown += ("; " if shown else "") + piece
-    return f"New on the page after your last action: {shown}."
+    return f"New on the page after your last action: {shown}. If that completes the request, call done."
 
 
 def _dead_index(previous: Sequence[PageStep]) -> int | None:

@@ -89,3 +89,33 @@ async def test_a_run_sends_its_profiles_prompt_and_actions(browser: BrowserSessi
     assert sent["small"][1] == [n for n in sent["default"][1] if n in PROFILES["small"].actions]
     tokens = {n: count_tokens(s[0]) + count_tokens(str(s[2].parameters)) for n, s in sent.items()}
     assert tokens["small"] < tokens["default"], tokens
+
+
+@pytest.mark.parametrize(
+    "task,offered",
+    [
+        ("Sign in with username ada", False),
+        ("Write to grace@example.com about the order", False),  # an e-mail address is not a page
+        ("Open example.com/pricing and read the Free plan", True),
+        ("Compare with https://127.0.0.1:8000/other", True),
+        ("Look at localhost:8000", True),
+    ],
+)
+def test_small_offers_go_to_url_only_when_the_request_names_an_address(
+    browser: BrowserSession, task: str, offered: bool
+) -> None:
+    """Measured: a 1.5B model made up /docs and /account (404s) instead of clicking the link to them."""
+    small = PageAgent(model=ScriptedModel([]), profile="small")
+    assert ("go_to_url" in small.tools(browser, task)) is offered
+    assert "go_to_url" in small.tools(browser)  # no start page: there is nothing to click yet
+    assert "go_to_url" in PageAgent(model=ScriptedModel([]), profile="default").tools(browser, task)
+
+
+async def test_a_run_on_a_page_sends_the_actions_its_request_needs(browser: BrowserSession) -> None:
+    sent = []
+    for start in ("about:blank", "data:text/html,<p>A page</p>"):
+        model = ScriptedModel([agent_output("done", {"text": "ok", "success": True})])
+        await PageAgent(model=model, browser=browser, profile="small", start_url=start).run("Say ok")
+        (spec,) = model.requests[0][0].tools
+        sent.append([next(iter(m["properties"])) for m in spec.parameters["properties"]["action"]["anyOf"]])
+    assert "go_to_url" in sent[0] and "go_to_url" not in sent[1]

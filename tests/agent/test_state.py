@@ -352,7 +352,10 @@ def test_text_that_appears_after_an_action_is_pointed_out() -> None:
     run.act("click_element_by_index", {"index": 5}, result="r" * 1000)
     saved = SETTINGS.replace("[End of page]", "Saved: Canada; notifications: email.\n[End of page]")
     notes = run.notes(saved.replace("value=United States", "value=Canada"))
-    assert notes == ["New on the page after your last action: 'Saved: Canada; notifications: email.'."]
+    assert notes == [
+        "New on the page after your last action: 'Saved: Canada; notifications: email.'. If that completes the "
+        "request, call done."
+    ]
     assert "Step 1's result, whole: " + "r" * 1000 + "\n" in run.state(saved)  # the last result is whole
 
 
@@ -380,7 +383,7 @@ def test_many_new_lines_are_capped() -> None:
     lines = "\n".join(f"Result line number {i} with some words" for i in range(30))
     (note,) = run.notes(SETTINGS.replace("[End of page]", lines + "\n[End of page]"))
     assert note.startswith("New on the page after your last action: 'Result line number 0 with some words'; ")
-    assert note.endswith(" more lines.") and len(note) < 340
+    assert note.endswith(" more lines. If that completes the request, call done.") and len(note) < 390
 
 
 # -- disguised tags and chat-template tokens (issue 20, item 4c) ----------------------------------------------------

@@ -513,6 +513,17 @@ async def test_send_keys(load: Any, servers: Any) -> None:
     )
 
 
+async def test_go_back_does_not_leave_for_the_empty_tab(browser: BrowserSession, servers: Any) -> None:
+    """Measured: a 1.5B model went back from its start page to about:blank, where nothing was left to do."""
+    await browser.page.goto("about:blank")
+    await browser.page.goto(servers.url("nav.html"))
+    msg = err(await browser.act({"go_back": {}}))
+    assert msg == "Error: there is no earlier page to go back to: before this one the tab was empty."
+    assert browser.page.url == servers.url("nav.html")
+    await browser.page.goto(servers.url("nav2.html"))
+    assert ok(await browser.act({"go_back": {}})).startswith(f"Went back to {servers.url('nav.html')}")
+
+
 async def test_go_to_url_and_back(browser: BrowserSession, servers: Any) -> None:
     b = browser
     assert err(await b.act({"go_back": {}})) == "Error: there is no previous page in this tab's history."
