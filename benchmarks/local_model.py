@@ -207,6 +207,9 @@ def main() -> int:
     parser.add_argument(
         "--peer", default="", choices=["", "browser-use"], help="also run browser-use on the same server and tasks"
     )
+    parser.add_argument(
+        "--peer-repeats", type=int, default=None, help="the peer's repeats (default --repeats; its steps are slow)"
+    )
     parser.add_argument("--json", default=None, help="also write every run's figures to this file")
     parser.add_argument("--runs-dir", default=None, help="save every run here (open with %%agent runs / load_run)")
     args = parser.parse_args()
@@ -249,6 +252,8 @@ def main() -> int:
         )
         print(
             f"{len(suite.tasks)} tasks × {len(variants)} variants × {args.repeats} repeats, max {args.max_steps} steps"
+            f", context {args.context}"
+            + (f"; browser-use × {args.peer_repeats or args.repeats} repeats" if args.peer else "")
         )
 
         def progress(kind: str, job: Job, row: EvalRow | None) -> None:
@@ -283,7 +288,7 @@ def main() -> int:
                             row.repeat = repeat
                         report.rows += part.rows
                         report.results += part.results
-                        if args.peer:
+                        if args.peer and repeat <= (args.peer_repeats or args.repeats):
                             row, figures = await asyncio.to_thread(
                                 run_peer,
                                 task,
