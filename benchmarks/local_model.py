@@ -256,11 +256,13 @@ def main() -> int:
             + (f"; browser-use × {args.peer_repeats or args.repeats} repeats" if args.peer else "")
         )
 
+        current = {"repeat": 1}  # evaluate() runs one repeat at a time here: its own count is always 1
+
         def progress(kind: str, job: Job, row: EvalRow | None) -> None:
             if row is not None:
                 mark = "pass" if row.passed else "FAIL"
                 print(
-                    f"  {job.variant.name:20} {job.task.id:16} #{job.repeat} {mark} {row.steps} steps "
+                    f"  {job.variant.name:20} {job.task.id:16} #{current['repeat']} {mark} {row.steps} steps "
                     f"{row.seconds:.0f}s {'; '.join(row.failures)[:120]}",
                     flush=True,
                 )
@@ -275,6 +277,7 @@ def main() -> int:
             await browser.start()
             try:
                 for repeat in range(1, args.repeats + 1):
+                    current["repeat"] = repeat
                     for task in suite.tasks:
                         part = await evaluate(
                             Suite(suite.name, [task]),

@@ -228,8 +228,8 @@ def test_stop_from_another_thread_ends_a_run_whose_action_waits_on_the_browser_t
 
             original = agent.tools
 
-            def tools(b: BrowserSession) -> Any:
-                out = original(b)
+            def tools(b: BrowserSession, task: str | None = None) -> Any:
+                out = original(b, task)
                 for tool in out.values():  # every browser action now blocks until stopped
                     if getattr(tool, "runs_on_browser", False):
                         tool.execute = slow_wait  # type: ignore[method-assign]
@@ -237,7 +237,9 @@ def test_stop_from_another_thread_ends_a_run_whose_action_waits_on_the_browser_t
 
             agent.tools = tools  # type: ignore[method-assign]
             run = asyncio.ensure_future(consume())
-            await waiting.wait()
+            started = asyncio.ensure_future(waiting.wait())
+            await asyncio.wait([run, started], return_when=asyncio.FIRST_COMPLETED)  # a run that fails ends the wait
+            assert started.done(), (run.exception() if run.done() else None, agent.last_result)
             threading.Thread(target=agent.stop, args=("Stop clicked",)).start()
             await run
             result = agent.last_result
