@@ -103,6 +103,7 @@ def run_peer(task: SuiteTask, repeat: int, *, base_url: str, model: str, max_ste
         "js": task.check.js,
     }
     request["max_failures"] = 5  # browser-use's own default (the harness lowers it for a quick end on a dead server)
+    request["llm_timeout"] = 900  # a CPU model writing browser-use's longest outputs: no call is cut short
     started = time.perf_counter()
     # its own process group, so a timeout takes its Chromium down with it
     proc = subprocess.Popen(

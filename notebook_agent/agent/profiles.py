@@ -1,10 +1,11 @@
 """Prompt profiles: the system prompt, the actions offered and how they are described, chosen for the model.
 
-A frontier model reads the default prompt and its fourteen actions and picks well. A 0.5–3B model on a laptop
-does better with less to read and less to choose from: the ``small`` profile offers the eight actions that
-most tasks need (a dropdown, a key, a scroll and a way back included; hover, sideways scrolling, tabs and
-JavaScript left out unless asked for), describes each in a few words, and shows one worked step in the prompt,
-so the model sees the output's shape once instead of inferring it from a schema.
+A frontier model reads the default prompt and its thirteen actions and picks well. A 0.5–3B model on a laptop
+does better with less to read and less to choose from: the ``small`` profile offers the nine actions that most
+tasks need (a dropdown, a key, a scroll and a way back included; hover, sideways scrolling, tabs and JavaScript
+left out unless asked for; opening a URL only when the request names an address), describes each in a few
+words, and shows a worked example in the prompt (a step in the middle of a task, then done), so the model sees
+the output's shape instead of inferring it from a schema.
 
 ``profile="auto"`` (the default) picks ``small`` for a model on a local server (``local:``, ``hf:``,
 ``ollama:``, or any OpenAI-compatible endpoint on this machine) and ``default`` otherwise. A profile is a
