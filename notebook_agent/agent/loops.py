@@ -182,9 +182,11 @@ class LoopGuard:
         elements (dicts, or the snapshot's ElementInfo) a refused move acted on (None: the whole action, for one
         without an element). A model that ignores "Not done" then cannot write the same move a fourth time; a
         new page lifts it."""
-        elements = {i: e if isinstance(e, Mapping) else vars(e) for i, e in elements.items()}
         live = [b for b in self.blocked if b.pages_seen == len(self.seen)]
         self.blocked = live
+        if not any(b.element is not None for b in live):  # the common step: no element to look for on the page
+            return {b.action: None for b in live}
+        elements = {i: e if isinstance(e, Mapping) else vars(e) for i, e in elements.items()}
         out: dict[str, set[int] | None] = {}
         for b in live:
             if b.element is None:
