@@ -27,7 +27,7 @@ from snapshot import serve, small_form, table  # benchmarks/snapshot.py: page ge
 
 from notebook_agent.agent import PageAgent, default_system_prompt
 from notebook_agent.agent.macro import agent_output, macro_spec
-from notebook_agent.agent.page_agent import BUILTIN_ORDER
+from notebook_agent.agent.toolset import BUILTIN_ORDER
 from notebook_agent.browser import BrowserSession
 from notebook_agent.demo import DEMO_TASK, demo_model, demo_url
 from notebook_agent.llm.scripted import ScriptedModel

@@ -46,10 +46,11 @@ from .mapping import (
     MapRow,
     RowEvent,
 )
-from .page_agent import BUILTIN_ORDER, PageAgent
+from .page_agent import PageAgent
 from .prompt import default_system_prompt, prompt_hash
 from .results import PageAgentResult, PageStep, Status, StepRequest
 from .runs import compare_runs, find_run, list_runs, load_run, save_run
+from .toolset import BUILTIN_ORDER
 
 __all__ = [
     "BUILTIN_ORDER",

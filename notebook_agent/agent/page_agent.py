@@ -9,11 +9,9 @@ events for views, and ``run`` returns a :class:`~.results.PageAgentResult`.
 from __future__ import annotations
 
 import asyncio
-import copy
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeAlias
 
-from ..browser.actions import builtin_tools
 from ..browser.session import BrowserSession
 from ..core.abort import AbortController, AbortSignal
 from ..core.agent import AgentBusyError
@@ -30,27 +28,10 @@ from .profiles import resolve_profile
 from .replay import ReplayPilot, replaying_agent
 from .results import PageAgentResult
 from .run import PageRun
-from .secrets import SecretInputText, SecretVault
+from .secrets import SecretVault
+from .toolset import offered_tools
 
 AskUser: TypeAlias = Callable[[str, AbortSignal], Awaitable[str]]
-
-
-BUILTIN_ORDER = (
-    "done",
-    "wait",
-    "ask_user",
-    "click_element_by_index",
-    "input_text",
-    "select_dropdown_option",
-    "scroll",
-    "scroll_horizontally",
-    "execute_javascript",
-    "send_keys",
-    "go_to_url",
-    "go_back",
-    "switch_tab",
-    "hover",
-)
 
 
 class PageAgent:
@@ -252,26 +233,17 @@ class PageAgent:
         )
 
     def tools(self, browser: BrowserSession, task: str | None = None) -> dict[str, Tool]:
-        """The actions this agent offers, in their stable order (built-ins, then new custom tools). ``task``: the
-        request of a run that starts on a page (some profiles offer some actions only when it asks for them)."""
-        registry: dict[str, Tool] = dict(builtin_tools(browser, on_ask_user=self.on_ask_user))
-        ordered = {n: registry[n] for n in BUILTIN_ORDER if n in registry}
-        ordered.update({n: t for n, t in registry.items() if n not in ordered})
-        for name, t in self.custom_tools.items():
-            if t is None:
-                ordered.pop(name, None)
-                continue
-            if t.name != name:
-                t = copy.copy(t)
-                t.name = name
-            ordered[name] = t
-        keep = {*self.custom_tools, *(["extract_table"] if self.output else [])}
-        ordered = self.profile.offer(ordered, keep=keep, task=task)
-        off = {"execute_javascript": not self.enable_javascript, "ask_user": self.on_ask_user is None}
-        ordered = {n: t for n, t in ordered.items() if not off.get(n)}
-        if self.secrets and "input_text" in ordered:
-            ordered["input_text"] = SecretInputText(ordered["input_text"], self.secrets, browser)
-        return ordered
+        """The actions this agent offers on ``browser`` (see :mod:`.toolset`)."""
+        return offered_tools(
+            browser,
+            profile=self.profile,
+            custom_tools=self.custom_tools,
+            on_ask_user=self.on_ask_user,
+            enable_javascript=self.enable_javascript,
+            structured_output=bool(self.output),
+            secrets=self.secrets,
+            task=task,
+        )
 
     async def stream(
         self,

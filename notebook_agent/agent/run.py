@@ -293,12 +293,8 @@ class PageRun:
         visible = {t.name for t in plan.visible}
         # The same tools every step, the last one included (its note asks for done): a tool list that changes
         # between steps would throw away the provider's cached prompt.
-        ordered = [t for n, t in self.tools.items() if n in visible]
+        spec = _step_spec([t for n, t in self.tools.items() if n in visible], self.browser, self.loops)
         step = self.step
-        spec = macro_spec(ordered)
-        snapshot = self.browser.last_snapshot if self.browser is not None else None
-        if snapshot is not None:  # constrained decoding may only name this step's elements (the prompt is unchanged)
-            spec = with_indices(spec, snapshot.elements, _excluded(self.loops, snapshot.elements))
         if step is not None and step.request is not None:
             step.request.tools = [{"name": spec.name, "description": spec.description, "parameters": spec.parameters}]
         return [spec]
@@ -429,6 +425,16 @@ def _read_target(
 async def _known(target: dict[str, Any]) -> dict[str, Any]:
     """A target already known (a replay's recorded one), in the shape of a fresh read."""
     return target
+
+
+def _step_spec(tools: list[Tool], browser: BrowserSession | None, loops: LoopGuard) -> ToolSpec:
+    """The macro tool for this step: constrained decoding may only name this step's elements, and not those a
+    refused move or an unfit form action names (the prompt is unchanged, so its cache holds)."""
+    spec = macro_spec(tools)
+    snapshot = browser.last_snapshot if browser is not None else None
+    if snapshot is not None:
+        spec = with_indices(spec, snapshot.elements, _excluded(loops, snapshot.elements))
+    return spec
 
 
 def _excluded(loops: LoopGuard, elements: dict[int, ElementInfo]) -> dict[str, set[int] | None]:

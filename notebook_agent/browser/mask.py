@@ -56,6 +56,26 @@ async def _nothing() -> bool:
     return True
 
 
+#: Resolves once the frame has rendered twice since it was called: the frame's compositor then holds the boxes.
+RENDERED = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))"
+
+
+async def _rendered(frame: Frame) -> None:
+    """Wait until a frame that painted boxes has rendered them. A frame of another site runs in its own process
+    and compositor: the page's screenshot shows that frame's last rendered picture, which may still be from
+    before the boxes (seen under load). Raises :class:`ScreenshotWithheld` when the frame does not render in
+    time. (The wait runs in the page's world: a page that replaces ``requestAnimationFrame`` can end it early.)"""
+    try:
+        await asyncio.wait_for(frame.evaluate(RENDERED), MASK_TIMEOUT)
+    except Exception as exc:
+        if frame.is_detached():
+            return
+        raise ScreenshotWithheld(
+            f"No screenshot was taken: the frame at {frame.url[:100]} did not render the mask over hidden values "
+            f"and sensitive fields within {MASK_TIMEOUT:g} s ({first_line(exc)}), so a secret could have shown."
+        ) from None
+
+
 async def masked_capture(
     page: Page, values: list[str], take: Callable[[], Awaitable[bytes]], *, selector: str = ""
 ) -> bytes:
@@ -75,6 +95,8 @@ async def masked_capture(
                     f"values and sensitive fields within {MASK_TIMEOUT:g} s ({first_line(result)}), so a secret "
                     "could have shown."
                 )
+        subframes = [f for f, p in zip(frames, painted, strict=True) if f.parent_frame is not None and _painted(p)]
+        await asyncio.gather(*(_rendered(f) for f in subframes))
         data = await take()
     finally:
         # a frame that painted nothing has nothing to take off or check (the common case: one round trip saved)

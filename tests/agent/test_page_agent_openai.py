@@ -117,5 +117,13 @@ async def test_constrained_decoding_names_only_this_steps_elements(
     shown = sorted(int(i) for i in re.findall(r"^\s*\*?\[(\d+)\]<", state, re.MULTILINE))
     indexed = {next(iter(m["properties"])): next(iter(m["properties"].values())) for m in members}
     assert indexed["click_element_by_index"]["properties"]["index"]["enum"] == shown
-    assert indexed["input_text"]["properties"]["index"]["enum"] == shown
+
+    # the form actions are narrowed further, to the elements they can act on (affordances)
+    def lines(pattern: str) -> list[int]:
+        return sorted(int(i) for i in re.findall(r"^\s*\*?\[(\d+)\]<" + pattern, state, re.MULTILINE))
+
+    assert indexed["input_text"]["properties"]["index"]["enum"] == lines("input type=text") == [0]
+    # a checkbox or a link is never a dropdown; a field (suggestions) or a button (a custom listbox) may be
+    chooses = sorted(set(shown) - set(lines("input type=checkbox")) - set(lines("a>")))
+    assert indexed["select_dropdown_option"]["properties"]["index"]["enum"] == chooses == [0, 1, 3]
     assert "enum" not in json.dumps(body["messages"])  # the model reads the schema as the prompt states it

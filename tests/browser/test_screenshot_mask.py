@@ -145,3 +145,15 @@ async def test_a_frame_the_page_script_cannot_search_means_no_picture(
         assert await target_crop(browser, index) is None
     # the main frame's mask was taken down again
     assert await browser.page.locator("notebook-agent-mask").count() == 0
+
+
+async def test_a_frame_that_does_not_render_its_mask_means_no_picture(browser: BrowserSession, load) -> None:  # type: ignore[no-untyped-def]
+    """A frame of another site renders in its own process: the picture shows its last rendered frame, so the
+    capture waits until the frame has rendered its boxes, and takes no picture when it does not."""
+    await load("secret_echo.html")
+    inner = next(f for f in browser.page.frames if f.parent_frame is not None)
+    await inner.evaluate("() => { window.requestAnimationFrame = () => 0; }")  # this frame never says it rendered
+    with browser.hiding([SECRET]), pytest.raises(ScreenshotWithheld, match="did not render the mask"):
+        await browser.screenshot()
+    assert await inner.locator("notebook-agent-mask").count() == 0  # taken down again
+    assert await browser.page.locator("notebook-agent-mask").count() == 0
