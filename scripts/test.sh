@@ -28,7 +28,10 @@ if [ "$code" != 0 ]; then
   if grep -q "short test summary info" "$log"; then
     sed -n '/short test summary info/,$p' "$log" | cut -c1-400
   else
-    tail -n 60 "$log" | cut -c1-400  # no summary: pytest was cut short (a timeout dumps the stacks here)
+    # no summary: pytest was cut short by its hang guard; what the tasks waited on (tests/conftest.py), then
+    # the end (the thread stacks)
+    sed -n '/is about to time out: the tasks/,/~~~~ Stack of/p' "$log" | head -n 120 | cut -c1-400
+    tail -n 60 "$log" | cut -c1-400
   fi
   exit "$code"
 fi

@@ -20,12 +20,13 @@ to the same judge. Tabs of other sessions sharing the context are left to their 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine
+import contextlib
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urljoin, urlsplit
 
-from playwright.async_api import BrowserContext, Frame, Request, Route
+from playwright.async_api import BrowserContext, Frame, Page, Request, Route
 from playwright.async_api import Error as PlaywrightError
 
 from .redirects import Hop, RedirectWatch
@@ -124,6 +125,39 @@ def _document_url(frame: Frame) -> str:
     return frame.url
 
 
+#: Seconds to wait for the browser to confirm a route change (see :func:`_route_change`).
+ROUTE_WAIT = 5.0
+
+
+async def _route_change(context: BrowserContext, change: Awaitable[object]) -> None:
+    """Add or remove a route of ``context``, and make sure every tab that answers applies it.
+
+    Playwright applies a context's routes to its tabs one after the other, and a tab whose script never yields
+    (``while(true){}``, maybe another session's) never answers: every tab after it would be left without the
+    route, and the session would wait forever. So the wait is bounded, and when it ends unconfirmed each tab
+    is asked on its own (a route of the tab itself, added and removed, applies the context's routes to that
+    tab alone); the frozen one applies it when it answers again (until then its script cannot send anything)."""
+    try:
+        await asyncio.wait_for(change, ROUTE_WAIT)
+    except TimeoutError:
+        await asyncio.gather(*(_apply_routes(page) for page in context.pages))
+
+
+def _never(url: str) -> bool:
+    return False
+
+
+async def _let_by(route: Route) -> None:
+    await route.fallback()
+
+
+async def _apply_routes(page: Page) -> None:
+    """Make ``page`` apply its context's current routes (bounded: ``page`` may be the frozen one)."""
+    with contextlib.suppress(PlaywrightError, asyncio.TimeoutError):
+        await asyncio.wait_for(page.route(_never, _let_by), ROUTE_WAIT)
+        await asyncio.wait_for(page.unroute(_never, _let_by), ROUTE_WAIT)
+
+
 class NavigationGate:
     """One session's guard and the route that applies it to the session's own tabs (see the module doc)."""
 
@@ -170,15 +204,19 @@ class NavigationGate:
             await self._door(context)
 
     async def close(self) -> None:
-        """The session is done: its redirect watch leaves the tabs (its route stays and lets everything by)."""
+        """The session is done: its route and its redirect watch leave the context, which other sessions may
+        share (a run in its own tab; every request of the context would pass one more handler otherwise)."""
         self.guard = self.judge = None
+        context, self.routed = self.routed, None
+        if context is not None:
+            with contextlib.suppress(PlaywrightError):
+                await _route_change(context, context.unroute("**/*", self.route))
         await self.redirects.close()
 
     async def _door(self, context: BrowserContext) -> None:
         """Route ``context`` and watch its redirects."""
-        await context.route("**/*", self.route)
         self.routed = context
-        await self.redirects.watch(context)
+        await asyncio.gather(_route_change(context, context.route("**/*", self.route)), self.redirects.watch(context))
 
     async def settled(self) -> None:
         """Wait until no effect is waiting for the judge (a person may be answering)."""

@@ -33,6 +33,10 @@ PATTERNS = [
 ]
 
 
+#: Seconds ``watch`` waits for the existing tabs to be attached (a frozen tab cannot answer).
+ATTACH_WAIT = 5.0
+
+
 @dataclass(frozen=True)
 class Hop:
     """A redirect the browser is about to follow."""
@@ -65,41 +69,49 @@ class RedirectWatch:
         self._tasks: set[asyncio.Task[None]] = set()
         """Handlers in flight, held here: the loop keeps only a weak reference to a task, and a handler that
         vanished would leave its request paused for good."""
+        self._attaching: set[Page] = set()
+        self._closed = False
         self.unavailable = ""
         """Why hops are not watched (a browser without DevTools Fetch), or ""."""
 
     async def watch(self, context: BrowserContext) -> None:
-        """Watch every tab of ``context``, now and to come (idempotent)."""
+        """Watch every tab of ``context``, now and to come (idempotent). Waits for the tabs to be attached, but
+        at most ``ATTACH_WAIT`` seconds: a tab whose script never yields (another session's frozen page) cannot
+        answer, and must not stop this session from starting; its attachment goes on in the background and
+        takes effect when the tab answers (until then its script cannot start a request either)."""
         if any(c is context for c in self._contexts):
             return
+        self._closed = False
         self._contexts.append(context)
         context.on("page", self._on_page)
-        for page in list(context.pages):
-            await self._attach(page)
+        pending = [self._spawn(self._attach(page)) for page in list(context.pages)]
+        if pending:
+            await asyncio.wait(pending, timeout=ATTACH_WAIT)
 
     async def close(self) -> None:
         """Stop watching: a session that shares its context with others (a run in its own tab) is done, and its
         interception must not stay on the tabs of the sessions that go on."""
+        self._closed = True
         for context in self._contexts:
             with contextlib.suppress(Exception):
                 context.remove_listener("page", self._on_page)
         self._contexts.clear()
         sessions, self._pages = list(self._pages.values()), {}
-        for session in sessions:
-            with contextlib.suppress(PlaywrightError):
-                await session.detach()
+        await asyncio.gather(*(_detach(session) for session in sessions))
 
     def _on_page(self, page: Page) -> None:
         self._spawn(self._attach(page))
 
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.ensure_future(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     async def _attach(self, page: Page) -> None:
-        if page in self._pages or page.is_closed():
+        if page in self._pages or page in self._attaching or page.is_closed():
             return
+        self._attaching.add(page)
         try:
             session = await page.context.new_cdp_session(page)
             tree = await session.send("Page.getFrameTree")
@@ -110,27 +122,45 @@ class RedirectWatch:
             if not page.is_closed():
                 self.unavailable = f"redirects cannot be watched in this browser ({str(exc).splitlines()[0]})"
             return
+        finally:
+            self._attaching.discard(page)
+        if self._closed:  # closed while this tab was being attached
+            await _detach(session)
+            return
         self._pages[page] = session
-        page.once("close", self._closed)
+        page.once("close", self._closed_page)
 
-    def _closed(self, page: Page) -> None:
+    def _closed_page(self, page: Page) -> None:
         self._pages.pop(page, None)
 
     async def _paused(self, page: Page, session: CDPSession, main_frame: str, event: dict[str, Any]) -> None:
         """Rule on one paused response; whatever happens, the request never stays paused."""
-        request_id = event["requestId"]
-        verdict: str | None = None
+        request_id = event.get("requestId")
+        verdict: str | None = "it was not judged"
         try:
             hop = _hop(page, main_frame, event)
-            if hop is not None:
-                verdict = await self.decide(hop)
+            verdict = await self.decide(hop) if hop is not None else None
         except Exception as exc:  # a judge that fails refuses, as at the route
             verdict = f"it could not be judged ({type(exc).__name__}: {exc})"
-        with contextlib.suppress(PlaywrightError):
-            if verdict is None:
-                await session.send("Fetch.continueRequest", {"requestId": request_id})
-            else:
-                await session.send("Fetch.failRequest", {"requestId": request_id, "errorReason": "Aborted"})
+        finally:  # even when this handler is cancelled: the answer is sent on its own
+            answer = asyncio.ensure_future(_answer(session, request_id, verdict))
+            self._tasks.add(answer)
+            answer.add_done_callback(self._tasks.discard)
+
+
+async def _detach(session: CDPSession) -> None:
+    """Leave a tab; bounded, as a frozen tab may never confirm it."""
+    with contextlib.suppress(PlaywrightError, asyncio.TimeoutError):
+        await asyncio.wait_for(session.detach(), ATTACH_WAIT)
+
+
+async def _answer(session: CDPSession, request_id: Any, verdict: str | None) -> None:
+    """Let a paused request go on (None) or fail it as aborted (no error page, the tab stays where it was)."""
+    with contextlib.suppress(PlaywrightError):
+        if verdict is None:
+            await session.send("Fetch.continueRequest", {"requestId": request_id})
+        else:
+            await session.send("Fetch.failRequest", {"requestId": request_id, "errorReason": "Aborted"})
 
 
 def _hop(page: Page, main_frame: str, event: dict[str, Any]) -> Hop | None:

@@ -10,6 +10,7 @@ site, under ``ask-risky`` nothing reaches it unless a person approved, and an ap
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import threading
 from collections.abc import Iterator
@@ -226,6 +227,19 @@ async def test_an_approved_effect_arrives(browser: BrowserSession, sites: Sites,
         assert any("POST 3 form fields (email, name, card) to localhost" in q for q in asked), asked
     if "redirected" in effect:  # the question says where the request was sent and where it is going
         assert any("localhost" in q and "following a redirect from 127.0.0.1" in q for q in asked), asked
+
+
+async def test_a_frozen_tab_in_the_browser_does_not_stop_a_gated_run(sites: Sites) -> None:
+    """Another tab of the browser whose script never yields cannot confirm a new route or a redirect watch; the
+    first gated run on that browser once waited for it forever. It now starts, and the door still holds."""
+    async with BrowserSession() as browser:
+        await browser.page.goto("data:text/html,<p>busy<script>setTimeout(() => { while (true) {} }, 100)</script>")
+        await asyncio.sleep(0.5)
+        await browser.new_tab()  # the frozen tab stays open beside the run's
+        result = await asyncio.wait_for(run(browser, sites, "button", "navigation", approval="deny-risky"), 120)
+        assert sites.log == [], (result.status, [s.result for s in result.steps])
+        assert result.status == "completed", result.error
+        assert any("Blocked" in s.result for s in result.steps)
 
 
 async def test_a_start_url_that_redirects_elsewhere_is_followed(browser: BrowserSession, sites: Sites) -> None:
