@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -86,6 +86,17 @@ def _no_effect(action: str, args: Mapping[str, Any], element: Mapping[str, Any] 
     return None
 
 
+def _is_toggle(element: Mapping[str, Any]) -> bool:
+    """A checkbox or switch, or a label that toggles one: clicking it a second time undoes the first."""
+    attrs = element.get("attributes") or {}
+    role = str(attrs.get("role") or element.get("role") or "")
+    return (
+        (element.get("tag") == "input" and attrs.get("type") == "checkbox")
+        or (element.get("tag") == "label" and attrs.get("for") == "checkbox")
+        or role in ("checkbox", "switch")
+    )
+
+
 def _describe(action: str, args: Mapping[str, Any], element: Mapping[str, Any] | None) -> str:
     text = " ".join(str((element or {}).get("text", "")).split())[:60]
     target = f" on '{text}'" if text else (f" on [{args['index']}]" if "index" in args else "")
@@ -122,6 +133,8 @@ class LoopGuard:
     stale: int = 0
     """Steps in a row whose page the run had seen before."""
     refused: list[str] = field(default_factory=list)
+    warned: set[str] = field(default_factory=set)
+    """Moves refused once with a caution (undoing a toggle, submitting empty fields): made again, they run."""
     blocked: list[_Refused] = field(default_factory=list)
     """Refused moves, kept out of what the model can decode until a page it had not seen appears."""
 
@@ -142,9 +155,16 @@ class LoopGuard:
         return []
 
     def refusal(
-        self, action: str, args: Mapping[str, Any], element: Mapping[str, Any] | None, step: int, here: str = ""
+        self,
+        action: str,
+        args: Mapping[str, Any],
+        element: Mapping[str, Any] | None,
+        step: int,
+        here: str = "",
+        unfilled: Sequence[str] = (),
     ) -> str | None:
-        """Why this move should not run (a sentence for the model), or None. ``here``: the tab's URL."""
+        """Why this move should not run (a sentence for the model), or None. ``here``: the tab's URL;
+        ``unfilled``: the fields a click would submit empty although its form needs them (their lines)."""
         if action in REPEATABLE:
             return None
         pointless = _no_effect(action, args, element, here)
@@ -152,6 +172,9 @@ class LoopGuard:
             self._refuse(action, args, element, _describe(action, args, element))
             return pointless
         key = move_key(action, args, element)
+        caution = self._caution(key, action, args, element, unfilled)
+        if caution is not None:
+            return caution
         window = self.moves[-self.window :]
         at = [i for i, m in enumerate(window) if m.key == key]
         if len(at) < 2 or len(self.seen) > window[at[-1]].pages_seen:
@@ -171,6 +194,42 @@ class LoopGuard:
             "(the next field or button the task needs, go_back, scroll to look for another way), or call done with "
             "success=false if you cannot go further."
         )
+
+    def _caution(
+        self,
+        key: str,
+        action: str,
+        args: Mapping[str, Any],
+        element: Mapping[str, Any] | None,
+        unfilled: Sequence[str],
+    ) -> str | None:
+        """A move that is likely a slip, refused once with why (not counted as a loop, not kept out of decoding):
+        made again, it runs. Measured with a 1.5B model: it clicked a checkbox it had just checked (unchecking
+        it), and clicked "Sign in" before it had typed the password."""
+        if key in self.warned or action != "click_element_by_index" or element is None:
+            return None
+        index = args.get("index")
+        if _is_toggle(element):
+            before = next((m for m in reversed(self.moves[-self.window :]) if m.key == key), None)
+            if before is None:
+                return None
+            self.warned.add(key)
+            state = (element.get("attributes") or {}).get("checked")
+            now = f" (it is now checked={state})" if state in ("true", "false") else ""
+            return (
+                f"Not done: you already clicked [{index}] in step {before.step}{now}; clicking it again undoes that. "
+                "If it is as the task wants, go on with the next part (another box, the button that saves), or call "
+                f"done if the task is complete. Click [{index}] again only to undo it."
+            )
+        if unfilled:
+            self.warned.add(key)
+            fields = "; ".join(unfilled[:3])
+            return (
+                f"Not done: [{index}] would submit its form with these fields still empty: {fields}. Fill them first "
+                f"with input_text (the task may give their values), then click [{index}]. Click it again only if they "
+                "must stay empty."
+            )
+        return None
 
     def _refuse(self, action: str, args: Mapping[str, Any], element: Mapping[str, Any] | None, said: str) -> None:
         self.refused.append(said)

@@ -21,11 +21,11 @@ import contextlib
 import copy
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Protocol
 
-from ..browser.affordances import unfit
+from ..browser.affordances import unfilled, unfit
 from ..browser.checks import page_url
 from ..browser.session import BrowserSession
 from ..browser.snapshot import ElementInfo
@@ -376,7 +376,8 @@ class PageRun:
         args = step.args = self.redactor.public_args(ctx.tool_call.name, raw)
         step.output = self.redactor.scrub_message(step.output)
         element = target_element(browser, args)
-        futile = self.loops.refusal(ctx.tool_call.name, args, element, step.index, browser.page.url)
+        name = ctx.tool_call.name
+        futile = self.loops.refusal(name, args, element, step.index, browser.page.url, _unfilled(browser, name, args))
         if futile is not None:
             await self.screenshots.collect()
             return BlockToolCall(futile)
@@ -435,6 +436,15 @@ def _step_spec(tools: list[Tool], browser: BrowserSession | None, loops: LoopGua
     if snapshot is not None:
         spec = with_indices(spec, snapshot.elements, _excluded(loops, snapshot.elements))
     return spec
+
+
+def _unfilled(browser: BrowserSession, action: str, args: Mapping[str, Any]) -> list[str]:
+    """The lines of the fields a click would submit empty although its form needs them (browser/affordances.py)."""
+    snapshot = browser.last_snapshot
+    index = args.get("index")
+    if action != "click_element_by_index" or snapshot is None or not isinstance(index, int):
+        return []
+    return [e.describe(80) for e in unfilled(snapshot.elements, index)]
 
 
 def _excluded(loops: LoopGuard, elements: dict[int, ElementInfo]) -> dict[str, set[int] | None]:

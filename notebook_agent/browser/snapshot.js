@@ -397,6 +397,7 @@
       const nodes = [];
       const seen = state.seen;
       const fresh = new Set(); // elements first seen in this pass (not on a document's first snapshot)
+      const formIds = new Map();
       // Pending text line. Text nodes are only collected here; the line's box is measured once, at flush,
       // from its first and last text node (a per-node measurement dominated the cost on big pages).
       let buf = null; // {s, d, owner, n0, n1, clip, sep}
@@ -704,6 +705,15 @@
         if (rec.sensitive) out.s = 1;
         // what a <label> activates, for the approval policy: a click on it is a click on its control
         if (tag === "label" && el.control) out.ctl = controlWords(el.control);
+        // the form a control belongs to (this frame's forms numbered in document order of first use), whether
+        // it submits it, and whether it is required: what a submit would send empty (agent/loops.py)
+        const form = FORM_TAGS.has(tag) ? el.form : null;
+        if (form) {
+          if (!formIds.has(form)) formIds.set(form, formIds.size);
+          out.f = formIds.get(form);
+          if (el.type === "submit" || (tag === "input" && el.type === "image")) out.sub = 1;
+          if (el.required) out.req = 1;
+        }
         els[rec.idx] = out;
       }
 

@@ -68,6 +68,11 @@ class ElementInfo:
     depth: int = 0
     plain: str = ""
     """``line`` without the element's state (value, checked, selected, files), for action results."""
+    form: int = -1
+    """The form a control belongs to, numbered within its frame (-1: none)."""
+    submits: bool = False
+    """A control that submits its form (a submit button)."""
+    required: bool = False
 
     def describe(self, limit: int = 100) -> str:
         """``[N]<tag ...>text />`` as in the snapshot, without the state it had then, shortened for action
@@ -382,6 +387,9 @@ def build_snapshot(
             sensitive=bool(el.get("s")),
             control=str(el.get("ctl") or ""),
             depth=ln.depth,
+            form=int(el.get("f", -1)),
+            submits=bool(el.get("sub")),
+            required=bool(el.get("req")),
         )
         refs[index] = (ln.frame, int(el["i"]))
         index += 1

@@ -271,3 +271,44 @@ async def test_the_decoding_schema_offers_each_form_action_only_what_it_can_act_
 def index_of_text(text: str, needle: str) -> int:
     line = next(line for line in text.splitlines() if needle in line)
     return int(line.split("[", 1)[1].split("]", 1)[0])
+
+
+async def test_clicking_a_box_just_checked_is_refused_once_then_runs(browser: BrowserSession) -> None:
+    """A 1.5B model checked "Email" and then clicked it again, unchecking it: the second click is refused once,
+    saying it undoes the first; a third (the model means it) runs."""
+    await browser.page.set_content("<label><input type=checkbox id=e> Email</label><button>Save</button>")
+    box = step("click_element_by_index", lambda c: {"index": index_of(c, r"type=checkbox")})
+    model = ScriptedModel([box, box, box, step("done", {"text": "ok", "success": True})])
+    result = await PageAgent(model=model, browser=browser, max_steps=6).run("turn on Email")
+    assert [s.result.startswith("Not done:") for s in result.steps] == [False, True, False, False]
+    assert "clicking it again undoes that" in result.steps[1].result
+    assert "checked=true" in result.steps[1].result
+    assert await browser.page.is_checked("#e") is False  # the model insisted: two clicks ran
+    assert result.status == "completed"
+
+
+LOGIN = """<form onsubmit="event.preventDefault(); document.getElementById('out').textContent =
+  (document.getElementById('p').value === 'lovelace' ? 'Welcome' : 'Wrong password')">
+<input id=u aria-label=Username><input id=p type=password aria-label=Password><button>Sign in</button></form>
+<p id=out></p>"""
+
+
+async def test_submitting_a_form_with_an_empty_password_is_refused_once(browser: BrowserSession) -> None:
+    await browser.page.set_content(LOGIN)
+    user = step("input_text", lambda c: {"index": index_of(c, r"Username"), "text": "ada"})
+    password = step("input_text", lambda c: {"index": index_of(c, r"type=password"), "text": "lovelace"})
+    sign_in = step("click_element_by_index", lambda c: {"index": index_of(c, r"Sign in")})
+    model = ScriptedModel([user, sign_in, password, sign_in, step("done", {"text": "in", "success": True})])
+    result = await PageAgent(model=model, browser=browser, max_steps=8).run("sign in as ada / lovelace")
+    assert [s.result.startswith("Not done:") for s in result.steps] == [False, True, False, False, False]
+    assert "with these fields still empty" in result.steps[1].result and "Password" in result.steps[1].result
+    assert await browser.page.inner_text("#out") == "Welcome"
+
+
+async def test_a_model_that_means_to_submit_empty_fields_can(browser: BrowserSession) -> None:
+    await browser.page.set_content(LOGIN)
+    sign_in = step("click_element_by_index", lambda c: {"index": index_of(c, r"Sign in")})
+    model = ScriptedModel([sign_in, sign_in, step("done", {"text": "tried", "success": False})])
+    result = await PageAgent(model=model, browser=browser, max_steps=5).run("press sign in")
+    assert [s.result.startswith("Not done:") for s in result.steps] == [True, False, False]
+    assert await browser.page.inner_text("#out") == "Wrong password"

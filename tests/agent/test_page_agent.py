@@ -397,7 +397,7 @@ async def test_one_screenshot_serves_the_view_and_the_model(browser: BrowserSess
 
     script = [
         step("click_element_by_index", lambda c: {"index": index_of(c, r"type=checkbox")}),
-        step("click_element_by_index", lambda c: {"index": index_of(c, r"type=checkbox")}),
+        step("input_text", lambda c: {"index": index_of(c, r"name=name"), "text": "Ada"}),
         step("done", {"text": "x", "success": True}),
     ]
     result, events, model = await run(browser, script, start_url=servers.url("agent_form.html"), vision=True)
@@ -408,7 +408,7 @@ async def test_one_screenshot_serves_the_view_and_the_model(browser: BrowserSess
         content = model.requests[k][0].messages[-1].content
         image = next(p for p in content if isinstance(p, ImageContent))
         assert base64.b64decode(image.data) == shots[k - 1].data
-    assert shots[0].data != shots[1].data  # taken between the clicks: the checkbox differs
+    assert shots[0].data != shots[1].data  # taken between the actions: the name field differs
 
 
 class Meet(Tool):

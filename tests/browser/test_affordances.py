@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from notebook_agent.browser import BrowserSession
-from notebook_agent.browser.affordances import cannot_choose_in, cannot_type_into, unfit
+from notebook_agent.browser.affordances import cannot_choose_in, cannot_type_into, unfilled, unfit
 
 TAGS = ["input", "button", "a", "select", "textarea", "div", "span", "summary"]
 TYPES = [None, "text", "email", "search", "number", "password", "checkbox", "radio", "file", "submit", "button",
@@ -67,3 +67,52 @@ async def test_what_can_work_stays_in(browser: BrowserSession) -> None:
     assert not {"Send", "Home", "Topic", "Email-me"} & typable
     assert {"Topic", "Pick", "Find", "Send"} <= choosable  # a button may open a listbox: it stays
     assert not {"Home", "Message", "Email-me"} & choosable
+
+
+FIELD = st.tuples(
+    st.sampled_from(["text", "email", "password", "number", "checkbox", "textarea", "select"]),
+    st.booleans(),  # required
+    st.booleans(),  # filled
+    st.booleans(),  # disabled
+    st.sampled_from(["a", "b", "out"]),  # in form a, form b, or outside any form (form=a by attribute)
+)
+
+
+def field_html(i: int, kind: str, required: bool, filled: bool, disabled: bool, where: str) -> str:
+    flags = (" required" if required else "") + (" disabled" if disabled else "")
+    flags += ' form="a"' if where == "out" else ""
+    if kind == "textarea":
+        return f"<textarea id=f{i} aria-label=F{i}{flags}>{'x' if filled else ''}</textarea>"
+    if kind == "select":
+        return f"<select id=f{i} aria-label=F{i}{flags}><option>x</option></select>"
+    value = (" checked" if kind == "checkbox" else " value=x") if filled else ""
+    return f"<input id=f{i} type={kind} aria-label=F{i}{flags}{value}>"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(FIELD, min_size=1, max_size=6), st.sampled_from(["a", "b"]), st.sampled_from(["submit", "button"]))
+async def test_unfilled_names_exactly_the_empty_fields_its_form_needs(
+    browser: BrowserSession, fields: list[tuple[str, bool, bool, bool, str]], form: str, kind: str
+) -> None:
+    """What a click on a button would submit empty although its form needs it (a password, a required field),
+    against the browser's own answer: the form's elements (``button.form.elements``, which counts the fields
+    outside the form that name it) that are empty, enabled text fields, and required or a password."""
+    html = {"a": "", "b": "", "out": ""}
+    for i, f in enumerate(fields):
+        html[f[4]] += field_html(i, *f)
+    html[form] += f"<button id=go type={kind}>Go</button>"
+    await browser.page.set_content(f"<form id=a>{html['a']}</form><form id=b>{html['b']}</form>{html['out']}<p>end</p>")
+    truth = await browser.page.evaluate(
+        """() => {
+            const go = document.getElementById('go');
+            if (go.type !== 'submit' || !go.form) return [];
+            return Array.from(go.form.elements).filter((e) =>
+                !e.disabled && !e.value && (e.localName === 'textarea' ||
+                  (e.localName === 'input' && ['text', 'email', 'password', 'number'].includes(e.type))) &&
+                (e.required || e.type === 'password')).map((e) => e.id).sort();
+        }"""
+    )
+    snapshot = await browser.snapshot()
+    go = next(e for e in snapshot.elements.values() if e.attributes.get("id") == "go")
+    found = sorted(e.attributes.get("id", "") for e in unfilled(snapshot.elements, go.index))
+    assert found == truth, (html, found, truth)
