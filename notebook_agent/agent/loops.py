@@ -128,6 +128,8 @@ class LoopGuard:
     window: int = 6
     budget: int = 3
     quiet_after: int = 3
+    repeat_caution: bool = False
+    """Refuse once a move made again right after itself (the small profile: see ``_caution``)."""
     moves: list[_Move] = field(default_factory=list)
     seen: set[str] = field(default_factory=set)
     stale: int = 0
@@ -203,33 +205,43 @@ class LoopGuard:
         element: Mapping[str, Any] | None,
         unfilled: Sequence[str],
     ) -> str | None:
-        """A move that is likely a slip, refused once with why (not counted as a loop, not kept out of decoding):
-        made again, it runs. Measured with a 1.5B model: it clicked a checkbox it had just checked (unchecking
-        it), and clicked "Sign in" before it had typed the password."""
-        if key in self.warned or action != "click_element_by_index" or element is None:
+        """A move that is likely a slip, refused once with why (not counted as a loop) and left out of decoding
+        until a new page: made again, it runs. Measured with a 1.5B model: it clicked a checkbox it had just
+        checked (unchecking it), clicked "Sign in" before it had typed the password, and (``repeat_caution``)
+        clicked "Save" again and again after it had worked, instead of calling done."""
+        if key in self.warned:
             return None
         index = args.get("index")
-        if _is_toggle(element):
+        last = self.moves[-1] if self.moves else None
+        said: str | None = None
+        if action == "click_element_by_index" and element is not None and _is_toggle(element):
             before = next((m for m in reversed(self.moves[-self.window :]) if m.key == key), None)
-            if before is None:
-                return None
-            self.warned.add(key)
-            state = (element.get("attributes") or {}).get("checked")
-            now = f" (it is now checked={state})" if state in ("true", "false") else ""
-            return (
-                f"Not done: you already clicked [{index}] in step {before.step}{now}; clicking it again undoes that. "
-                "If it is as the task wants, go on with the next part (another box, the button that saves), or call "
-                f"done if the task is complete. Click [{index}] again only to undo it."
+            if before is not None:
+                state = (element.get("attributes") or {}).get("checked")
+                now = f" (it is now checked={state})" if state in ("true", "false") else ""
+                said = (
+                    f"Not done: you already clicked [{index}] in step {before.step}{now}; clicking it again undoes "
+                    "that. If it is as the task wants, go on with the next part (another box, the button that saves), "
+                    f"or call done if the task is complete. Click [{index}] again only to undo it."
+                )
+        elif action == "click_element_by_index" and unfilled:
+            said = (
+                f"Not done: [{index}] would submit its form with these fields still empty: {'; '.join(unfilled[:3])}. "
+                f"Fill them first with input_text (the task may give their values), then click [{index}]. Click it "
+                "again only if they must stay empty."
             )
-        if unfilled:
-            self.warned.add(key)
-            fields = "; ".join(unfilled[:3])
-            return (
-                f"Not done: [{index}] would submit its form with these fields still empty: {fields}. Fill them first "
-                f"with input_text (the task may give their values), then click [{index}]. Click it again only if they "
-                "must stay empty."
+        elif self.repeat_caution and last is not None and last.key == key and action != "go_back":
+            said = (
+                f"Not done: {last.said} is what you did in step {last.step}, just now; doing it again repeats it. "
+                "Read the page: if it shows what the task asked for, call done with success=true and the answer; "
+                "otherwise do the next part of the task."
             )
-        return None
+        if said is None:
+            return None
+        self.warned.add(key)
+        who = tuple(element_key(element)) if element is not None and "index" in args else None
+        self.blocked.append(_Refused(action, who, len(self.seen)))
+        return said
 
     def _refuse(self, action: str, args: Mapping[str, Any], element: Mapping[str, Any] | None, said: str) -> None:
         self.refused.append(said)

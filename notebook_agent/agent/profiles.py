@@ -43,6 +43,9 @@ class Profile:
     on_request: tuple[str, ...] = ()
     """Actions offered only when the request names a web address, or the run starts on no page: a 1.5B model,
     measured, opened addresses it made up (``/docs``, ``/account``: 404s) instead of clicking the link."""
+    repeat_caution: bool = False
+    """Refuse once the move the run has just made, made again at once (agent/loops.py): a 1.5B model, measured,
+    clicked "Save" three times after it had worked instead of calling done."""
 
     def system_prompt(self) -> str:
         """The profile's packaged system prompt (``agent/prompts/``)."""
@@ -97,6 +100,7 @@ PROFILES: dict[str, Profile] = {
             "wait": "Wait for the page.",
         },
         on_request=("go_to_url",),
+        repeat_caution=True,
     ),
 }
 

@@ -61,6 +61,7 @@ from .loops import LoopGuard
 from .macro import MACRO_NAME, ParsedOutput, macro_spec, parse_output, with_indices
 from .outcome import RunOutcome
 from .output import OutputSpec, with_typed_done
+from .profiles import Profile
 from .prompt import prompt_hash
 from .recorder import Recorder
 from .replay import ReplayPilot
@@ -102,6 +103,7 @@ class RunSpec(Protocol):
     allowed_domains: tuple[DomainPattern, ...]
     blocked_domains: tuple[DomainPattern, ...]
     output_spec: OutputSpec | None
+    profile: Profile
 
     @property
     def full_system_prompt(self) -> str: ...
@@ -141,7 +143,7 @@ class PageRun:
         self.interactive = interactive
         self.steps: list[PageStep] = []
         self.history: list[PageStep | str] = [earlier_run_note(previous)] if previous is not None else []
-        self.loops = LoopGuard()
+        self.loops = LoopGuard(repeat_caution=agent.profile.repeat_caution)
         self.redactor = Redactor(agent.secrets, lambda args: target_element(self.browser, args))
         self.observer = Observer(task=self.redactor.scrub_text(task))
         self.outcome = RunOutcome(agent.max_steps, agent.max_failures)

@@ -312,3 +312,24 @@ async def test_a_model_that_means_to_submit_empty_fields_can(browser: BrowserSes
     result = await PageAgent(model=model, browser=browser, max_steps=5).run("press sign in")
     assert [s.result.startswith("Not done:") for s in result.steps] == [True, False, False]
     assert await browser.page.inner_text("#out") == "Wrong password"
+
+
+def test_the_small_profile_cautions_a_move_made_again_at_once() -> None:
+    """A 1.5B model clicked "Save" three times after it had worked: with ``repeat_caution`` (the small profile) the
+    second click in a row is refused once, kept out of decoding until a new page, and runs when insisted on."""
+    save = {"tag": "button", "text": "Save", "attributes": {}}
+    guard = LoopGuard(repeat_caution=True)
+    guard.page("form")
+    refusals = play(guard, [(save, 5, "saved"), (save, 5, "saved"), (save, 5, "saved")])
+    assert refusals[0] is None and refusals[2] is None
+    assert refusals[1] is not None and "call done with success=true" in refusals[1]
+    assert LoopGuard().refusal("click_element_by_index", {"index": 5}, save, 1) is None
+    plain = LoopGuard()
+    plain.page("form")
+    assert play(plain, [(save, 5, "saved"), (save, 5, "saved")]) == [None, None]  # other profiles: no caution
+    blocked = LoopGuard(repeat_caution=True)
+    blocked.page("form")
+    play(blocked, [(save, 5, "saved"), (save, 5, "saved")])
+    assert blocked.exclusions({5: save}) == {"click_element_by_index": {5}}
+    blocked.page("a new page")
+    assert blocked.exclusions({5: save}) == {}
