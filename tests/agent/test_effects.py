@@ -229,17 +229,30 @@ async def test_an_approved_effect_arrives(browser: BrowserSession, sites: Sites,
         assert any("localhost" in q and "following a redirect from 127.0.0.1" in q for q in asked), asked
 
 
-async def test_a_frozen_tab_in_the_browser_does_not_stop_a_gated_run(sites: Sites) -> None:
+@pytest.mark.parametrize("own_tab", [False, True])
+@pytest.mark.parametrize("approval", ["auto", "deny-risky", "ask-risky"])
+async def test_a_frozen_tab_in_the_browser_does_not_stop_a_run(sites: Sites, approval: str, own_tab: bool) -> None:
     """Another tab of the browser whose script never yields cannot confirm a new route or a redirect watch; the
-    first gated run on that browser once waited for it forever. It now starts, and the door still holds."""
+    first gated run on that browser once waited for it forever. Whatever the policy, and whether the run has a
+    tab of its own, it now starts and ends, and the door holds."""
+
+    async def person(request: ApprovalRequest) -> ApprovalAnswer:
+        return ApprovalAnswer(False, "not there")
+
     async with BrowserSession() as browser:
         await browser.page.goto("data:text/html,<p>busy<script>setTimeout(() => { while (true) {} }, 100)</script>")
         await asyncio.sleep(0.5)
         await browser.new_tab()  # the frozen tab stays open beside the run's
-        result = await asyncio.wait_for(run(browser, sites, "button", "navigation", approval="deny-risky"), 120)
-        assert sites.log == [], (result.status, [s.result for s in result.steps])
+        kw: dict[str, Any] = {"approval": approval, "own_tab": own_tab}
+        if approval == "ask-risky":
+            kw["approver"] = person
+        result = await asyncio.wait_for(run(browser, sites, "button", "navigation", **kw), 120)
         assert result.status == "completed", result.error
-        assert any("Blocked" in s.result for s in result.steps)
+        if approval == "auto":
+            assert sites.log and sites.log[0] == ("GET", "/nav")  # nothing to judge: it went
+        else:
+            assert sites.log == [], (result.status, [s.result for s in result.steps])
+            assert any("Blocked" in s.result for s in result.steps)
 
 
 async def test_a_start_url_that_redirects_elsewhere_is_followed(browser: BrowserSession, sites: Sites) -> None:
