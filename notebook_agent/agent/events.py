@@ -80,10 +80,14 @@ class StepFinished:
 
 @dataclass(frozen=True)
 class ScreenshotTaken:
+    """The step's picture; or, with ``withheld`` set and no ``data``, why the step has none (a value the run
+    hides could not be made sure to be painted over, so no picture left the browser)."""
+
     step: PageStep
     data: bytes = field(repr=False)
     mime_type: str = "image/jpeg"
     type: Literal["screenshot"] = "screenshot"
+    withheld: str = ""
 
 
 @dataclass(frozen=True)

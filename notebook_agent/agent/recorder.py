@@ -36,7 +36,7 @@ class Recorder:
     def handle(self, event: PageEvent) -> None:
         if isinstance(event, StepFinished):
             self._write(lambda w: w.step(event.step, screenshot_pending=self.screenshots))
-        elif isinstance(event, ScreenshotTaken):
+        elif isinstance(event, ScreenshotTaken) and event.data:
             self._write(lambda w: w.screenshot(event.step))
 
     def close(self, result: PageAgentResult) -> None:

@@ -20,6 +20,9 @@ from ..core.messages import ImageContent
 from .events import ScreenshotTaken
 from .results import PageStep
 
+#: What the view shows for a step without a picture because of hidden values.
+WITHHELD = "No screenshot for this step: a hidden value could not be made sure to be painted over."
+
 
 class StepScreenshots:
     """Takes each step's screenshot in the background and announces it with ``ScreenshotTaken``."""
@@ -41,6 +44,8 @@ class StepScreenshots:
         except ScreenshotWithheld as exc:  # a secret could have shown: this step has no picture
             logging.getLogger("notebook_agent.agent").warning("step %s: %s", step.index, exc)
             self.withheld.append(f"step {step.index}: {exc}")
+            # the view says so; the reason's details (a frame's URL) stay in the log
+            self.put(ScreenshotTaken(step, b"", "image/jpeg", withheld=WITHHELD))
             return None
         except Exception:
             return None

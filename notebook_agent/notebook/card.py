@@ -185,6 +185,11 @@ class StepCard:
         self.image.value = data
         self.image.layout.display = None if shown else "none"
 
+    def set_withheld(self, why: str) -> None:
+        """This step has no picture, and why (hidden values): said where the picture would be."""
+        self.image.layout.display = "none"
+        self.extra.children = (*self.extra.children, w.HTML(f'<div class="na-kv na-warn">{esc(why)}</div>'))
+
     def show_screenshot(self) -> None:
         """Show this step's picture (a newer one took its place in the header)."""
         if self.image.value:

@@ -167,6 +167,10 @@ class RunView:
         elif isinstance(event, ActionFinished) and card is not None:
             card.set_result(event.step)
             self.bar.value = min(event.step.index, self.max_steps)
+        elif isinstance(event, ScreenshotTaken) and event.withheld:
+            owner = next((c for c in reversed(self.cards) if c.index == event.step.index), None)
+            if owner is not None:
+                owner.set_withheld(event.withheld)
         elif isinstance(event, ScreenshotTaken):
             # Taken in the background, it may arrive after the next step started: it belongs to its own step.
             # The header shows the latest picture; its step's card keeps it hidden meanwhile (one picture on

@@ -9,8 +9,9 @@ import base64
 
 import pytest
 
+from notebook_agent.agent.events import ScreenshotTaken
 from notebook_agent.agent.results import PageStep
-from notebook_agent.agent.screenshots import StepScreenshots
+from notebook_agent.agent.screenshots import WITHHELD, StepScreenshots
 from notebook_agent.browser import BrowserSession
 from notebook_agent.browser import mask as mask_module
 from notebook_agent.browser.crop import target_crop
@@ -115,11 +116,14 @@ async def test_a_page_that_removes_the_mask_gets_no_picture(browser: BrowserSess
     with browser.hiding([SECRET]):
         with pytest.raises(ScreenshotWithheld, match="removed, hidden or replaced"):
             await browser.screenshot()
-        shots = StepScreenshots(lambda event: None)
+        told: list[ScreenshotTaken] = []
+        shots = StepScreenshots(told.append)
         step = PageStep(index=1)
         shots.start(browser, step)
         assert await shots.collect() is None
         assert step.screenshot is None and "step 1" in shots.withheld[0]
+        # the view is told (and shows it on the step's card), without the details (a frame's URL)
+        assert [(e.step.index, e.data, e.withheld) for e in told] == [(1, b"", WITHHELD)]
     assert await browser.screenshot()  # nothing to hide: the page's picture as usual
 
 

@@ -194,6 +194,22 @@ async def test_a_screenshot_is_on_show_once() -> None:
     assert view.live.value == two
 
 
+async def test_a_step_without_a_picture_says_why_on_its_card() -> None:
+    from notebook_agent.agent import ScreenshotTaken
+    from notebook_agent.agent.screenshots import WITHHELD
+
+    view = RunView("find it", "test:silent", 5)
+    view.handle(StepStarted(1, 5))
+    view.handle(ScreenshotTaken(PageStep(index=1, action="click", result="ok"), b"\xff\xd8one"))
+    view.handle(StepStarted(2, 5))
+    view.handle(ScreenshotTaken(PageStep(index=2, action="click", result="ok"), b"", withheld=WITHHELD))
+    card1, card2 = view.cards
+    assert view.live.value == b"\xff\xd8one"  # the header keeps the last picture there was
+    assert card2.image.layout.display == "none"
+    assert any(WITHHELD in getattr(child, "value", "") for child in card2.extra.children)
+    assert not any(WITHHELD in getattr(child, "value", "") for child in card1.extra.children)
+
+
 ALLOWED_TAGS = {"strong", "em", "code", "a", "br", "ul", "li"}
 _PIECES = [
     "<script>alert(1)</script>",
