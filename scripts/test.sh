@@ -13,7 +13,7 @@ echo "== pytest"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 set +e
-.venv/bin/pytest tests notebooks --nbval-lax --nbval-current-env --nbval-cell-timeout=300 -rfE "$@" 2>&1 | tee "$log"
+.venv/bin/pytest tests notebooks --nbval-lax --nbval-current-env --nbval-cell-timeout=300 -rfE --durations=25 "$@" 2>&1 | tee "$log"
 code=${PIPESTATUS[0]}
 if [ "$code" = 5 ]; then echo "pytest collected no tests: that is a failure"; code=1; fi
 echo "== pytest on the oldest supported kernel ($(.venv-floor/bin/python -c 'import ipykernel; print("ipykernel", ipykernel.__version__)'))"

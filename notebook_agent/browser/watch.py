@@ -28,23 +28,37 @@ class ActionWatch:
         self.committed = False
         self.new_pages: list[Page] = []
         self._event = asyncio.Event()
-        self._committed_event = asyncio.Event()
+        self._nav_requests: list[Request] = []
+        self._nav_failed = False
+        self._changed = asyncio.Event()  # a navigation of the main frame committed or failed
         page.on("request", self._on_request)
         page.on("framenavigated", self._on_navigated)
+        page.on("requestfailed", self._on_failed)
 
     def _on_request(self, request: Request) -> None:
         try:
             if request.is_navigation_request() and request.frame == self.page.main_frame:
                 self.nav_started = True
+                if request.redirected_from in self._nav_requests:  # a redirect: one navigation, its new hop
+                    self._nav_requests.remove(request.redirected_from)
+                self._nav_requests.append(request)
                 self._event.set()
         except PlaywrightError:
             pass
+
+    def _on_failed(self, request: Request) -> None:
+        """A navigation that failed (refused at the network door, blocked, a dead host) never commits: stop
+        waiting for it, unless another one is still on its way."""
+        if request in self._nav_requests:
+            self._nav_requests.remove(request)
+            self._nav_failed = True
+            self._changed.set()
 
     def _on_navigated(self, frame: Frame) -> None:
         if frame == self.page.main_frame:
             self.committed = True
             self._event.set()
-            self._committed_event.set()
+            self._changed.set()
 
     @property
     def saw_anything(self) -> bool:
@@ -59,6 +73,7 @@ class ActionWatch:
         with contextlib.suppress(Exception):
             self.page.remove_listener("request", self._on_request)
             self.page.remove_listener("framenavigated", self._on_navigated)
+            self.page.remove_listener("requestfailed", self._on_failed)
 
     async def settle(
         self,
@@ -84,8 +99,7 @@ class ActionWatch:
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(self._event.wait(), min(timeout, 3.0) if expect_popup else grace)
             if self.nav_started and not self.committed:
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(self._committed_event.wait(), timeout)
+                await self._commit_or_end(timeout)
             if self.committed and not self.page.is_closed():
                 with contextlib.suppress(PlaywrightError):
                     await self.page.wait_for_load_state("domcontentloaded", timeout=timeout * 1000)
@@ -97,6 +111,19 @@ class ActionWatch:
             await signal.race(run())
         else:
             await run()
+
+    async def _commit_or_end(self, timeout: float) -> None:
+        """Wait (at most ``timeout``) for the main frame's navigation to commit. One that failed (refused at the
+        network door, blocked, a dead host) never will: the wait ends when every navigation seen has failed."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not self.committed and (self._nav_requests or not self._nav_failed):
+            left = deadline - loop.time()
+            if left <= 0:
+                return
+            self._changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), left)
 
     def describe(self) -> str:
         """Sentences for the action result, e.g. "The page navigated to …"."""

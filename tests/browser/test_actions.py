@@ -151,6 +151,30 @@ async def test_click_navigates(load: Any, servers: Any) -> None:
     assert time.monotonic() - started < 5
 
 
+async def test_a_navigation_that_fails_ends_the_wait_for_its_commit(load: Any, servers: Any) -> None:
+    """A navigation refused at the network (the approval door, a blocked domain, a dead host) never commits: the
+    action's watch ends when it fails, instead of waiting out its whole bound for a commit. Its bound here is
+    far beyond the test's hang guard, so a watch that waits for the commit fails the test."""
+    from notebook_agent.browser.watch import ActionWatch
+
+    b: BrowserSession = await load("nav.html")
+    page = b.page
+    # "aborted", as the door refuses: no error page commits, the tab stays where it was
+    await page.route("**/nav2.html*", lambda route: route.abort("aborted"))
+    try:
+        for via in ("#link", "text=Go by script"):  # a link, and a button whose handler sets location
+            watch = ActionWatch(page, lambda p: (0, True))
+            try:
+                await page.click(via)
+                await asyncio.wait_for(watch.settle(timeout=600), 60)
+                assert watch.nav_started and not watch.committed
+                assert page.url == servers.url("nav.html") and watch.describe() == ""
+            finally:
+                watch.close()
+    finally:
+        await page.unroute("**/nav2.html*")
+
+
 async def test_click_waits_for_a_navigation_only_where_one_can_follow(load: Any) -> None:
     """The click skips its navigation grace for elements that cannot navigate; these are the elements that
     keep it (links, submit controls, handlers and tracked listeners on the element, an ancestor or a label's
