@@ -8,8 +8,9 @@
 //
 // Ops:  fp:mark {k}          (element op, scoped) remember the scope element under token k
 //       fp:is {k}            (element op, scoped) the scope element when it is the one remembered under k
-//       fp:describe {k, positions} -> the element's parts (see describe()) or null when k is gone; with
-//                               positions, also role_position: fp:rolepos of its own role and name
+//       fp:describe {k, positions, here} -> the element's parts (see describe()) or null when k is gone; with
+//                               positions, also role_position: fp:rolepos of its own role and name; with
+//                               here, of the scope element, remembered under k first (no fp:mark round trip)
 //       fp:frameinfo {k}     -> {name, id, src, title, selectors: [css...]} of the <iframe> remembered under k
 //       fp:candidates {n, fp} -> {items: [[index, parts]...], capped}: elements of fp's role or tag that share
 //                               an identity signal with it (name, test id, id, name attr, href, label,
@@ -419,16 +420,42 @@
     }
 
     // ==== Candidates ==============================================================================================
-    function allElements() {
-      const out = [];
-      const walk = (root) => {
-        for (const el of root.querySelectorAll("*")) {
-          out.push(el);
-          if (el.shadowRoot) walk(el.shadowRoot);
-        }
-      };
-      walk(document);
+    // Every element under ``root`` in document order, open shadow roots' content right after their host. A tree
+    // walker, not querySelectorAll("*"): iterating that list costs ~5x as much on a large page.
+    function elementsOf(root, out, keep) {
+      const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
+      for (let el = walker.nextNode(); el; el = walker.nextNode()) {
+        if (!keep || keep(el)) out.push(el);
+        if (el.shadowRoot) elementsOf(el.shadowRoot, out, keep);
+      }
       return out;
+    }
+    function allElements() {
+      return elementsOf(document, []);
+    }
+    function hasShadowRoots(root) {
+      const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
+      for (let el = walker.nextNode(); el; el = walker.nextNode()) if (el.shadowRoot) return true;
+      return false;
+    }
+    // The tags implicitRole() can give each role (an element of another tag has the role only through its role
+    // attribute): what rolePosition() looks at, so it reads roles and names of a few elements, not every cell.
+    const IMPLICIT_TAGS = {
+      link: "a,area", button: "button,input", combobox: "select,input", listbox: "select", textbox: "textarea,input",
+      searchbox: "input", checkbox: "input", radio: "input", slider: "input", spinbutton: "input", option: "option",
+      img: "img", presentation: "img", heading: "h1,h2,h3,h4,h5,h6", navigation: "nav", main: "main",
+      complementary: "aside", dialog: "dialog", article: "article", list: "ul,ol,menu", listitem: "li",
+      table: "table", row: "tr", cell: "td", columnheader: "th", group: "fieldset,optgroup,details",
+      progressbar: "progress", status: "output", separator: "hr", form: "form", region: "section",
+      banner: "header", contentinfo: "footer",
+    };
+    // Elements that may have ``role``, in document order (shadow roots' content after their host, as
+    // allElements() gives them): the browser's own selector query when the page has no shadow roots.
+    function mayHaveRole(role) {
+      const tags = IMPLICIT_TAGS[role];
+      const sel = tags ? tags + ",[role]" : "[role]";
+      if (!hasShadowRoots(document)) return Array.from(document.querySelectorAll(sel));
+      return elementsOf(document, [], (el) => el.matches(sel));
     }
     // How many shown elements have ``role`` and exactly the accessible name ``name`` (get_by_role(role,
     // name=..., exact=True)), and where ``el`` is among them: one walk here instead of two of Playwright's role
@@ -437,7 +464,7 @@
       if (!el) return null;
       let n = 0;
       let i = null;
-      for (const other of allElements()) {
+      for (const other of mayHaveRole(role)) {
         if (roleOf(other) !== role || hidden(other) || nameOf(other, role) !== name) continue;
         if (other === el) i = n;
         n += 1;
@@ -482,7 +509,8 @@
           case "fp:mark": return root && root.nodeType === 1 ? remember(String(arg.k), root) : null;
           case "fp:is": return root && root === marked(String(arg.k)) ? root : null;
           case "fp:describe": {
-            const el = marked(String(arg.k));
+            // scoped (``here``): the element the selector chain reached, remembered under k on the way
+            const el = arg.here ? (root && root.nodeType === 1 ? remember(String(arg.k), root) : null) : marked(String(arg.k));
             if (!el) return null;
             const parts = describe(el);
             if (arg.positions && parts.role && parts.name) parts.role_position = rolePosition(el, parts.role, parts.name);

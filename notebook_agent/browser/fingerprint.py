@@ -46,6 +46,7 @@ __all__ = [
     "Found",
     "LocatorSpec",
     "find_again",
+    "fingerprint_at",
     "fingerprint_of",
     "playwright_source",
     "register_fingerprint_engine",
@@ -194,6 +195,27 @@ async def fingerprint_of(frame: Frame, element_handle: ElementHandle) -> Fingerp
     the page or the fingerprint script is not in the frame."""
     k = await _mark(element_handle)
     parts = await _data(frame, {"op": "fp:describe", "k": k, "positions": True})
+    return await _completed(frame, parts, k)
+
+
+async def fingerprint_at(frame: Frame, element: str) -> Fingerprint:
+    """:func:`fingerprint_of` the element the selector ``element`` answers with in ``frame`` (the page script's
+    op for a snapshot index, say): found, remembered and described in one query of the isolated world, since
+    this read sits before every action on an element."""
+    k = f"m{next(_tokens)}"
+    chain = f"{element} >> {_selector({'op': 'fp:describe', 'k': k, 'positions': True, 'here': True})}"
+    try:
+        answer = await asyncio.wait_for(frame.query_selector(chain), TIMEOUT)
+        raw = await asyncio.wait_for(answer.text_content(), TIMEOUT) if answer is not None else None
+    except PlaywrightError as exc:
+        if _engine_missing(exc):
+            raise FingerprintUnavailable(_MISSING) from exc
+        raise
+    return await _completed(frame, json.loads(_clean_json(raw or "null")), k)
+
+
+async def _completed(frame: Frame, parts: Any, k: str) -> Fingerprint:
+    """The fingerprint from the element's ``parts`` (marked ``k``): its frames and its best locator added."""
     if not isinstance(parts, dict):
         raise FingerprintUnavailable("The element is not in the given frame, or it left the page.")
     chain, frame_selectors = await _frame_chain(frame, locate=True)

@@ -70,8 +70,10 @@ async def register_page_engine(pw: Playwright, reused: BrowserContext | None = N
         _engine_names[reused] = name
 
 
-def _selector(frame: Frame, arg: dict[str, Any]) -> str:
-    """``<engine>=<base64 JSON>``: base64 keeps quotes and ``>>`` in the argument away from the selector parser."""
+def op_selector(frame: Frame, arg: dict[str, Any]) -> str:
+    """The selector that calls the page script's op ``arg`` in ``frame`` (an element op answers with its element),
+    to chain with another engine's: ``<engine>=<base64 JSON>``; base64 keeps quotes and ``>>`` in the argument
+    away from the selector parser."""
     name = _engine_names.get(frame.page.context, ENGINE)
     return f"{name}={base64.b64encode(json.dumps(arg).encode('ascii')).decode('ascii')}"
 
@@ -96,10 +98,10 @@ async def call_page_api(
     """One round trip to the page API in ``frame``'s isolated world: the op's JSON result, decoded. ``scope``,
     an element of ``frame``, reaches the page script as the op's root."""
     if scope is not None:
-        answer = await scope.query_selector(_selector(frame, arg))
+        answer = await scope.query_selector(op_selector(frame, arg))
         raw = await answer.text_content() if answer is not None else None
     else:
-        raw = await frame.locator(_selector(frame, arg)).text_content(timeout=timeout * 1000)
+        raw = await frame.locator(op_selector(frame, arg)).text_content(timeout=timeout * 1000)
     return json.loads(_clean_json(raw or "null"))
 
 
@@ -109,7 +111,7 @@ async def page_api_element(
     """The element an element op ("get", "frame") answers with, as a handle Playwright adopted into the
     page's main world for actions (the same node the isolated world holds), or None. ``scope``, an element of
     ``frame``, reaches the page script as the op's root."""
-    selector = _selector(frame, arg)
+    selector = op_selector(frame, arg)
     return await (scope.query_selector(selector) if scope is not None else frame.query_selector(selector))
 
 

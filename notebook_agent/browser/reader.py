@@ -240,8 +240,13 @@ class PageReader:
         self.last_time = time.monotonic()
         return snap
 
-    async def resolve(self, index: int, current: Page | None) -> tuple[ElementHandle, ElementInfo, Frame, int]:
-        """Element ``[index]`` of the latest snapshot as a live handle, or :class:`ActionError` saying why not."""
+    def reference(self, index: int, current: Page | None) -> tuple[Frame, dict[str, Any]]:
+        """Where element ``[index]`` of the latest snapshot lives: its frame and the page-script op that answers
+        with it (no round trip), or :class:`ActionError` saying why there is none."""
+        frame, _, arg = self._where(index, current)
+        return frame, arg
+
+    def _where(self, index: int, current: Page | None) -> tuple[Frame, int, dict[str, Any]]:
         snap = self.last_snapshot
         info = snap.elements.get(index) if snap is not None else None
         if snap is None or info is None or index not in self.refs:
@@ -259,7 +264,14 @@ class PageReader:
                 f"element [{index}] is no longer on the page (its frame was removed or reloaded). "
                 "Use an index from the latest browser state."
             )
-        arg = {"op": "get", "i": local, "id": snap.snapshot_id}
+        return frame, local, {"op": "get", "i": local, "id": snap.snapshot_id}
+
+    async def resolve(self, index: int, current: Page | None) -> tuple[ElementHandle, ElementInfo, Frame, int]:
+        """Element ``[index]`` of the latest snapshot as a live handle, or :class:`ActionError` saying why not."""
+        frame, local, arg = self._where(index, current)
+        snap = self.last_snapshot
+        assert snap is not None
+        info = snap.elements[index]
         try:
             element = await page_api_element(frame, arg)
             code = "ok" if element is not None else await call_page_api(frame, {**arg, "op": "check"}, timeout=5)

@@ -25,6 +25,7 @@ from .guard import EffectJudge, NavigationGate, NavigationGuard
 from .hung import HungPages, is_responsive
 from .lifecycle import Lifecycle
 from .mask import HiddenValues, current_values, masked_capture
+from .page_script import op_selector
 from .reader import SENSITIVE_FIELDS, PageReader, index_in_snapshot
 from .report import BrowserTimeoutError, Notices, short
 from .snapshot import FULL_PAGE_MAX_CHARS, ElementInfo, Snapshot, TabInfo
@@ -205,6 +206,12 @@ class SessionPages:
     async def resolve(self, index: int) -> tuple[ElementHandle, ElementInfo, Frame, int]:
         """Element ``[index]`` of the latest snapshot as a live handle, or :class:`ActionError` saying why not."""
         return await self._reader.resolve(index, self._tabs.current)
+
+    def reference(self, index: int) -> tuple[Frame, str]:
+        """Element ``[index]`` of the latest snapshot as its frame and a selector that answers with it there (no
+        round trip, nothing checked live), or :class:`ActionError` saying why there is none."""
+        frame, arg = self._reader.reference(index, self._tabs.current)
+        return frame, op_selector(frame, arg)
 
     @on_browser_loop
     async def index_of(self, element: ElementHandle, frame: Frame) -> int | None:

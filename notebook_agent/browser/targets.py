@@ -14,7 +14,7 @@ from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
 
-from .fingerprint import Fingerprint, FingerprintUnavailable, find_again, fingerprint_of
+from .fingerprint import Fingerprint, FingerprintUnavailable, find_again, fingerprint_at
 from .report import ActionError, first_line
 from .session import BrowserSession
 
@@ -23,8 +23,8 @@ async def target_of(session: BrowserSession, index: int) -> dict[str, Any] | Non
     """The fingerprint (as a dict) of element ``[index]`` of the latest snapshot, or None when it cannot be
     read (gone, or a document older than the fingerprint script); never raises for the page's sake."""
     try:
-        element, _, frame, _ = await session.resolve(index)
-        return (await fingerprint_of(frame, element)).to_dict()
+        frame, element = session.reference(index)
+        return (await fingerprint_at(frame, element)).to_dict()
     except (ActionError, FingerprintUnavailable, PlaywrightError, TimeoutError):
         return None
 

@@ -612,3 +612,69 @@ async def test_random_pages_find_the_right_element_or_none(page: Page, data: st.
         assert got == f"t{target}", found.why_not
     elif got is None:
         assert found.why_not
+
+
+# -- a property: the role position read in one walk is Playwright's --------------------------------------------
+
+ROLE_KINDS = {
+    "button": "<button {a}>{n}</button>",
+    "input-button": "<input type=button value='{n}' {a}>",
+    "link": "<a href='/x' {a}>{n}</a>",
+    "div-button": "<div role=button tabindex=0 {a}>{n}</div>",
+    "span-link": "<span role=link tabindex=0 {a}>{n}</span>",
+    "checkbox": "<label><input type=checkbox {a}>{n}</label>",
+    "a-no-href": "<a role=button {a}>{n}</a>",
+}
+
+
+@dataclass(frozen=True)
+class RoleItem:
+    kind: str
+    name: str
+    shadow: bool
+    hidden: bool
+
+
+role_items = st.builds(
+    RoleItem, st.sampled_from(sorted(ROLE_KINDS)), st.sampled_from(["Go", "Save"]), st.booleans(), st.booleans()
+)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(elems=st.lists(role_items, min_size=1, max_size=7))
+async def test_role_positions_are_what_get_by_role_counts_and_one_read_equals_the_other(
+    browser: BrowserSession, elems: list[RoleItem]
+) -> None:
+    """Each element's role position (how many shown elements share its role and exact name, and which one it is)
+    is read in one walk of the elements that can have that role, shadow roots included; it must be what
+    Playwright's ``get_by_role`` finds. And the fingerprint read by snapshot index in one query
+    (``fingerprint_at``, before every action) is the one read from a handle (``fingerprint_of``)."""
+    page = browser.page
+    light, shadow = [], []
+    for i, it in enumerate(elems):
+        a = f"data-truth=t{i}" + (" style='display:none'" if it.hidden else "")
+        (shadow if it.shadow else light).append(ROLE_KINDS[it.kind].format(a=a, n=it.name))
+    script = (
+        "<div id=host></div><script>document.getElementById('host').attachShadow({mode: 'open'}).innerHTML = "
+        + json.dumps("".join(shadow))
+        + "</script>"
+    )
+    await page.set_content("<main>" + "".join(light) + (script if shadow else "") + "</main>")
+    for i, it in enumerate(elems):
+        if it.hidden:
+            continue
+        handle = await page.locator(f"[data-truth=t{i}]").element_handle()
+        k = await fingerprint_module._mark(handle)
+        parts = await fingerprint_module._data(page.main_frame, {"op": "fp:describe", "k": k, "positions": True})
+        if not (parts.get("role") and parts.get("name")):
+            continue
+        matches = page.get_by_role(parts["role"], name=parts["name"], exact=True)
+        truths = [await matches.nth(j).get_attribute("data-truth") for j in range(await matches.count())]
+        assert parts["role_position"] == {"n": len(truths), "i": truths.index(f"t{i}")}, (it, truths)
+    snap = await browser.snapshot()
+    for index in snap.elements:
+        element, _, frame, _ = await browser.resolve(index)
+        frame_of, selector = browser.reference(index)
+        assert frame_of is frame
+        by_index = await fingerprint_module.fingerprint_at(frame, selector)
+        assert by_index.to_dict() == (await fingerprint_of(frame, element)).to_dict(), index
