@@ -761,6 +761,81 @@
       return el;
     }
 
+    // ==== Aiming a click =========================================================================================
+    // A click goes to a point as a trusted mouse event (Python's ``page.mouse``) when this finds a point where
+    // the element itself is hit, nothing around it animates, and it is in view: the checks Playwright's click
+    // makes, minus its wait for two animation frames (most of a click's cost). Any doubt answers null, and Python
+    // uses Playwright's click. A guard armed here makes sure the press lands on the element: the first press
+    // event of the gesture is let through only when its path contains the element; otherwise it and the rest of
+    // the gesture are stopped here (nothing happens, Python falls back). It disarms itself after 2 s.
+    const PRESS_EVENTS = ["pointerdown", "mousedown", "pointerup", "mouseup", "click", "auxclick", "dblclick", "contextmenu"];
+    const guard = { installed: false, el: null, at: 0, state: "" };
+    function composedContains(outer, node) {
+      for (let n = node; n; n = n.parentNode || (n.host !== undefined ? n.host : null)) if (n === outer) return true;
+      return false;
+    }
+    function firstRect(el) {
+      for (const r of el.getClientRects()) if (r.width >= 1 && r.height >= 1) return r;
+      return null;
+    }
+    function onPress(ev) {
+      if (!guard.el) return;
+      if (performance.now() - guard.at > 2000) { guard.el = null; return; }
+      if (guard.state === "") guard.state = ev.composedPath().includes(guard.el) ? "reached" : "blocked";
+      if (guard.state === "blocked") {
+        ev.preventDefault();
+        ev.stopImmediatePropagation();
+      }
+    }
+    function aim(arg) {
+      const el = get(arg.i, arg.id);
+      if (typeof el === "string") return null;
+      try {
+        // the document's animations, and each shadow root's on the way up (a document does not list those)
+        for (let root = el.getRootNode(); root; root = root.host ? root.host.getRootNode() : null) {
+          for (const a of root.getAnimations()) {
+            const t = a.playState === "running" && a.effect ? a.effect.target : null;
+            if (t && composedContains(t, el)) return null;
+          }
+        }
+        let r = firstRect(el);
+        if (!r) return null;
+        const vw = document.documentElement.clientWidth || innerWidth;
+        const vh = document.documentElement.clientHeight || innerHeight;
+        if (r.left < 0 || r.top < 0 || r.right > vw || r.bottom > vh) {
+          el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
+          r = firstRect(el);
+          if (!r) return null;
+        }
+        const left = Math.max(r.left, 0), top = Math.max(r.top, 0);
+        const right = Math.min(r.right, vw), bottom = Math.min(r.bottom, vh);
+        if (right - left < 1 || bottom - top < 1) return null;
+        const x = (left + right) / 2, y = (top + bottom) / 2;
+        let hit = document.elementFromPoint(x, y);
+        while (hit && hit.shadowRoot) {
+          const inner = hit.shadowRoot.elementFromPoint(x, y);
+          if (!inner || inner === hit) break;
+          hit = inner;
+        }
+        if (!hit || !composedContains(el, hit)) return null;
+        if (!guard.installed) {
+          for (const t of PRESS_EVENTS) window.addEventListener(t, onPress, true);
+          guard.installed = true;
+        }
+        Object.assign(guard, { el, at: performance.now(), state: "" });
+        return { x, y };
+      } catch (e) {
+        return null;
+      }
+    }
+    // Disarms the guard: "reached" (the press landed on the element), "blocked" (it did not, and was stopped), or
+    // "unseen" (no press reached this world's listener: the page stopped it first, or it went elsewhere).
+    function aimed() {
+      const state = guard.el ? guard.state || "unseen" : "unseen";
+      guard.el = null;
+      return state;
+    }
+
     function canScroll(el, dx, dy) {
       const cs = getComputedStyle(el);
       const okY = (cs.overflowY === "auto" || cs.overflowY === "scroll" || cs.overflowY === "overlay");
@@ -1021,6 +1096,8 @@
           case "removeOverlay": return removeOverlay();
           case "hide": return hide(arg);
           case "unhide": return unhide();
+          case "aim": return aim(arg);
+          case "aimed": return aimed();
           default: throw new Error("unknown page API op " + JSON.stringify(arg && arg.op));
         }
       },
