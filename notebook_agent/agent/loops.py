@@ -97,6 +97,20 @@ def _is_toggle(element: Mapping[str, Any]) -> bool:
     )
 
 
+#: Input types a person types text into (an input without a type is a text field).
+TEXT_TYPES = frozenset({"", "text", "password", "email", "search", "tel", "url", "number"})
+
+
+def _empty_field(element: Mapping[str, Any] | None) -> bool:
+    """A text field (an input one types into, a textarea) with nothing in it yet."""
+    if element is None:
+        return False
+    attrs = element.get("attributes") or {}
+    tag = element.get("tag")
+    kind = str(attrs.get("type") or "").lower()
+    return (tag == "textarea" or (tag == "input" and kind in TEXT_TYPES)) and not attrs.get("value")
+
+
 def _describe(action: str, args: Mapping[str, Any], element: Mapping[str, Any] | None) -> str:
     text = " ".join(str((element or {}).get("text", "")).split())[:60]
     target = f" on '{text}'" if text else (f" on [{args['index']}]" if "index" in args else "")
@@ -130,6 +144,8 @@ class LoopGuard:
     quiet_after: int = 3
     repeat_caution: bool = False
     """Refuse once a move made again right after itself (the small profile: see ``_caution``)."""
+    field_caution: bool = False
+    """Refuse once a click on an empty text field (the small profile: see ``_caution``)."""
     moves: list[_Move] = field(default_factory=list)
     seen: set[str] = field(default_factory=set)
     stale: int = 0
@@ -207,8 +223,9 @@ class LoopGuard:
     ) -> str | None:
         """A move that is likely a slip, refused once with why (not counted as a loop) and left out of decoding
         until a new page: made again, it runs. Measured with a 1.5B model: it clicked a checkbox it had just
-        checked (unchecking it), clicked "Sign in" before it had typed the password, and (``repeat_caution``)
-        clicked "Save" again and again after it had worked, instead of calling done."""
+        checked (unchecking it), clicked "Sign in" before it had typed the password, (``field_caution``) clicked an
+        empty password field again and again instead of typing into it, and (``repeat_caution``) clicked "Save"
+        again and again after it had worked, instead of calling done."""
         if key in self.warned:
             return None
         index = args.get("index")
@@ -229,6 +246,12 @@ class LoopGuard:
                 f"Not done: [{index}] would submit its form with these fields still empty: {'; '.join(unfilled[:3])}. "
                 f"Fill them first with input_text (the task may give their values), then click [{index}]. Click it "
                 "again only if they must stay empty."
+            )
+        elif self.field_caution and action == "click_element_by_index" and _empty_field(element):
+            said = (
+                f"Not done: [{index}] is a text field, and clicking it types nothing. To fill it, use input_text "
+                f"with index {index} and the text (the task may give it). Click it again only to open what it "
+                "offers (suggestions, a date picker)."
             )
         elif self.repeat_caution and last is not None and last.key == key and action != "go_back":
             said = (

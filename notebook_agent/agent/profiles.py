@@ -46,6 +46,9 @@ class Profile:
     repeat_caution: bool = False
     """Refuse once the move the run has just made, made again at once (agent/loops.py): a 1.5B model, measured,
     clicked "Save" three times after it had worked instead of calling done."""
+    field_caution: bool = False
+    """Refuse once a click on an empty text field (agent/loops.py): a 1.5B model, measured, clicked the password
+    field again and again to "fill" it, and never typed."""
 
     def system_prompt(self) -> str:
         """The profile's packaged system prompt (``agent/prompts/``)."""
@@ -101,6 +104,7 @@ PROFILES: dict[str, Profile] = {
         },
         on_request=("go_to_url",),
         repeat_caution=True,
+        field_caution=True,
     ),
 }
 

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from notebook_agent.agent import PageAgent
 from notebook_agent.agent.loops import LoopGuard, page_key, same_page
+from notebook_agent.agent.profiles import PROFILES
 from notebook_agent.browser import BrowserSession
 from notebook_agent.llm.scripted import ScriptedModel
 from tests.agent.test_page_agent import index_of, step
@@ -333,3 +334,28 @@ def test_the_small_profile_cautions_a_move_made_again_at_once() -> None:
     assert blocked.exclusions({5: save}) == {"click_element_by_index": {5}}
     blocked.page("a new page")
     assert blocked.exclusions({5: save}) == {}
+
+
+def test_the_small_profile_cautions_a_click_on_an_empty_text_field() -> None:
+    """A 1.5B model clicked the empty password field again and again to "fill" it: with ``field_caution`` (the
+    small profile) such a click is refused once with how to type instead, and runs when insisted on. A field that
+    holds text, a field that is not for text, and other profiles are not cautioned."""
+    password = {"tag": "input", "text": "", "attributes": {"type": "password", "name": "pw"}}
+    typed = {"tag": "input", "text": "", "attributes": {"type": "password", "name": "pw", "value": "[masked]"}}
+    note = {"tag": "textarea", "text": "", "attributes": {"name": "note"}}
+    box = {"tag": "input", "text": "", "attributes": {"type": "checkbox", "name": "ok"}}
+    guard = LoopGuard(field_caution=True)
+    guard.page("sign in")
+    refusals = play(guard, [(password, 4, "clicked"), (password, 4, "clicked")])
+    assert refusals[0] is not None and "use input_text with index 4" in refusals[0] and refusals[1] is None
+    for element in (typed, box):
+        fresh = LoopGuard(field_caution=True)
+        fresh.page("sign in")
+        assert play(fresh, [(element, 4, "clicked")]) == [None]
+    textarea = LoopGuard(field_caution=True)
+    textarea.page("contact")
+    assert play(textarea, [(note, 2, "clicked")])[0] is not None
+    plain = LoopGuard()
+    plain.page("sign in")
+    assert play(plain, [(password, 4, "clicked")]) == [None]
+    assert PROFILES["small"].field_caution and not PROFILES["default"].field_caution
