@@ -146,6 +146,9 @@ class LoopGuard:
     """Refuse once a move made again right after itself (the small profile: see ``_caution``)."""
     field_caution: bool = False
     """Refuse once a click on an empty text field (the small profile: see ``_caution``)."""
+    guide: bool = False
+    """After a caution that names the fields to fill, let the next step decode only typing into them (or done):
+    the small profile (see :meth:`expected`)."""
     moves: list[_Move] = field(default_factory=list)
     seen: set[str] = field(default_factory=set)
     stale: int = 0
@@ -155,6 +158,8 @@ class LoopGuard:
     """Moves refused once with a caution (undoing a toggle, submitting empty fields): made again, they run."""
     blocked: list[_Refused] = field(default_factory=list)
     """Refused moves, kept out of what the model can decode until a page it had not seen appears."""
+    _expect: tuple[str, list[tuple[str, ...]], int] | None = None
+    """What the last caution said to do instead: (action, the elements, pages seen then); for one step."""
 
     def page(self, page_text: str) -> list[str]:
         """Note the page this step shows; returns the notes for the model (after the page, where it reads last)."""
@@ -179,10 +184,12 @@ class LoopGuard:
         element: Mapping[str, Any] | None,
         step: int,
         here: str = "",
-        unfilled: Sequence[str] = (),
+        unfilled: Sequence[Mapping[str, Any]] = (),
     ) -> str | None:
         """Why this move should not run (a sentence for the model), or None. ``here``: the tab's URL;
-        ``unfilled``: the fields a click would submit empty although its form needs them (their lines)."""
+        ``unfilled``: the fields a click would submit empty although its form needs them (their lines under
+        "line")."""
+        self._expect = None  # a guide holds for the one step after its caution
         if action in REPEATABLE:
             return None
         pointless = _no_effect(action, args, element, here)
@@ -219,7 +226,7 @@ class LoopGuard:
         action: str,
         args: Mapping[str, Any],
         element: Mapping[str, Any] | None,
-        unfilled: Sequence[str],
+        unfilled: Sequence[Mapping[str, Any]],
     ) -> str | None:
         """A move that is likely a slip, refused once with why (not counted as a loop) and left out of decoding
         until a new page: made again, it runs. Measured with a 1.5B model: it clicked a checkbox it had just
@@ -242,12 +249,16 @@ class LoopGuard:
                     f"or call done if the task is complete. Click [{index}] again only to undo it."
                 )
         elif action == "click_element_by_index" and unfilled:
+            lines = "; ".join(str(f.get("line", "")) for f in unfilled[:3])
+            self._expect = ("input_text", [tuple(element_key(f)) for f in unfilled], len(self.seen))
             said = (
-                f"Not done: [{index}] would submit its form with these fields still empty: {'; '.join(unfilled[:3])}. "
+                f"Not done: [{index}] would submit its form with these fields still empty: {lines}. "
                 f"Fill them first with input_text (the task may give their values), then click [{index}]. Click it "
                 "again only if they must stay empty."
             )
         elif self.field_caution and action == "click_element_by_index" and _empty_field(element):
+            assert element is not None
+            self._expect = ("input_text", [tuple(element_key(element))], len(self.seen))
             said = (
                 f"Not done: [{index}] is a text field, and clicking it types nothing. To fill it, use input_text "
                 f"with index {index} and the text (the task may give it). Click it again only to open what it "
@@ -270,6 +281,20 @@ class LoopGuard:
         self.refused.append(said)
         who = tuple(element_key(element)) if element is not None else None
         self.blocked.append(_Refused(action, who if "index" in args else None, len(self.seen)))
+
+    def expected(self, elements: Mapping[int, Any]) -> dict[str, set[int]] | None:
+        """With ``guide``, right after a caution that named fields to fill (a submit with them empty, a click on
+        one): the only move the next step may decode besides done, as {action: this page's indices of those
+        fields}; None otherwise, or when the page changed or none of them is on it. A 1.5B model, measured,
+        answered "fill the password first" by clicking the username field, then Home, step after step, with the
+        same thoughts each time; typing is what it had to be shown."""
+        if not self.guide or self._expect is None:
+            return None
+        action, keys, pages_seen = self._expect
+        if pages_seen != len(self.seen):
+            return None
+        hit = {i for i, e in elements.items() if tuple(element_key(e if isinstance(e, Mapping) else vars(e))) in keys}
+        return {action: hit} if hit else None
 
     def exclusions(self, elements: Mapping[int, Any]) -> dict[str, set[int] | None]:
         """What a schema-constrained model may not decode this step: per action, the indices of this page's

@@ -49,6 +49,9 @@ class Profile:
     field_caution: bool = False
     """Refuse once a click on an empty text field (agent/loops.py): a 1.5B model, measured, clicked the password
     field again and again to "fill" it, and never typed."""
+    guide: bool = False
+    """After a caution that names fields to fill, the next step's decoding offers only typing into them (or
+    done): a 1.5B model, measured, kept its thoughts and clicked elsewhere instead (agent/loops.py)."""
 
     def system_prompt(self) -> str:
         """The profile's packaged system prompt (``agent/prompts/``)."""
@@ -105,6 +108,7 @@ PROFILES: dict[str, Profile] = {
         on_request=("go_to_url",),
         repeat_caution=True,
         field_caution=True,
+        guide=True,
     ),
 }
 

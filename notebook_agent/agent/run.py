@@ -143,7 +143,11 @@ class PageRun:
         self.interactive = interactive
         self.steps: list[PageStep] = []
         self.history: list[PageStep | str] = [earlier_run_note(previous)] if previous is not None else []
-        self.loops = LoopGuard(repeat_caution=agent.profile.repeat_caution, field_caution=agent.profile.field_caution)
+        self.loops = LoopGuard(
+            repeat_caution=agent.profile.repeat_caution,
+            field_caution=agent.profile.field_caution,
+            guide=agent.profile.guide,
+        )
         self.redactor = Redactor(agent.secrets, lambda args: target_element(self.browser, args))
         self.observer = Observer(task=self.redactor.scrub_text(task))
         self.outcome = RunOutcome(agent.max_steps, agent.max_failures)
@@ -436,22 +440,30 @@ def _step_spec(tools: list[Tool], browser: BrowserSession | None, loops: LoopGua
     spec = macro_spec(tools)
     snapshot = browser.last_snapshot if browser is not None else None
     if snapshot is not None:
-        spec = with_indices(spec, snapshot.elements, _excluded(loops, snapshot.elements))
+        names = [t.name for t in tools]
+        spec = with_indices(spec, snapshot.elements, _excluded(loops, snapshot.elements, names))
     return spec
 
 
-def _unfilled(browser: BrowserSession, action: str, args: Mapping[str, Any]) -> list[str]:
-    """The lines of the fields a click would submit empty although its form needs them (browser/affordances.py)."""
+def _unfilled(browser: BrowserSession, action: str, args: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The fields a click would submit empty although its form needs them (browser/affordances.py), as the loop
+    guard reads elements, each with its line."""
     snapshot = browser.last_snapshot
     index = args.get("index")
     if action != "click_element_by_index" or snapshot is None or not isinstance(index, int):
         return []
-    return [e.describe(80) for e in unfilled(snapshot.elements, index)]
+    return [{**vars(e), "line": e.describe(80)} for e in unfilled(snapshot.elements, index)]
 
 
-def _excluded(loops: LoopGuard, elements: dict[int, ElementInfo]) -> dict[str, set[int] | None]:
-    """What the decoding schema leaves out: moves the loop guard refused, and elements a form action cannot act
-    on (a button for input_text: browser/affordances.py)."""
+def _excluded(loops: LoopGuard, elements: dict[int, ElementInfo], actions: list[str]) -> dict[str, set[int] | None]:
+    """What the decoding schema leaves out: moves the loop guard refused, elements a form action cannot act on
+    (a button for input_text: browser/affordances.py), and, right after a caution that named fields to fill
+    with the small profile's guide, everything but typing into them (and done)."""
+    expected = loops.expected(elements)
+    if expected is not None:
+        return {
+            name: None if name not in expected else set(elements) - expected[name] for name in actions if name != "done"
+        }
     out = loops.exclusions(elements)
     for action, indices in unfit(elements.values()).items():
         current = out.get(action, set())

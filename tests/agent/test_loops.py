@@ -359,3 +359,40 @@ def test_the_small_profile_cautions_a_click_on_an_empty_text_field() -> None:
     plain.page("sign in")
     assert play(plain, [(password, 4, "clicked")]) == [None]
     assert PROFILES["small"].field_caution and not PROFILES["default"].field_caution
+
+
+async def test_after_a_caution_naming_fields_the_small_profile_decodes_only_typing_into_them(
+    browser: BrowserSession,
+) -> None:
+    """The small profile's guide: right after "fill the password first" (a submit with it empty) or "type, do
+    not click" (a click on the empty field), the next step's decoding schema offers only input_text on that
+    field, and done; the prompt is unchanged. The step after that is free again. The default profile has no
+    guide."""
+    await browser.page.set_content(LOGIN)
+    user = step("input_text", lambda c: {"index": index_of(c, r"Username"), "text": "ada"})
+    password = step("input_text", lambda c: {"index": index_of(c, r"type=password"), "text": "lovelace"})
+    pw_click = step("click_element_by_index", lambda c: {"index": index_of(c, r"type=password")})
+    sign_in = step("click_element_by_index", lambda c: {"index": index_of(c, r"Sign in")})
+    done = step("done", {"text": "in", "success": True})
+
+    def offered(request: Any) -> dict[str, Any]:
+        (spec,) = request[0].tools
+        schema = spec.decoding or spec.parameters
+        members = schema["properties"]["action"]["anyOf"]
+        return {next(iter(m["properties"])): next(iter(m["properties"].values())) for m in members}
+
+    for profile, moves in (("small", [user, sign_in, password, sign_in, done]), ("small", [pw_click, password, done])):
+        await browser.page.set_content(LOGIN)
+        model = ScriptedModel(moves)
+        result = await PageAgent(model=model, browser=browser, max_steps=8, profile=profile).run("sign in")
+        assert result.steps[-2].result.startswith("Clicked") or result.steps[-2].result.startswith("Typed")
+        cautioned = next(i for i, s in enumerate(result.steps) if s.result.startswith("Not done:"))
+        guided = offered(model.requests[cautioned + 1])
+        assert set(guided) == {"input_text", "done"}, guided
+        field = index_of(model.requests[cautioned + 1][0], r"type=password")
+        assert guided["input_text"]["properties"]["index"]["enum"] == [field]
+        assert "click_element_by_index" in offered(model.requests[cautioned + 2])  # for one step only
+    await browser.page.set_content(LOGIN)
+    model = ScriptedModel([user, sign_in, password, sign_in, done])
+    await PageAgent(model=model, browser=browser, max_steps=8, profile="default").run("sign in")
+    assert "click_element_by_index" in offered(model.requests[2])
