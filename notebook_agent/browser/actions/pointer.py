@@ -1,5 +1,6 @@
-"""Pointer actions: click and hover an indexed element, with a trusted Playwright input first and a synthetic
-JavaScript path only when the trusted one is impossible; results say what the click changed.
+"""Pointer actions: click and hover an indexed element with trusted input (a click: a mouse event at a point the
+isolated world checked, else Playwright's click), and a synthetic JavaScript path only when the trusted one is
+impossible; results say what the click changed.
 """
 
 from __future__ import annotations
