@@ -161,6 +161,11 @@ class LoopGuard:
     _expect: tuple[str, list[tuple[str, ...]], int] | None = None
     """What the last caution said to do instead: (action, the elements, pages seen then); for one step."""
 
+    @classmethod
+    def of(cls, profile: Any) -> LoopGuard:
+        """The guard a prompt profile asks for (agent/profiles.py: its cautions and guide)."""
+        return cls(repeat_caution=profile.repeat_caution, field_caution=profile.field_caution, guide=profile.guide)
+
     def page(self, page_text: str) -> list[str]:
         """Note the page this step shows; returns the notes for the model (after the page, where it reads last)."""
         key = page_key(page_text)

@@ -143,11 +143,7 @@ class PageRun:
         self.interactive = interactive
         self.steps: list[PageStep] = []
         self.history: list[PageStep | str] = [earlier_run_note(previous)] if previous is not None else []
-        self.loops = LoopGuard(
-            repeat_caution=agent.profile.repeat_caution,
-            field_caution=agent.profile.field_caution,
-            guide=agent.profile.guide,
-        )
+        self.loops = LoopGuard.of(agent.profile)
         self.redactor = Redactor(agent.secrets, lambda args: target_element(self.browser, args))
         self.observer = Observer(task=self.redactor.scrub_text(task))
         self.outcome = RunOutcome(agent.max_steps, agent.max_failures)

@@ -74,6 +74,28 @@ async def _reads_otherwise(element: ElementHandle, info: ElementInfo) -> str | N
     return None if common >= min(8, len(expected), len(live)) else " ".join(raw.split())
 
 
+def _where(reader: PageReader, index: int, current: Page | None) -> tuple[Frame, int, dict[str, Any]]:
+    """Element ``[index]`` of ``reader``'s latest snapshot: its frame, its index there and the op that finds it;
+    :class:`ActionError` when the snapshot, the tab or the frame it belongs to is gone."""
+    snap = reader.last_snapshot
+    info = snap.elements.get(index) if snap is not None else None
+    if snap is None or info is None or index not in reader.refs:
+        raise ActionError(
+            f"no element [{index}] in the current page snapshot. Use an index from the latest browser state."
+        )
+    frame, local = reader.refs[index]
+    if current is None or current is not reader.refs_page or current.is_closed():
+        raise ActionError(
+            f"element [{index}] belongs to a tab that is no longer current. Use an index from the latest browser state."
+        )
+    if frame.is_detached():
+        raise ActionError(
+            f"element [{index}] is no longer on the page (its frame was removed or reloaded). "
+            "Use an index from the latest browser state."
+        )
+    return frame, local, {"op": "get", "i": local, "id": snap.snapshot_id}
+
+
 class PageReader:
     """Snapshot state for one session: the latest snapshot, where each index lives, cached iframe handles."""
 
@@ -243,32 +265,12 @@ class PageReader:
     def reference(self, index: int, current: Page | None) -> tuple[Frame, dict[str, Any]]:
         """Where element ``[index]`` of the latest snapshot lives: its frame and the page-script op that answers
         with it (no round trip), or :class:`ActionError` saying why there is none."""
-        frame, _, arg = self._where(index, current)
+        frame, _, arg = _where(self, index, current)
         return frame, arg
-
-    def _where(self, index: int, current: Page | None) -> tuple[Frame, int, dict[str, Any]]:
-        snap = self.last_snapshot
-        info = snap.elements.get(index) if snap is not None else None
-        if snap is None or info is None or index not in self.refs:
-            raise ActionError(
-                f"no element [{index}] in the current page snapshot. Use an index from the latest browser state."
-            )
-        frame, local = self.refs[index]
-        if current is None or current is not self.refs_page or current.is_closed():
-            raise ActionError(
-                f"element [{index}] belongs to a tab that is no longer current. "
-                "Use an index from the latest browser state."
-            )
-        if frame.is_detached():
-            raise ActionError(
-                f"element [{index}] is no longer on the page (its frame was removed or reloaded). "
-                "Use an index from the latest browser state."
-            )
-        return frame, local, {"op": "get", "i": local, "id": snap.snapshot_id}
 
     async def resolve(self, index: int, current: Page | None) -> tuple[ElementHandle, ElementInfo, Frame, int]:
         """Element ``[index]`` of the latest snapshot as a live handle, or :class:`ActionError` saying why not."""
-        frame, local, arg = self._where(index, current)
+        frame, local, arg = _where(self, index, current)
         snap = self.last_snapshot
         assert snap is not None
         info = snap.elements[index]
