@@ -42,6 +42,7 @@ STEP_PAGES = (
     ("table 3000 rows", lambda: table(3000)),
 )
 STEPS = 20
+MODEL_S = 0.3  # the "+model" column: a model that answers in 300 ms (a fast hosted one; local ones take seconds)
 # one checkbox per step: the loop guard refuses a run that keeps clicking one element
 CHECKBOXES = "".join(
     f"<p><input type=checkbox id=c{i} name=c{i}><label for=c{i}>Option {i}</label></p>" for i in range(STEPS)
@@ -54,7 +55,7 @@ async def step_against_bare(browser: BrowserSession, steps: int = STEPS) -> None
     print(f"\nstep vs bare Playwright click, {steps} clicks on checkboxes (median ms per step):")
     print(
         f"  {'page':18} {'bare':>6} {'step':>6} {'ratio':>6} {'step+shot':>9} {'ratio':>6} {'step+hide':>9} "
-        f"{'ratio':>6} {'state':>6} {'action':>7} {'shot':>6} {'shot+h':>6}"
+        f"{'ratio':>6} {'+model':>9} {'ratio':>6} {'state':>6} {'action':>7} {'shot':>6} {'shot+h':>6}"
     )
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -75,12 +76,14 @@ async def step_against_bare(browser: BrowserSession, steps: int = STEPS) -> None
                 by_id = {e.attributes.get("id"): i for i, e in (await browser.snapshot()).elements.items()}
                 indices = [by_id[f"c{i}"] for i in range(steps)]
                 row = {}
-                for variant in ("plain", "shot", "hide"):
+                for variant in ("plain", "shot", "hide", "think"):
                     await page.goto(url)
                     script = [agent_output("click_element_by_index", {"index": index}) for index in indices]
                     script.append(agent_output("done", {"text": "ok", "success": True}))
+                    # "think": a model that takes MODEL_S to answer (one fragment), the picture on
+                    thinking = {"chunk": 1 << 20, "delay": MODEL_S} if variant == "think" else {}
                     agent = PageAgent(
-                        model=ScriptedModel(script),
+                        model=ScriptedModel(script, **thinking),
                         browser=browser,
                         screenshots=variant != "plain",
                         max_steps=steps + 1,
@@ -91,23 +94,28 @@ async def step_against_bare(browser: BrowserSession, steps: int = STEPS) -> None
                         result = await agent.run("tick every checkbox")
                         total = (time.perf_counter() - t0) * 1000
                     assert result.status == "completed", result.error
+                    if variant == "think":  # the agent's own time: the step without the model's answer
+                        total -= sum(s.model_ms for s in result.steps)
                     row[variant] = (total / len(result.steps), result.steps)
                 b = statistics.median(bare)
-                plain, with_shot, hidden = row["plain"][0], row["shot"][0], row["hide"][0]
+                plain, with_shot, hidden, think = row["plain"][0], row["shot"][0], row["hide"][0], row["think"][0]
                 st = statistics.median(s.state_ms for s in row["plain"][1])
                 act = statistics.median(s.action_ms for s in row["plain"][1])
                 shot_ms = statistics.median(s.screenshot_ms for s in row["shot"][1])
                 hide_ms = statistics.median(s.screenshot_ms for s in row["hide"][1])
                 print(
                     f"  {name:18} {b:6.1f} {plain:6.1f} {plain / b:6.2f} {with_shot:9.1f} {with_shot / b:6.2f} "
-                    f"{hidden:9.1f} {hidden / b:6.2f} {st:6.1f} {act:7.1f} {shot_ms:6.1f} {hide_ms:6.1f}",
+                    f"{hidden:9.1f} {hidden / b:6.2f} {think:9.1f} {think / b:6.2f} "
+                    f"{st:6.1f} {act:7.1f} {shot_ms:6.1f} {hide_ms:6.1f}",
                     flush=True,
                 )
         finally:
             server.shutdown()
     print(
         "  (step = whole run / steps, incl. the final done step; ratio = step / bare; step+hide: with a secret to\n"
-        "   paint over in every picture; state, action, shot, shot+h (the screenshot itself, off the critical\n"
+        "   paint over in every picture; +model: with the picture and a model that takes "
+        f"{MODEL_S * 1000:.0f} ms to answer,\n"
+        "   the step without that time; state, action, shot, shot+h (the screenshot itself, off the critical\n"
         "   path): medians)"
     )
 
