@@ -77,7 +77,7 @@ class LoopEvents:
             await run.screenshots.collect()  # keep one in flight, in step order
             run.put(StepFinished(step))
             if run.agent.screenshots and run.browser is not None:
-                run.screenshots.due(run.browser, step)
+                run.screenshots.start(run.browser, step)
 
     def _action_ended(self, step: PageStep, event: ToolExecutionEnd) -> None:
         run = self.run

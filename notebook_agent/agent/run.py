@@ -311,10 +311,7 @@ class PageRun:
         if self.trace is not None:
             await begin_group(self.browser, self.trace, f"Step {index}")
         t0 = time.perf_counter()
-        try:
-            snapshot = await self.browser.snapshot(full_page=self.agent.full_page)
-        finally:
-            self.screenshots.start_due()  # the previous step's picture, now that the snapshot no longer needs the page
+        snapshot = await self.browser.snapshot(full_page=self.agent.full_page)
         page_text = self.redactor.scrub_text(snapshot.text)
         scrub = self.redactor.scrub_text
         step.url, step.title = scrub(snapshot.url), scrub(snapshot.title)

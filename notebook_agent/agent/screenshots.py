@@ -1,9 +1,7 @@
 """The picture of the page after each step, taken off the critical path.
 
-A screenshot is due when a step ends, starts as a task once the next snapshot has been read (the two would
-share the page's renderer and slow the snapshot, which is on the path) and overlaps the model call; it is
-collected before the next action runs (so it never shows a later page), and before the browser may close at
-the end (a picture due and not yet started starts then).
+A screenshot starts as a task when a step ends and overlaps the next snapshot and model call; it is collected
+before the next action runs (so it never shows a later page), and before the browser may close at the end.
 Only one is in flight at a time, in step order. With ``vision`` the same picture serves as the model's image
 of the next state, so the page is captured once per step.
 """
@@ -32,24 +30,12 @@ class StepScreenshots:
     def __init__(self, put: Callable[[ScreenshotTaken], None]) -> None:
         self.put = put
         self._task: asyncio.Task[bytes | None] | None = None
-        self._due: tuple[BrowserSession, PageStep] | None = None
         self.withheld: list[str] = []
         """Why each withheld picture was not taken (a hidden value could not be guaranteed painted over)."""
 
     def start(self, browser: BrowserSession, step: PageStep) -> None:
         """Begin ``step``'s picture (the caller has collected the previous one)."""
-        self._due = None
         self._task = asyncio.create_task(self._take(browser, step))
-
-    def due(self, browser: BrowserSession, step: PageStep) -> None:
-        """``step``'s picture is to be taken of the page as it is now, before anything changes it: it starts at
-        :meth:`start_due` (after the next snapshot) or at :meth:`collect`, whichever comes first."""
-        self._due = (browser, step)
-
-    def start_due(self) -> None:
-        """Start the picture that is due, if any (the page has not changed since it became due)."""
-        if self._due is not None and self._task is None:
-            self.start(*self._due)
 
     async def _take(self, browser: BrowserSession, step: PageStep) -> bytes | None:
         t0 = time.perf_counter()
@@ -78,8 +64,6 @@ class StepScreenshots:
         return ImageContent(data=base64.b64encode(shot).decode("ascii"), mime_type="image/jpeg") if shot else None
 
     async def collect(self) -> bytes | None:
-        """Wait for the picture in flight, or the one due, if any: its bytes (None if there was none or it
-        failed)."""
-        self.start_due()
+        """Wait for the picture in flight, if any: its bytes (None if there was none or it failed)."""
         task, self._task = self._task, None
         return await task if task is not None else None
