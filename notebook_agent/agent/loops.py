@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..browser.affordances import TEXT_INPUTS
 from ..browser.urls import navigation_target, site
 
 #: Actions that may rightly repeat without anything new (waiting, moving the view, finishing).
@@ -98,7 +99,7 @@ def _is_toggle(element: Mapping[str, Any]) -> bool:
 
 
 #: Input types a person types text into (an input without a type is a text field).
-TEXT_TYPES = frozenset({"", "text", "password", "email", "search", "tel", "url", "number"})
+TEXT_TYPES = TEXT_INPUTS | {""}
 
 
 def _empty_field(element: Mapping[str, Any] | None) -> bool:
