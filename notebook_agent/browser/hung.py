@@ -9,7 +9,6 @@ judgement about a live page, not about the browser: the lifecycle only lends it 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Awaitable, Callable
 
 from playwright.async_api import Error as PlaywrightError
@@ -93,9 +92,8 @@ class HungPages:
     async def replace(self, page: Page, notice: str | None, new_page: NewPage) -> None:
         tab = self.tabs.tab_id(page)
         self.reader.forget()
-        with contextlib.suppress(Exception):
-            # a page reloading itself forever may never confirm it closed: do not wait long for it
-            await asyncio.wait_for(page.close(run_before_unload=False), 2)
+        # a page reloading itself forever may never confirm it closed: do not wait long for it
+        await self.tabs.close_page(page, 2)
         self.tabs.current = None
         new = await new_page()
         if notice:

@@ -167,8 +167,7 @@ class Lifecycle:
             tabs.crashed.discard(page)
             self.reader.forget()
             tab = tabs.tab_id(page)
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(page.close(), 5)
+            await tabs.close_page(page)
             tabs.current = None
             new = await self.safe_new_page()
             notice(f"The page in tab {tab} crashed; it was reopened at about:blank (tab {tabs.tab_id(new)}).")

@@ -39,8 +39,7 @@ class TabSessionLifecycle(Lifecycle):
         self.tabs.current = None
         self.reader.reset()
         for page in pages:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(page.close(), 10)
+            await self.tabs.close_page(page, 10)
 
 
 class ForkLifecycle(Lifecycle):

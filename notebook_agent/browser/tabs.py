@@ -95,6 +95,30 @@ class Tabs:
     def open_pages(self) -> list[Page]:
         return [p for p in self._ids if not p.is_closed()]
 
+    async def close_page(self, page: Page, timeout: float = 5.0) -> None:
+        """Close ``page`` and never list it again, whatever it does. A page reloading itself forever, or one
+        whose close Chromium never confirms, gets its target closed through DevTools instead; if even that
+        fails it is dropped from the tabs, so no later tab list or clean-up keeps meeting it."""
+        try:
+            await asyncio.wait_for(page.close(run_before_unload=False), timeout)
+            return
+        except Exception as e:
+            log.warning(
+                "tab %s (%s) did not close in %.0f s (%s); closing its target",
+                self.tab_id(page),
+                page.url,
+                timeout,
+                first_line(e) or type(e).__name__,
+            )
+        self._ids.pop(page, None)
+        self.crashed.discard(page)
+        if self.current is page:
+            self.current = None
+        with contextlib.suppress(Exception):
+            cdp = await asyncio.wait_for(page.context.new_cdp_session(page), 2)
+            target = (await asyncio.wait_for(cdp.send("Target.getTargetInfo"), 2))["targetInfo"]["targetId"]
+            await asyncio.wait_for(cdp.send("Target.closeTarget", {"targetId": target}), 2)
+
     def register(self, page: Page) -> None:
         if page in self._ids:
             return
@@ -126,7 +150,7 @@ class Tabs:
             return
         self.site_opened.append(page)
         if len([p for p in self.site_opened if not p.is_closed()]) > self.POPUP_MAX:
-            task = asyncio.ensure_future(page.close(run_before_unload=False))
+            task = asyncio.ensure_future(self.close_page(page))
             self._closing.add(task)
             task.add_done_callback(self._closing.discard)
             self.notices.add(
@@ -173,9 +197,8 @@ class Tabs:
         for page in self.open_pages():  # only this owner's tabs, never another session's
             if page in mark or page is self.current or page.is_closed():
                 continue
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(page.close(run_before_unload=False), 5)
-                closed += 1
+            await self.close_page(page)
+            closed += 1
         return closed
 
     async def downloads_settled(self, started: int, timeout: float) -> None:

@@ -10,8 +10,6 @@ to download (``Content-Disposition: attachment``).
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -137,11 +135,8 @@ async def browser(shared_browser: BrowserSession) -> AsyncIterator[BrowserSessio
     """The shared session with a fresh current tab, default policies and no leftover notices or snapshot."""
     b = shared_browser
     await b.ensure_page()
-    old = b.popup_mark  # the session's open tabs
     await b.new_tab()
-    for p in old:  # a page reloading itself forever may never confirm it closed (tests/agent/test_bad_pages.py)
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(p.close(), 5)
+    await b.close_popups(frozenset())  # every other tab; one that never confirms it closed is closed by force
     b.dialog_policy = "accept"
     b.on_ask_user = None
     b._tools = None

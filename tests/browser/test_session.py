@@ -77,6 +77,24 @@ async def test_closed_tab_is_replaced_with_a_notice(browser: BrowserSession) -> 
     assert browser.page.url == "about:blank"
 
 
+async def test_a_tab_that_never_confirms_it_closed_is_closed_by_force_and_never_listed_again(load: Any) -> None:
+    """A tab whose close Chromium never confirms in time (a page reloading itself forever, a busy renderer) is
+    closed through DevTools and dropped from the tabs, so no later tab list or clean-up keeps meeting it. The
+    normal close is given no time at all here, so only the forced path can close it."""
+    b: BrowserSession = await load("nav.html")
+    stuck = b.page
+    await b.new_tab()
+    before = [t.id for t in await b.tab_infos()]
+    await b._tabs.close_page(stuck, timeout=0)
+    assert [t.id for t in await b.tab_infos()] == before[1:]
+    for _ in range(100):  # the target closes a moment after DevTools is asked
+        if stuck.is_closed():
+            break
+        await asyncio.sleep(0.05)
+    assert stuck.is_closed() and stuck not in b.context.pages
+    assert await b.close_popups(frozenset()) == 0
+
+
 async def test_crashed_page_is_replaced(load: Any) -> None:
     b: BrowserSession = await load("nav.html")
     await b.snapshot()
