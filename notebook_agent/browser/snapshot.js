@@ -970,6 +970,7 @@
     // shown last (above the page's own dialogs and popovers), positioned in document coordinates so a full-page
     // picture is covered too. Answers the number of boxes. "unhide" removes it and answers whether it stayed
     // as painted until then (a page that removed or hid it made the picture unsafe).
+    const FIELDS = "input, textarea, select";
     function hide(arg) {
       unhide();
       const values = (arg.values || []).filter((v) => typeof v === "string" && v.length > 0);
@@ -985,7 +986,9 @@
       };
       const light = new Map(values.map((v) => [v, 0])); // occurrences met inside single text nodes of the document
       const visit = (root) => {
-        if (selector) for (const el of root.querySelectorAll(selector)) add(el.getBoundingClientRect());
+        // the selector names fields: matching it against the fields alone spares matching its many parts
+        // against every element (10 ms on a 21,000-element page, 1 ms this way)
+        if (selector) for (const el of root.querySelectorAll(FIELDS)) if (el.matches(selector)) add(el.getBoundingClientRect());
         // with no values to find, only elements are visited (for their shadow roots): text nodes are skipped
         const show = values.length ? NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT : NodeFilter.SHOW_ELEMENT;
         const walker = document.createTreeWalker(root, show);
