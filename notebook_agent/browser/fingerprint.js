@@ -510,7 +510,9 @@
           case "fp:is": return root && root === marked(String(arg.k)) ? root : null;
           case "fp:describe": {
             // scoped (``here``): the element the selector chain reached, remembered under k on the way
-            const el = arg.here ? (root && root.nodeType === 1 ? remember(String(arg.k), root) : null) : marked(String(arg.k));
+            // (a detached scope is the page script's stand-in for an element that is gone)
+            const here = root && root.nodeType === 1 && root.isConnected;
+            const el = arg.here ? (here ? remember(String(arg.k), root) : null) : marked(String(arg.k));
             if (!el) return null;
             const parts = describe(el);
             if (arg.positions && parts.role && parts.name) parts.role_position = rolePosition(el, parts.role, parts.name);

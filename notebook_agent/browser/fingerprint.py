@@ -204,9 +204,8 @@ async def fingerprint_at(frame: Frame, element: str) -> Fingerprint:
     this read sits before every action on an element."""
     k = f"m{next(_tokens)}"
     chain = f"{element} >> {_selector({'op': 'fp:describe', 'k': k, 'positions': True, 'here': True})}"
-    try:
-        answer = await asyncio.wait_for(frame.query_selector(chain), TIMEOUT)
-        raw = await asyncio.wait_for(answer.text_content(), TIMEOUT) if answer is not None else None
+    try:  # one round trip: the chain answers at once (with null for an element that is gone, see reference())
+        raw = await asyncio.wait_for(frame.text_content(chain, timeout=TIMEOUT * 1000), TIMEOUT)
     except PlaywrightError as exc:
         if _engine_missing(exc):
             raise FingerprintUnavailable(_MISSING) from exc

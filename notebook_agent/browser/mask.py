@@ -80,8 +80,8 @@ async def masked_capture(
     page: Page, values: list[str], take: Callable[[], Awaitable[bytes]], *, selector: str = ""
 ) -> bytes:
     """``take()`` with every occurrence of ``values``, and every form field (``input``, ``textarea``,
-    ``select``) matching the CSS ``selector`` (sensitive fields), in every frame of ``page`` painted over; raises :class:`ScreenshotWithheld` (saying
-    why) rather than return a picture that could show one."""
+    ``select``) matching the CSS ``selector`` (sensitive fields), in every frame of ``page`` painted over;
+    raises :class:`ScreenshotWithheld` (saying why) rather than return a picture that could show one."""
     if not values and not selector:
         return await take()
     frames = [f for f in page.frames if not f.is_detached()]

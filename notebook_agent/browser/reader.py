@@ -264,9 +264,10 @@ class PageReader:
 
     def reference(self, index: int, current: Page | None) -> tuple[Frame, dict[str, Any]]:
         """Where element ``[index]`` of the latest snapshot lives: its frame and the page-script op that answers
-        with it (no round trip), or :class:`ActionError` saying why there is none."""
+        with it (no round trip), or :class:`ActionError` saying why there is none. The op answers with a
+        detached stand-in when the element is gone, so a query chained after it never waits for a match."""
         frame, _, arg = _where(self, index, current)
-        return frame, arg
+        return frame, {**arg, "gone": True}
 
     async def resolve(self, index: int, current: Page | None) -> tuple[ElementHandle, ElementInfo, Frame, int]:
         """Element ``[index]`` of the latest snapshot as a live handle, or :class:`ActionError` saying why not."""

@@ -1088,7 +1088,13 @@
       call(arg, root) {
         switch (arg && arg.op) {
           case "snapshot": return snapshot(arg);
-          case "get": { const el = get(arg.i, arg.id); return typeof el === "string" ? null : el; }
+          case "get": {
+            // ``gone``: a missing element answers with a detached stand-in, so a chain after it (fingerprint.js
+            // describe) answers at once instead of leaving Playwright waiting for a match
+            const el = get(arg.i, arg.id);
+            if (typeof el !== "string") return el;
+            return arg.gone ? document.createElement("notebook-agent-gone") : null;
+          }
           case "check": { const el = get(arg.i, arg.id); return typeof el === "string" ? el : "ok"; }
           case "indexOf": return root && state.id === arg.id ? state.els.indexOf(root) : -1;
           case "frame": return registerFrame(root, arg.k);

@@ -7,6 +7,7 @@ The right element is told by ``data-truth``, an attribute the fingerprint never 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
@@ -678,3 +679,17 @@ async def test_role_positions_are_what_get_by_role_counts_and_one_read_equals_th
         assert frame_of is frame
         by_index = await fingerprint_module.fingerprint_at(frame, selector)
         assert by_index.to_dict() == (await fingerprint_of(frame, element)).to_dict(), index
+
+
+async def test_the_read_by_index_of_an_element_gone_since_the_snapshot_answers_at_once(browser: BrowserSession) -> None:
+    """The read before an action is one query whose chain always answers: an element removed (or replaced)
+    since the snapshot gives no fingerprint at once, not after the query's 5 s wait for a match."""
+    from notebook_agent.browser.targets import target_of
+
+    await browser.page.set_content("<button id=a>Save</button><button id=b>Open</button><a href='/x'>Docs</a>")
+    snap = await browser.snapshot()
+    by_id = {e.attributes.get("id"): i for i, e in snap.elements.items()}
+    assert (await asyncio.wait_for(target_of(browser, by_id["b"]), 2) or {}).get("name") == "Open"
+    await browser.page.evaluate("() => { document.getElementById('a').remove(); document.body.innerHTML += '' }")
+    for index in snap.elements:  # #a removed; #b and the link replaced by copies (innerHTML)
+        assert await asyncio.wait_for(target_of(browser, index), 2) is None  # the wait for a match was 5 s
