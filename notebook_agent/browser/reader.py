@@ -387,14 +387,28 @@ class PageReader:
 _cdp: weakref.WeakKeyDictionary[Page, CDPSession] = weakref.WeakKeyDictionary()
 
 
+#: Seconds a viewport capture may take: DevTools has no bound of its own, and a page whose renderer stopped
+#: drawing frames would hold the step's picture (and the next action, which waits for it) forever.
+CAPTURE_TIMEOUT = 10.0
+
+
 async def capture_viewport(page: Page, quality: int) -> bytes | None:
     """A JPEG of ``page``'s viewport through its DevTools session (``Page.captureScreenshot``), or None when
-    there is none (the caller takes Playwright's path)."""
+    there is none (the caller takes Playwright's path); :class:`BrowserTimeoutError` when the page draws no
+    frame within :data:`CAPTURE_TIMEOUT`."""
     try:
         cdp = _cdp.get(page)
         if cdp is None:
             cdp = _cdp[page] = await page.context.new_cdp_session(page)
-        shot = await cdp.send("Page.captureScreenshot", {"format": "jpeg", "quality": quality})
+        capture = cdp.send("Page.captureScreenshot", {"format": "jpeg", "quality": quality})
+        try:
+            shot = await asyncio.wait_for(capture, CAPTURE_TIMEOUT)
+        except TimeoutError:
+            raise BrowserTimeoutError(
+                f"The screenshot of {short(page.url)} timed out after {CAPTURE_TIMEOUT:g} s: the page drew no new "
+                "frame (a script that never ends, or a renderer that stopped). Try again after wait, or open "
+                "another page."
+            ) from None
         return base64.b64decode(shot["data"])
     except (PlaywrightError, KeyError) as exc:
         _cdp.pop(page, None)

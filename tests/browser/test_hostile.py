@@ -122,3 +122,26 @@ async def test_a_popup_storm_is_capped_and_a_runs_popups_close_with_it(
     assert "A file was downloaded: note.txt (18 bytes), saved to" in downloaded
     assert (tmp_path / "note.txt").read_text() == "quietly downloaded"
     assert len(browser.context.pages) == before  # the run's popups closed with it
+
+
+async def test_a_screenshot_of_a_page_that_draws_no_frame_is_an_error_not_a_hang(monkeypatch: Any) -> None:
+    """DevTools' viewport capture waits for a new frame, and a page whose script never ends draws none: the
+    capture has its own bound and says what timed out (it had none and hung the step's picture, and with it
+    the next action, for good). A browser of its own: the frozen renderer is not the shared one's."""
+    import asyncio
+
+    from notebook_agent.browser import reader
+    from notebook_agent.browser.report import BrowserTimeoutError
+
+    monkeypatch.setattr(reader, "CAPTURE_TIMEOUT", 1.0)
+    async with BrowserSession() as b:
+        await b.page.set_content("<p>busy</p>")
+        assert (await b.screenshot(format="jpeg", mask_sensitive=False)).startswith(b"\xff\xd8")
+        await b.page.evaluate("() => { setTimeout(() => { for (;;) {} }, 10) }")
+        await asyncio.sleep(0.2)
+        try:
+            await asyncio.wait_for(b.screenshot(format="jpeg", mask_sensitive=False), 30)
+        except BrowserTimeoutError as exc:
+            assert "timed out after 1 s: the page drew no new frame" in str(exc)
+        else:
+            raise AssertionError("a frozen page gave a picture")
