@@ -13,6 +13,7 @@ Run: .venv/bin/python benchmarks/agent_step.py [--step]  (--step: only the step 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import resource
 import statistics
@@ -20,6 +21,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -27,6 +29,7 @@ from snapshot import serve, small_form, table  # benchmarks/snapshot.py: page ge
 
 from notebook_agent.agent import PageAgent, default_system_prompt
 from notebook_agent.agent.macro import agent_output, macro_spec
+from notebook_agent.agent.results import PageStep
 from notebook_agent.agent.toolset import BUILTIN_ORDER
 from notebook_agent.browser import BrowserSession
 from notebook_agent.demo import DEMO_TASK, demo_model, demo_url
@@ -49,14 +52,17 @@ CHECKBOXES = "".join(
 )
 
 
-async def step_against_bare(browser: BrowserSession, steps: int = STEPS) -> None:
+async def step_against_bare(browser: BrowserSession, steps: int = STEPS, repeats: int = 3) -> None:
     """A scripted run clicking ``steps`` checkboxes in turn (snapshot, state message, loop, action, view
-    screenshot; no model latency) against ``page.click`` on the same checkboxes of the same page."""
-    print(f"\nstep vs bare Playwright click, {steps} clicks on checkboxes (median ms per step):")
+    screenshot; no model latency) against ``page.click`` on the same checkboxes of the same page. Each page is
+    measured ``repeats`` times with the bare clicks and every variant interleaved, so a slow spell of the
+    machine falls on all of them alike; the figures are medians over every step of every repeat."""
+    print(f"\nstep vs bare Playwright click, {steps} clicks on checkboxes x {repeats} repeats (median ms per step):")
     print(
         f"  {'page':18} {'bare':>6} {'step':>6} {'ratio':>6} {'step+shot':>9} {'ratio':>6} {'step+hide':>9} "
         f"{'ratio':>6} {'+model':>9} {'ratio':>6} {'state':>6} {'action':>7} {'shot':>6} {'shot+h':>6}"
     )
+    variants = ("plain", "shot", "hide", "think")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         server, port = serve(root)
@@ -67,52 +73,56 @@ async def step_against_bare(browser: BrowserSession, steps: int = STEPS) -> None
                 url = f"http://127.0.0.1:{port}/s{k}.html"
                 page = browser.page
                 await page.goto(url)
-                bare = []
-                for i in range(steps):
-                    t0 = time.perf_counter()
-                    await page.click(f"#c{i}")
-                    bare.append((time.perf_counter() - t0) * 1000)
-                await page.goto(url)
                 by_id = {e.attributes.get("id"): i for i, e in (await browser.snapshot()).elements.items()}
                 indices = [by_id[f"c{i}"] for i in range(steps)]
-                row = {}
-                for variant in ("plain", "shot", "hide", "think"):
+                bare: list[float] = []
+                per_step: dict[str, list[float]] = {v: [] for v in variants}
+                step_records: dict[str, list[PageStep]] = {v: [] for v in variants}
+                for _ in range(repeats):
                     await page.goto(url)
-                    script = [agent_output("click_element_by_index", {"index": index}) for index in indices]
-                    script.append(agent_output("done", {"text": "ok", "success": True}))
-                    # "think": a model that takes MODEL_S to answer (one fragment), the picture on
-                    thinking = {"chunk": 1 << 20, "delay": MODEL_S} if variant == "think" else {}
-                    agent = PageAgent(
-                        model=ScriptedModel(script, **thinking),
-                        browser=browser,
-                        screenshots=variant != "plain",
-                        max_steps=steps + 1,
-                    )
-                    # "hide": a run's secret painted over in every picture (searched for in every frame)
-                    with browser.hiding(["S3cr3t-Value-42"] if variant == "hide" else None):
+                    for i in range(steps):
                         t0 = time.perf_counter()
-                        result = await agent.run("tick every checkbox")
-                        total = (time.perf_counter() - t0) * 1000
-                    assert result.status == "completed", result.error
-                    if variant == "think":  # the agent's own time: the step without the model's answer
-                        total -= sum(s.model_ms for s in result.steps)
-                    row[variant] = (total / len(result.steps), result.steps)
+                        await page.click(f"#c{i}")
+                        bare.append((time.perf_counter() - t0) * 1000)
+                    for variant in variants:
+                        await page.goto(url)
+                        script = [agent_output("click_element_by_index", {"index": index}) for index in indices]
+                        script.append(agent_output("done", {"text": "ok", "success": True}))
+                        # "think": a model that takes MODEL_S to answer (one fragment), the picture on
+                        thinking: dict[str, Any] = {"chunk": 1 << 20, "delay": MODEL_S} if variant == "think" else {}
+                        agent = PageAgent(
+                            model=ScriptedModel(script, **thinking),
+                            browser=browser,
+                            screenshots=variant != "plain",
+                            max_steps=steps + 1,
+                        )
+                        # "hide": a run's secret painted over in every picture (searched for in every frame)
+                        with browser.hiding(["S3cr3t-Value-42"] if variant == "hide" else None):
+                            result = await agent.run("tick every checkbox")
+                        assert result.status == "completed", result.error
+                        # the time from one step's start to the next's: the step's whole cost, and for "think"
+                        # without the model's answer (the agent's own time)
+                        st = result.steps
+                        for a, nxt in itertools.pairwise(st):
+                            took = (nxt.started_at - a.started_at) * 1000
+                            per_step[variant].append(took - (a.model_ms if variant == "think" else 0.0))
+                        step_records[variant].extend(st)
                 b = statistics.median(bare)
-                plain, with_shot, hidden, think = row["plain"][0], row["shot"][0], row["hide"][0], row["think"][0]
-                st = statistics.median(s.state_ms for s in row["plain"][1])
-                act = statistics.median(s.action_ms for s in row["plain"][1])
-                shot_ms = statistics.median(s.screenshot_ms for s in row["shot"][1])
-                hide_ms = statistics.median(s.screenshot_ms for s in row["hide"][1])
+                med = {v: statistics.median(per_step[v]) for v in variants}
+                st_ms = statistics.median(s.state_ms for s in step_records["plain"])
+                act = statistics.median(s.action_ms for s in step_records["plain"] if s.action != "done")
+                shot_ms = statistics.median(s.screenshot_ms for s in step_records["shot"] if s.screenshot_ms)
+                hide_ms = statistics.median(s.screenshot_ms for s in step_records["hide"] if s.screenshot_ms)
                 print(
-                    f"  {name:18} {b:6.1f} {plain:6.1f} {plain / b:6.2f} {with_shot:9.1f} {with_shot / b:6.2f} "
-                    f"{hidden:9.1f} {hidden / b:6.2f} {think:9.1f} {think / b:6.2f} "
-                    f"{st:6.1f} {act:7.1f} {shot_ms:6.1f} {hide_ms:6.1f}",
+                    f"  {name:18} {b:6.1f} {med['plain']:6.1f} {med['plain'] / b:6.2f} {med['shot']:9.1f} "
+                    f"{med['shot'] / b:6.2f} {med['hide']:9.1f} {med['hide'] / b:6.2f} {med['think']:9.1f} "
+                    f"{med['think'] / b:6.2f} {st_ms:6.1f} {act:7.1f} {shot_ms:6.1f} {hide_ms:6.1f}",
                     flush=True,
                 )
         finally:
             server.shutdown()
     print(
-        "  (step = whole run / steps, incl. the final done step; ratio = step / bare; step+hide: with a secret to\n"
+        "  (step = from one step's start to the next's; ratio = step / bare; step+hide: with a secret to\n"
         "   paint over in every picture; +model: with the picture and a model that takes "
         f"{MODEL_S * 1000:.0f} ms to answer,\n"
         "   the step without that time; state, action, shot, shot+h (the screenshot itself, off the critical\n"
