@@ -15,12 +15,14 @@ from notebook_agent import __version__
 from tests.bad_inputs import BAD_OPTIONS, BAD_URL, UNSAFE_PORT
 
 ROOT = Path(__file__).resolve().parents[1]
+#: Where the commands' runs are saved (not in the checkout); removed when the test process ends.
+RUNS = tempfile.TemporaryDirectory(prefix="cli-runs-")
 
 
 def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "NOTEBOOK_AGENT_MODEL"}
     if args and args[0] in ("run", "demo") and "--runs-dir" not in args and "--help" not in args:
-        args = (*args, "--runs-dir", tempfile.mkdtemp(prefix="cli-runs-"))  # runs are saved: not in the checkout
+        args = (*args, "--runs-dir", tempfile.mkdtemp(dir=RUNS.name))  # runs are saved: not in the checkout
     return subprocess.run(
         [sys.executable, "-m", "notebook_agent", *args],
         capture_output=True,
