@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import weakref
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -32,6 +33,7 @@ from playwright.async_api import Error as PlaywrightError
 from .redirects import Hop, RedirectWatch
 from .report import Notices
 from .tabs import Tabs
+from .unanswering import confirmed, later
 from .urls import site
 
 NavigationGuard = Callable[[str], "str | None"]
@@ -127,6 +129,10 @@ def _document_url(frame: Frame) -> str:
 
 #: Seconds to wait for the browser to confirm a route change (see :func:`_route_change`).
 ROUTE_WAIT = 5.0
+#: Seconds each tab then gets to confirm it on its own: the ones that answer do so at once.
+TAB_WAIT = 1.0
+#: Contexts whose last route change a tab has not confirmed yet (see :func:`_route_change`).
+_held: weakref.WeakSet[BrowserContext] = weakref.WeakSet()
 
 
 async def _route_change(context: BrowserContext, change: Awaitable[object]) -> None:
@@ -134,13 +140,23 @@ async def _route_change(context: BrowserContext, change: Awaitable[object]) -> N
 
     Playwright applies a context's routes to its tabs one after the other, and a tab whose script never yields
     (``while(true){}``, maybe another session's) never answers: every tab after it would be left without the
-    route, and the session would wait forever. So the wait is bounded, and when it ends unconfirmed each tab
-    is asked on its own (a route of the tab itself, added and removed, applies the context's routes to that
-    tab alone); the frozen one applies it when it answers again (until then its script cannot send anything)."""
-    try:
-        await asyncio.wait_for(change, ROUTE_WAIT)
-    except TimeoutError:
-        await asyncio.gather(*(_apply_routes(page) for page in context.pages))
+    route, and the session would wait forever. So the wait is bounded, and when it ends unconfirmed each tab is
+    asked on its own (a route of the tab itself, added and removed, applies the context's routes to that tab
+    alone); the frozen one applies it when it answers again (until then its script cannot send anything).
+    Until the held change goes through, later changes of the context are not waited for again: they go to the
+    tabs on their own at once (a frozen tab costs the first gated run its bound, not every run twice)."""
+    pages = list(context.pages)
+    task = asyncio.ensure_future(change)
+    if context not in _held:
+        done, _ = await asyncio.wait({task}, timeout=ROUTE_WAIT)
+        if task in done:
+            task.result()
+            return
+        # a tab holds the context's changes: the next ones go to the tabs on their own at once, until it answers
+        _held.add(context)
+        task.add_done_callback(lambda _: _held.discard(context))
+    later(task)
+    await asyncio.gather(*(confirmed(page, _apply_routes(page), TAB_WAIT) for page in pages))
 
 
 def _never(url: str) -> bool:
@@ -152,10 +168,10 @@ async def _let_by(route: Route) -> None:
 
 
 async def _apply_routes(page: Page) -> None:
-    """Make ``page`` apply its context's current routes (bounded: ``page`` may be the frozen one)."""
-    with contextlib.suppress(PlaywrightError, asyncio.TimeoutError):
-        await asyncio.wait_for(page.route(_never, _let_by), ROUTE_WAIT)
-        await asyncio.wait_for(page.unroute(_never, _let_by), ROUTE_WAIT)
+    """Make ``page`` apply its context's current routes (the caller bounds the wait: it may be the frozen one)."""
+    with contextlib.suppress(PlaywrightError):
+        await page.route(_never, _let_by)
+        await page.unroute(_never, _let_by)
 
 
 class NavigationGate:

@@ -25,6 +25,8 @@ from urllib.parse import urljoin
 from playwright.async_api import BrowserContext, CDPSession, Page
 from playwright.async_api import Error as PlaywrightError
 
+from .unanswering import confirmed
+
 #: What is paused at the response stage: documents (navigations of tabs and frames) and the requests a page's
 #: script sends (fetch, XHR, beacons), whose 307/308 keeps method and body. Images, scripts and styles cannot
 #: carry data, so they are never paused.
@@ -84,9 +86,8 @@ class RedirectWatch:
         self._closed = False
         self._contexts.append(context)
         context.on("page", self._on_page)
-        pending = [self._spawn(self._attach(page)) for page in list(context.pages)]
-        if pending:
-            await asyncio.wait(pending, timeout=ATTACH_WAIT)
+        pages = list(context.pages)
+        await asyncio.gather(*(confirmed(page, self._spawn(self._attach(page)), ATTACH_WAIT) for page in pages))
 
     async def close(self) -> None:
         """Stop watching: a session that shares its context with others (a run in its own tab) is done, and its
@@ -96,8 +97,8 @@ class RedirectWatch:
             with contextlib.suppress(Exception):
                 context.remove_listener("page", self._on_page)
         self._contexts.clear()
-        sessions, self._pages = list(self._pages.values()), {}
-        await asyncio.gather(*(_detach(session) for session in sessions))
+        sessions, self._pages = list(self._pages.items()), {}
+        await asyncio.gather(*(confirmed(page, _detach(session), ATTACH_WAIT) for page, session in sessions))
 
     def _on_page(self, page: Page) -> None:
         self._spawn(self._attach(page))
@@ -125,7 +126,7 @@ class RedirectWatch:
         finally:
             self._attaching.discard(page)
         if self._closed:  # closed while this tab was being attached
-            await _detach(session)
+            await confirmed(page, _detach(session), ATTACH_WAIT)
             return
         self._pages[page] = session
         page.once("close", self._closed_page)
@@ -149,9 +150,9 @@ class RedirectWatch:
 
 
 async def _detach(session: CDPSession) -> None:
-    """Leave a tab; bounded, as a frozen tab may never confirm it."""
-    with contextlib.suppress(PlaywrightError, asyncio.TimeoutError):
-        await asyncio.wait_for(session.detach(), ATTACH_WAIT)
+    """Leave a tab (the caller bounds the wait, as a frozen tab may never confirm it)."""
+    with contextlib.suppress(PlaywrightError):
+        await session.detach()
 
 
 async def _answer(session: CDPSession, request_id: Any, verdict: str | None) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,7 @@ from playwright.async_api import Error as PlaywrightError
 from ..core.text import clean_text
 from .report import ActionError, Notices, first_line, log, short
 from .snapshot import TabInfo
+from .unanswering import confirmed, unanswering
 from .watch import ActionWatch
 
 
@@ -63,6 +65,7 @@ class Tabs:
         self.watchers: list[ActionWatch] = []
         self.creating_page = False
         self._ids: dict[Page, int] = {}
+        self._titles: weakref.WeakKeyDictionary[Page, str] = weakref.WeakKeyDictionary()  # the last read of each
         self._next = 0
         self.next_id = next_id
         """Where tab ids come from when several owners share a context (see :class:`TabRouter`)."""
@@ -170,12 +173,15 @@ class Tabs:
         pages = self.open_pages()
 
         async def title(p: Page) -> str:
+            # a tab that does not answer (a script that never ends) keeps the title it had, and costs its 2 s
+            # bound once, not at every snapshot: the read goes on and clears the mark when the tab answers
             if p is self.current and current_title is not None:
                 return current_title
-            try:
-                return clean_text(await asyncio.wait_for(p.title(), 2))
-            except (TimeoutError, PlaywrightError):
-                return ""
+            if not unanswering(p):
+                read = asyncio.ensure_future(p.title())
+                if await confirmed(p, read, 2) and not read.cancelled() and read.exception() is None:
+                    self._titles[p] = clean_text(read.result())
+            return self._titles.get(p, "")
 
         titles = await asyncio.gather(*(title(p) for p in pages))
         return [TabInfo(self.tab_id(p), p.url, t, p is self.current) for p, t in zip(pages, titles, strict=True)]

@@ -145,3 +145,27 @@ async def test_a_screenshot_of_a_page_that_draws_no_frame_is_an_error_not_a_hang
             assert "timed out after 1 s: the page drew no new frame" in str(exc)
         else:
             raise AssertionError("a frozen page gave a picture")
+
+
+async def test_a_tab_that_let_a_wait_run_out_is_not_waited_for_again_until_it_answers(browser: BrowserSession) -> None:
+    """What every tab must confirm (a route, a redirect watch) waits for a frozen tab once: the tab is marked,
+    later waits for it end at once while its confirmation goes on, and the mark goes when it answers."""
+    import asyncio
+
+    from notebook_agent.browser.unanswering import confirmed, unanswering
+
+    page = browser.page
+    await page.set_content("<p>busy for a while</p>")
+    assert await confirmed(page, page.evaluate("1"), 5) and not unanswering(page)
+    await page.evaluate("() => { setTimeout(() => { const t = Date.now(); while (Date.now() - t < 2000); }, 0) }")
+    await asyncio.sleep(0.1)
+    assert not await confirmed(page, page.evaluate("1"), 0.2)  # busy: the bound runs out
+    assert unanswering(page)
+    # known not to answer: not waited for at all (the hang guard is far below the bound)
+    assert not await asyncio.wait_for(confirmed(page, page.evaluate("2"), 600), 1)
+    for _ in range(100):  # the page answers again when its script ends, and the mark goes
+        if not unanswering(page):
+            break
+        await asyncio.sleep(0.1)
+    assert not unanswering(page)
+    assert await confirmed(page, page.evaluate("3"), 5)
