@@ -46,11 +46,13 @@
     const NAME_FROM_CONTENT = new Set(["button", "cell", "checkbox", "columnheader", "gridcell", "heading", "link",
       "menuitem", "menuitemcheckbox", "menuitemradio", "option", "radio", "row", "rowheader", "switch", "tab",
       "tooltip", "treeitem"]);
-    const LANDMARK_TAGS = { form: "form", nav: "nav", main: "main", header: "header", footer: "footer",
-      aside: "aside", dialog: "dialog", section: "section", search: "search" };
-    const LANDMARK_ROLES = { form: "form", navigation: "nav", main: "main", banner: "header",
+    // (no inherited keys: a page's role attribute or tag name is looked up in them, "constructor" included)
+    const table = (entries) => Object.assign(Object.create(null), entries);
+    const LANDMARK_TAGS = table({ form: "form", nav: "nav", main: "main", header: "header", footer: "footer",
+      aside: "aside", dialog: "dialog", section: "section", search: "search" });
+    const LANDMARK_ROLES = table({ form: "form", navigation: "nav", main: "main", banner: "header",
       contentinfo: "footer", complementary: "aside", dialog: "dialog", alertdialog: "dialog", region: "section",
-      search: "search" };
+      search: "search" });
     // ARIA roles Playwright knows; any other role attribute is ignored and the implicit role applies.
     const ARIA_ROLES = new Set(("alert alertdialog application article banner blockquote button caption cell checkbox "
       + "code columnheader combobox complementary contentinfo definition deletion dialog directory document emphasis "
@@ -133,48 +135,37 @@
     // ==== Role and accessible name ================================================================================
     // Implicit roles from tag and type, as Playwright's get_by_role reads them (the common cases; a role this
     // computes differently from Playwright only costs the role locator, which is checked before it is used).
+    // Each tag has one role, or the roles it can have and a function of the element choosing among them: the one
+    // table both implicitRole() and rolePosition()'s candidates (IMPLICIT_TAGS) read.
+    const landmarkUnlessInside = (role) => (el) => (el.closest("article,aside,main,nav,section") ? "" : role);
+    const namedOr = (role) => (el) => (nameOf(el, "generic") ? role : ""); // named how a landmark is: not from content
+    const linkIfHref = (el) => (el.hasAttribute("href") ? "link" : "");
+    const TAG_ROLES = new Map(Object.entries({
+      a: [["link"], linkIfHref], area: [["link"], linkIfHref],
+      button: "button", textarea: "textbox", option: "option",
+      select: [["listbox", "combobox"], (el) => (el.multiple || el.size > 1 ? "listbox" : "combobox")],
+      img: [["img", "presentation"], (el) => (el.getAttribute("alt") === "" && !el.getAttribute("title") ? "presentation" : "img")],
+      h1: "heading", h2: "heading", h3: "heading", h4: "heading", h5: "heading", h6: "heading",
+      nav: "navigation", main: "main", aside: "complementary", dialog: "dialog", article: "article",
+      ul: "list", ol: "list", menu: "list", li: "listitem", table: "table", tr: "row", td: "cell", th: "columnheader",
+      fieldset: "group", optgroup: "group", details: "group", progress: "progressbar", output: "status", hr: "separator",
+      form: [["form"], namedOr("form")], section: [["region"], namedOr("region")],
+      header: [["banner"], landmarkUnlessInside("banner")], footer: [["contentinfo"], landmarkUnlessInside("contentinfo")],
+      input: [["button", "checkbox", "radio", "slider", "spinbutton", "combobox", "searchbox", "textbox"], (el) => {
+        const type = (el.getAttribute("type") || "").toLowerCase();
+        if (["button", "image", "reset", "submit"].includes(type)) return "button";
+        if (type === "checkbox") return "checkbox";
+        if (type === "radio") return "radio";
+        if (type === "range") return "slider";
+        if (type === "number") return "spinbutton";
+        if (type === "search") return el.hasAttribute("list") ? "combobox" : "searchbox";
+        if (["", "text", "email", "tel", "url"].includes(type)) return el.hasAttribute("list") ? "combobox" : "textbox";
+        return "";
+      }],
+    }));
     function implicitRole(el) {
-      const tag = el.localName;
-      switch (tag) {
-        case "a": case "area": return el.hasAttribute("href") ? "link" : "";
-        case "button": return "button";
-        case "select": return el.multiple || el.size > 1 ? "listbox" : "combobox";
-        case "textarea": return "textbox";
-        case "option": return "option";
-        case "img": return el.getAttribute("alt") === "" && !el.getAttribute("title") ? "presentation" : "img";
-        case "h1": case "h2": case "h3": case "h4": case "h5": case "h6": return "heading";
-        case "nav": return "navigation";
-        case "main": return "main";
-        case "aside": return "complementary";
-        case "dialog": return "dialog";
-        case "article": return "article";
-        case "ul": case "ol": case "menu": return "list";
-        case "li": return "listitem";
-        case "table": return "table";
-        case "tr": return "row";
-        case "td": return "cell";
-        case "th": return "columnheader";
-        case "fieldset": case "optgroup": case "details": return "group";
-        case "progress": return "progressbar";
-        case "output": return "status";
-        case "hr": return "separator";
-        case "form": return nameOf(el, "generic") ? "form" : ""; // named how a landmark is: not from content
-        case "section": return nameOf(el, "generic") ? "region" : "";
-        case "header": return el.closest("article,aside,main,nav,section") ? "" : "banner";
-        case "footer": return el.closest("article,aside,main,nav,section") ? "" : "contentinfo";
-        case "input": {
-          const type = (el.getAttribute("type") || "").toLowerCase();
-          if (["button", "image", "reset", "submit"].includes(type)) return "button";
-          if (type === "checkbox") return "checkbox";
-          if (type === "radio") return "radio";
-          if (type === "range") return "slider";
-          if (type === "number") return "spinbutton";
-          if (type === "search") return el.hasAttribute("list") ? "combobox" : "searchbox";
-          if (["", "text", "email", "tel", "url"].includes(type)) return el.hasAttribute("list") ? "combobox" : "textbox";
-          return "";
-        }
-        default: return "";
-      }
+      const r = TAG_ROLES.get(el.localName);
+      return r === undefined ? "" : typeof r === "string" ? r : r[1](el);
     }
     function roleOf(el) {
       const explicit = (el.getAttribute("role") || "").trim().toLowerCase().split(/\s+/)[0];
@@ -440,15 +431,10 @@
     }
     // The tags implicitRole() can give each role (an element of another tag has the role only through its role
     // attribute): what rolePosition() looks at, so it reads roles and names of a few elements, not every cell.
-    const IMPLICIT_TAGS = {
-      link: "a,area", button: "button,input", combobox: "select,input", listbox: "select", textbox: "textarea,input",
-      searchbox: "input", checkbox: "input", radio: "input", slider: "input", spinbutton: "input", option: "option",
-      img: "img", presentation: "img", heading: "h1,h2,h3,h4,h5,h6", navigation: "nav", main: "main",
-      complementary: "aside", dialog: "dialog", article: "article", list: "ul,ol,menu", listitem: "li",
-      table: "table", row: "tr", cell: "td", columnheader: "th", group: "fieldset,optgroup,details",
-      progressbar: "progress", status: "output", separator: "hr", form: "form", region: "section",
-      banner: "header", contentinfo: "footer",
-    };
+    const IMPLICIT_TAGS = table({}); // a role read from a run file is looked up here
+    for (const [tag, r] of TAG_ROLES) {
+      for (const role of typeof r === "string" ? [r] : r[0]) IMPLICIT_TAGS[role] = (IMPLICIT_TAGS[role] ? IMPLICIT_TAGS[role] + "," : "") + tag;
+    }
     // Elements that may have ``role``, in document order (shadow roots' content after their host, as
     // allElements() gives them): the browser's own selector query when the page has no shadow roots.
     function mayHaveRole(role) {

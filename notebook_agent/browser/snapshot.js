@@ -51,7 +51,8 @@
       "option", "combobox", "listbox", "textbox", "searchbox", "slider", "spinbutton", "treeitem", "scrollbar",
     ]); // not row/gridcell: grids would index every cell; clickable ones are found by handler, listener or cursor
     // Implicit roles: an explicit role equal to these is noise.
-    const IMPLICIT = { a: "link", button: "button", select: "combobox", textarea: "textbox", option: "option" };
+    // (no inherited keys: a page's tag name is looked up in it)
+    const IMPLICIT = Object.assign(Object.create(null), { a: "link", button: "button", select: "combobox", textarea: "textbox", option: "option" });
     const FORM_TAGS = new Set(["button", "input", "select", "textarea", "option", "optgroup", "fieldset"]);
     const SENSITIVE_AUTOCOMPLETE = /\b(cc-number|cc-csc|cc-exp|cc-exp-month|cc-exp-year|one-time-code|current-password|new-password)\b/i;
     // whole-word short names ("pin", not "spinner"; "pass", not "passenger") or unambiguous long ones

@@ -693,3 +693,30 @@ async def test_the_read_by_index_of_an_element_gone_since_the_snapshot_answers_a
     await browser.page.evaluate("() => { document.getElementById('a').remove(); document.body.innerHTML += '' }")
     for index in snap.elements:  # #a removed; #b and the link replaced by copies (innerHTML)
         assert await asyncio.wait_for(target_of(browser, index), 2) is None  # the wait for a match was 5 s
+
+
+async def test_a_role_named_like_an_object_property_is_just_a_role_no_element_has(browser: BrowserSession) -> None:
+    """A recorded fingerprint is hostile input (a run file): its role is looked up in the page script's table of
+    the tags each role can have, and a role such as ``constructor`` once found a function there and broke the
+    selector query built from it."""
+    await browser.page.set_content("<button>Save</button><input type=checkbox aria-label=Keep>")
+    k = await fingerprint_module._mark(await browser.page.locator("button").element_handle())
+    for role in ("constructor", "__proto__", "toString", "hasOwnProperty"):
+        found = await fingerprint_module._data(
+            browser.page.main_frame, {"op": "fp:rolepos", "k": k, "role": role, "name": "Save"}
+        )
+        assert found == {"n": 0, "i": None}, role
+    found = await fingerprint_module._data(
+        browser.page.main_frame, {"op": "fp:rolepos", "k": k, "role": "button", "name": "Save"}
+    )
+    assert found == {"n": 1, "i": 0}
+
+
+async def test_a_role_attribute_named_like_an_object_property_does_not_hide_the_landmark(
+    browser: BrowserSession,
+) -> None:
+    """The page's role attributes are looked up in the landmark table: ``role=constructor`` once counted as a
+    landmark (an inherited key) and hid the real one around it."""
+    await browser.page.set_content("<nav aria-label=Main><div role=constructor><button>Go</button></div></nav>")
+    fp = await fingerprint_of(browser.page.main_frame, await browser.page.locator("button").element_handle())
+    assert (fp.landmark.kind, fp.landmark.label) == ("nav", "Main")
