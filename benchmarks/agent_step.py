@@ -7,7 +7,8 @@ Figures, not asserts. Baselines:
   against the bare Playwright action the step performs;
 - memory: resident set size before and after the runs.
 
-Run: .venv/bin/python benchmarks/agent_step.py [--step]  (--step: only the step against a bare click)
+Run: .venv/bin/python benchmarks/agent_step.py [--step] [--repeats N]  (--step: only the step against a bare
+click; --repeats: how many times each page's clicks are measured, 3 unless given)
 """
 
 from __future__ import annotations
@@ -137,8 +138,9 @@ def rss_mb() -> float:
 async def main() -> None:
     unit = "tokens (o200k)" if EXACT else "tokens (estimated: chars/4)"
     async with BrowserSession() as browser:
+        repeats = int(sys.argv[sys.argv.index("--repeats") + 1]) if "--repeats" in sys.argv else 3
         if "--step" in sys.argv:  # only the step comparison
-            await step_against_bare(browser)
+            await step_against_bare(browser, repeats=repeats)
             return
         agent = PageAgent(
             model=ScriptedModel([]),
@@ -201,7 +203,7 @@ async def main() -> None:
         result = await agent.run("scroll a little, twenty times")
         total = (time.perf_counter() - t0) * 1000
         print(f"  20 tiny scroll steps: {total / 20:.1f} ms per step (snapshot + loop + action)")
-        await step_against_bare(browser)
+        await step_against_bare(browser, repeats=repeats)
         print(
             f"\nmemory: max RSS {rss0:.0f} MB before the runs, {rss_mb():.0f} MB after (this process; "
             "Chromium runs in its own processes)"

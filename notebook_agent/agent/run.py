@@ -383,12 +383,17 @@ class PageRun:
         if futile is not None:
             await self.screenshots.collect()
             return BlockToolCall(futile)
-        # What it acts on, for replay: read while the previous picture finishes and the gate judges (both before
-        # the action changes the page), not after them; kept only when the action goes ahead.
+        # What it acts on, for replay, and the element itself for the action: read while the previous picture
+        # finishes and the gate judges (both before the action changes the page), not after them; kept only when
+        # the action goes ahead.
         target = _read_target(browser, self.pilot, args.get("index")) if element is not None else None
+        if element is not None:
+            await browser.prefetch(int(args["index"]))
         try:
             await self.screenshots.collect()  # the previous step's picture is taken before this action changes the page
             decision = await self.gate.check(step, browser, self.tools, ctx, raw, args, signal)
+            if step.approval is not None:  # a person (or a policy) was asked: find the element again after it
+                await browser.drop_prefetch()
             if decision is None:
                 self.loops.made(ctx.tool_call.name, args, element, step.index)
                 found = await target if target is not None else None

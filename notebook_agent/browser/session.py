@@ -42,6 +42,7 @@ from .guard import NavigationGate
 from .hung import HungPages, is_responsive
 from .lifecycle import Lifecycle
 from .ownership import BrowserBusyError, Ownership
+from .prefetch import Prefetch
 from .reader import PageReader
 from .report import ActionError, Notices
 from .session_accessors import SessionAccessors
@@ -115,6 +116,7 @@ class BrowserSession(SessionAccessors, SessionPages):
         self._tools: dict[str, Tool] | None = None
         self._notices = Notices()
         self._reader = PageReader()
+        self._prefetch = Prefetch()
         self._tabs = Tabs(self._notices, dialog_policy, self._reader.on_frame_detached, downloads_dir)
         self._gate = NavigationGate(self._tabs, self._notices)
         self._hung = HungPages(self._tabs, self._reader, self._notices)

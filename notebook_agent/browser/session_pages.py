@@ -26,6 +26,7 @@ from .hung import HungPages, is_responsive
 from .lifecycle import Lifecycle
 from .mask import HiddenValues, current_values, masked_capture
 from .page_script import op_selector
+from .prefetch import Key, Prefetch
 from .reader import SENSITIVE_FIELDS, PageReader, index_in_snapshot
 from .report import BrowserTimeoutError, Notices, short
 from .snapshot import FULL_PAGE_MAX_CHARS, ElementInfo, Snapshot, TabInfo
@@ -45,6 +46,7 @@ class SessionPages:
 
     _tabs: Tabs
     _reader: PageReader
+    _prefetch: Prefetch
     _hung: HungPages
     _notices: Notices
     _gate: NavigationGate
@@ -187,6 +189,7 @@ class SessionPages:
         """
         if full_page and max_chars is None and max_elements is None:
             max_chars = FULL_PAGE_MAX_CHARS
+        self._prefetch.drop()
         page = await self.ensure_page()
         try:
             return await self._reader.snapshot(
@@ -205,7 +208,27 @@ class SessionPages:
     @on_browser_loop
     async def resolve(self, index: int) -> tuple[ElementHandle, ElementInfo, Frame, int]:
         """Element ``[index]`` of the latest snapshot as a live handle, or :class:`ActionError` saying why not."""
+        found = self._prefetch.take(self._prefetch_key(index))
+        if found is not None:
+            return await found  # type: ignore[no-any-return]
         return await self._reader.resolve(index, self._tabs.current)
+
+    @on_browser_loop
+    async def prefetch(self, index: int) -> None:
+        """Start finding element ``[index]`` for the action that follows (it only reads the page): the
+        :meth:`resolve` of that index on this snapshot and tab takes the handle instead of asking again. A
+        snapshot, or :meth:`drop_prefetch`, forgets it (see prefetch.py)."""
+        if self._reader.last_snapshot is not None:
+            self._prefetch.start(self._prefetch_key(index), self._reader.resolve(index, self._tabs.current))
+
+    @on_browser_loop
+    async def drop_prefetch(self) -> None:
+        """Forget an element found ahead: the page may have changed since (a person was asked meanwhile)."""
+        self._prefetch.drop()
+
+    def _prefetch_key(self, index: int) -> Key:
+        snap = self._reader.last_snapshot
+        return (snap.snapshot_id if snap is not None else -1, index, self._tabs.current)
 
     def reference(self, index: int) -> tuple[Frame, str]:
         """Element ``[index]`` of the latest snapshot as its frame and a selector that answers with it there (no

@@ -4,6 +4,7 @@ asked about unless they declare themselves safe. Hostile but ordinary pages, rea
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from notebook_agent.agent import PageAgent, RunFinished
@@ -185,3 +186,62 @@ async def test_a_label_is_judged_as_the_control_it_activates(browser: BrowserSes
     assert not result.steps[1].is_error, result.steps[1].result
     assert await browser.page.evaluate("document.getElementById('news').checked")
     assert "/deleted" not in browser.page.url
+
+
+async def test_an_element_relabelled_while_a_person_is_asked_is_not_clicked(browser: BrowserSession) -> None:
+    """The element an action names is found while the previous picture is taken and the gate judges, so the
+    action takes it at once; but when a person is asked, the page may change meanwhile, and the element is found
+    (and checked against what the state showed) again after the answer. Here the page relabels the button while
+    the question is open: the approved click must not land on what is now another button."""
+    from notebook_agent.agent import ApprovalAnswer
+
+    await browser.page.set_content(
+        "<p id=out>none</p><button onclick='document.getElementById(\"out\").textContent = this.textContent'>"
+        "Delete account</button>"
+    )
+
+    async def person(request: ApprovalRequest) -> ApprovalAnswer:
+        ahead = browser._prefetch._pending  # the element is being found ahead of the question: let it be found
+        assert ahead is not None
+        await asyncio.wait({ahead[1]})
+        await browser.page.evaluate("() => { document.querySelector('button').textContent = 'Send all my money' }")
+        return ApprovalAnswer(True)
+
+    result = await run(
+        browser,
+        [step("click_element_by_index", lambda c: {"index": index_of(c, "Delete account")}), finish()],
+        approval="ask-risky",
+        approver=person,
+    )
+    assert result.steps[0].approval is not None  # the person was asked
+    assert "is not what the browser state showed" in result.steps[0].result, result.steps[0].result
+    assert await browser.page.inner_text("#out") == "none"
+
+
+async def test_an_element_found_ahead_is_taken_once_and_dropped_by_a_snapshot(browser: BrowserSession) -> None:
+    """``prefetch`` finds an index's element for the action that follows: ``resolve`` of that index takes that
+    very handle, once; another index, or a new snapshot, finds the element again, and an untaken handle is
+    released."""
+    await browser.page.set_content("<button>One</button><button>Two</button>")
+    snap = await browser.snapshot()
+    one, two = sorted(snap.elements)
+    await browser.prefetch(one)
+    first = (await browser.resolve(one))[0]
+    second = (await browser.resolve(one))[0]
+    assert first is not second  # taken once: the second resolve asked the page
+    assert await first.evaluate("(e) => e.textContent") == "One"
+    await browser.prefetch(two)
+    assert (await browser.resolve(one))[0] is not None  # another index: found on its own
+    ahead = browser._prefetch._pending
+    assert ahead is not None
+    released = await ahead[1]
+    await browser.snapshot()  # drops it, and releases the handle nobody took
+    assert browser._prefetch._pending is None
+    for _ in range(50):
+        try:
+            await released[0].evaluate("(e) => e.textContent")
+        except Exception:
+            break
+        await asyncio.sleep(0.05)
+    else:
+        raise AssertionError("the untaken handle was not released")
