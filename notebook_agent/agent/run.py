@@ -383,12 +383,7 @@ class PageRun:
         if futile is not None:
             await self.screenshots.collect()
             return BlockToolCall(futile)
-        # What it acts on, for replay, and the element itself for the action: read while the previous picture
-        # finishes and the gate judges (both before the action changes the page), not after them; kept only when
-        # the action goes ahead.
-        target = _read_target(browser, self.pilot, args.get("index")) if element is not None else None
-        if element is not None:
-            await browser.prefetch(int(args["index"]))
+        target = await _read_ahead(browser, self.pilot, args.get("index")) if element is not None else None
         try:
             await self.screenshots.collect()  # the previous step's picture is taken before this action changes the page
             decision = await self.gate.check(step, browser, self.tools, ctx, raw, args, signal)
@@ -420,12 +415,16 @@ class PageRun:
         return self.outcome.should_stop(len(self.steps))
 
 
-def _read_target(
+async def _read_ahead(
     browser: BrowserSession, pilot: ReplayPilot | None, index: Any
 ) -> asyncio.Future[dict[str, Any] | None] | None:
-    """The fingerprint of element ``index``, being read (a replay's recorded one when it has it)."""
+    """What an action on element ``index`` acts on, read while the previous picture finishes and the gate judges
+    (both before the action changes the page), not after them: the element itself, found for the action
+    (browser/prefetch.py), and its fingerprint for replay, being read (a replay's recorded one when it has it;
+    the run keeps it only when the action goes ahead)."""
     if not isinstance(index, int):
         return None
+    await browser.prefetch(index)
     known = pilot.known_target(index) if pilot is not None else None
     return asyncio.ensure_future(_known(known) if known else browser.call(target_of, browser, index))
 
