@@ -145,7 +145,6 @@ async def _route_change(context: BrowserContext, change: Awaitable[object]) -> N
     alone); the frozen one applies it when it answers again (until then its script cannot send anything).
     Until the held change goes through, later changes of the context are not waited for again: they go to the
     tabs on their own at once (a frozen tab costs the first gated run its bound, not every run twice)."""
-    pages = list(context.pages)
     task = asyncio.ensure_future(change)
     if context not in _held:
         done, _ = await asyncio.wait({task}, timeout=ROUTE_WAIT)
@@ -156,7 +155,7 @@ async def _route_change(context: BrowserContext, change: Awaitable[object]) -> N
         _held.add(context)
         task.add_done_callback(lambda _: _held.discard(context))
     later(task)
-    await asyncio.gather(*(confirmed(page, _apply_routes(page), TAB_WAIT) for page in pages))
+    await asyncio.gather(*(confirmed(page, _apply_routes(page), TAB_WAIT) for page in context.pages))
 
 
 def _never(url: str) -> bool:

@@ -10,11 +10,12 @@ nobody took is released.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Coroutine
 from typing import Any
 
 from playwright.async_api import Page
+
+from .unanswering import later
 
 Key = tuple[int, int, Page | None]  # (snapshot id, index, tab)
 
@@ -24,7 +25,6 @@ class Prefetch:
 
     def __init__(self) -> None:
         self._pending: tuple[Key, asyncio.Task[Any]] | None = None
-        self._releasing: set[asyncio.Task[Any]] = set()
 
     def start(self, key: Key, find: Coroutine[Any, Any, Any]) -> None:
         """Find an element now (``find``: the session's lookup of the index) for :meth:`take` with ``key``."""
@@ -43,17 +43,9 @@ class Prefetch:
         """Forget the element found ahead (the page may have changed); its handle is released."""
         pending, self._pending = self._pending, None
         if pending is not None:
-            pending[1].add_done_callback(self._release)
-
-    def _release(self, task: asyncio.Task[Any]) -> None:
-        if task.cancelled() or task.exception() is not None:
-            return
-        found = task.result()
-        dispose = asyncio.ensure_future(_quietly(found[0].dispose()))
-        self._releasing.add(dispose)
-        dispose.add_done_callback(self._releasing.discard)
+            pending[1].add_done_callback(_release)
 
 
-async def _quietly(work: Coroutine[Any, Any, Any]) -> None:
-    with contextlib.suppress(Exception):
-        await work
+def _release(task: asyncio.Task[Any]) -> None:
+    if not task.cancelled() and task.exception() is None:
+        later(task.result()[0].dispose())  # held until done, its error retrieved
