@@ -29,9 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from snapshot import serve, small_form, table  # benchmarks/snapshot.py: page generators, a local server
 
 from notebook_agent.agent import PageAgent, default_system_prompt
-from notebook_agent.agent.macro import agent_output, macro_spec
-from notebook_agent.agent.results import PageStep
-from notebook_agent.agent.toolset import BUILTIN_ORDER
+from notebook_agent.agent.prompt.agent_output import agent_output, macro_spec
+from notebook_agent.agent.runs.result import PageStep
+from notebook_agent.agent.step.toolset import BUILTIN_ORDER
 from notebook_agent.browser import BrowserSession
 from notebook_agent.demo import DEMO_TASK, demo_model, demo_url
 from notebook_agent.llm.scripted import ScriptedModel

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from snapshot import serve  # benchmarks/snapshot.py: a quiet local server
 
 from notebook_agent.browser import BrowserSession
-from notebook_agent.browser.extract import read_table
+from notebook_agent.browser.extract.tables import read_table
 from notebook_agent.llm.tokens import EXACT, count_tokens
 from tests.browser.make_tables import PAGE, expected
 

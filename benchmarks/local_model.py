@@ -55,14 +55,14 @@ from notebook_agent.agent.evaluate import (
     evaluate,
     load_suite,
 )
-from notebook_agent.agent.results import PageAgentResult
-from notebook_agent.agent.runs import save_run
+from notebook_agent.agent.runs.result import PageAgentResult
+from notebook_agent.agent.runs.run_file import save_run
 from notebook_agent.browser import BrowserSession
-from notebook_agent.browser.launch import find_browser
+from notebook_agent.browser.session.launch import find_browser
 from notebook_agent.demo import demo_url
 from notebook_agent.llm import get_model
-from notebook_agent.llm.local_server import cache_root, default_threads, get_server
-from notebook_agent.llm.model_files import ModelFileError, model_file
+from notebook_agent.llm.local.llama_server import cache_root, default_threads, get_server
+from notebook_agent.llm.local.model_files import ModelFileError, model_file
 
 HERE = Path(__file__).resolve().parent
 PEER_PYTHON = HERE.parent / ".venv-peer" / "bin" / "python"

@@ -100,7 +100,7 @@ async def in_process(url: str, rows: list[dict[str, Any]], concurrency: int, iso
 async def on_dask(url: str, rows: list[dict[str, Any]], baseline: float) -> None:
     from distributed import Client, LocalCluster
 
-    from notebook_agent.agent.map_rows import close_worker_browser, worker_browser_launches
+    from notebook_agent.agent.batch.map_rows import close_worker_browser, worker_browser_launches
 
     t0 = time.perf_counter()
     cluster = LocalCluster(

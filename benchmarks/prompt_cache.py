@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from notebook_agent.agent import PageAgent, PageAgentResult
-from notebook_agent.agent.results import PageStep
-from notebook_agent.agent.state import HISTORY_RESULT_CHARS, clip, format_args, state_message
+from notebook_agent.agent.prompt.state_message import HISTORY_RESULT_CHARS, clip, format_args, state_message
+from notebook_agent.agent.runs.result import PageStep
 from notebook_agent.browser import BrowserSession
 from notebook_agent.demo import CATALOG_TASK, DEMO_TASK, PRICE_TASK, demo_url
 from notebook_agent.llm.tokens import count_tokens

@@ -40,10 +40,10 @@ from pathlib import Path
 from typing import Any
 
 from notebook_agent import BrowserSession, PageAgent
-from notebook_agent.agent.export import write_script
-from notebook_agent.agent.results import PageAgentResult
+from notebook_agent.agent.runs.playwright_export import write_script
+from notebook_agent.agent.runs.result import PageAgentResult
 from notebook_agent.demo import DEMO_TASK, serve_demo
-from notebook_agent.llm.local_server import find_llama_server
+from notebook_agent.llm.local.llama_server import find_llama_server
 
 ANSWER = "TrailSound Wireless Headphones Lite at $54.99"
 

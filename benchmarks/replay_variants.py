@@ -48,9 +48,9 @@ from variants_site import VARIANTS, VariantServer
 
 from notebook_agent.agent import PageAgent
 from notebook_agent.agent.evaluate import load_suite
-from notebook_agent.agent.macro import agent_output
-from notebook_agent.agent.replay import ELEMENT_ACTIONS, origin, rebase, replayable
-from notebook_agent.agent.results import PageAgentResult
+from notebook_agent.agent.prompt.agent_output import agent_output
+from notebook_agent.agent.runs.result import PageAgentResult
+from notebook_agent.agent.step.replay_pilot import ELEMENT_ACTIONS, origin, rebase, replayable
 from notebook_agent.browser import BrowserSession
 from notebook_agent.core.messages import UserMessage
 from notebook_agent.core.model import Context

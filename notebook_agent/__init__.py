@@ -36,10 +36,10 @@ _LAZY = {
     "tool": "notebook_agent.core.tools",
     "ScriptedModel": "notebook_agent.llm.scripted",
     "get_model": "notebook_agent.llm",
-    "BrowserSession": "notebook_agent.browser.session",
+    "BrowserSession": "notebook_agent.browser.session.browser_session",
     "PageAgent": "notebook_agent.agent.page_agent",
-    "PageAgentResult": "notebook_agent.agent.results",
-    "MapResult": "notebook_agent.agent.map_table",
+    "PageAgentResult": "notebook_agent.agent.runs.result",
+    "MapResult": "notebook_agent.agent.batch.map_table",
 }
 
 

@@ -1,5 +1,5 @@
 """``python -m notebook_agent`` is the same as the ``notebook-agent`` command."""
 
-from .cli import main
+from .cli.main import main
 
 raise SystemExit(main())

@@ -44,7 +44,7 @@ if [ "$with_floor" = 1 ]; then
 fi
 
 # A browser: Playwright's own, a system Chromium/Chrome, or install one.
-has_browser() { .venv/bin/python -c "from notebook_agent.browser.launch import find_browser; find_browser()" >/dev/null 2>&1; }
+has_browser() { .venv/bin/python -c "from notebook_agent.browser.session.launch import find_browser; find_browser()" >/dev/null 2>&1; }
 if ! has_browser; then
   echo "setup: no Chromium found; installing one"
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
@@ -54,5 +54,5 @@ if ! has_browser; then
   else
     .venv/bin/python -m playwright install chromium
   fi
-  .venv/bin/python -c "from notebook_agent.browser.launch import find_browser; print('setup: browser', find_browser())"
+  .venv/bin/python -c "from notebook_agent.browser.session.launch import find_browser; print('setup: browser', find_browser())"
 fi

@@ -84,18 +84,113 @@ def test_no_two_modules_import_each_other() -> None:
     assert pairs == []
 
 
+# Inside a layer: its sub-packages and what each may import of its siblings (an order, checked acyclic below).
+# A layer's root modules are either its base (imported by any part of the layer, importing none of its
+# sub-packages) or its front (the entry points, which may import every sub-package). ``__init__`` is a front.
+SUBPACKAGES = {
+    "agent": {
+        "safety": set(),
+        "runs": {"safety"},
+        "prompt": {"safety", "runs"},
+        "step": {"safety", "runs", "prompt"},
+        "batch": {"runs"},
+    },
+    "browser": {
+        "page": set(),
+        "fingerprint": {"page"},
+        "extract": {"page"},
+        "door": {"page"},
+        "actions": {"page", "extract"},
+        "session": {"page", "fingerprint", "extract", "door", "actions"},
+    },
+    "llm": {
+        "providers": set(),
+        "local": {"providers"},
+    },
+    "notebook": {"views": set()},
+}
+FRONT = {
+    "agent": {"page_agent", "evaluate"},
+    "browser": set(),
+    "llm": {"registry", "availability"},
+    "notebook": {"magics", "commands", "runtime", "map_view", "evaluate", "export_magic"},
+}
+
+
+def place(module: str) -> tuple[str, str] | None:
+    """(layer, part) of a module inside a layer with sub-packages: part is the sub-package, or "base" / "front"
+    for a root module."""
+    parts = module.split(".")
+    if len(parts) < 2 or parts[1] not in SUBPACKAGES:
+        return None
+    name = parts[1]
+    if len(parts) == 2:
+        return name, "front"  # the layer's __init__
+    if parts[2] in SUBPACKAGES[name]:
+        return name, parts[2]
+    return name, "front" if parts[2] in FRONT[name] else "base"
+
+
+def test_sub_packages_import_only_their_declared_siblings() -> None:
+    bad = []
+    for module, targets in graph().items():
+        here = place(module)
+        if here is None:
+            continue
+        for target in targets:
+            there = place(target)
+            if there is None or there[0] != here[0] or there[1] == here[1]:
+                continue
+            if here[1] == "front":
+                continue
+            if there[1] == "front":
+                bad.append(f"{module} -> {target} (a front module)")
+            elif there[1] == "base":
+                continue
+            elif here[1] == "base" or there[1] not in SUBPACKAGES[here[0]][here[1]]:
+                bad.append(f"{module} -> {target}")
+    assert bad == []
+
+
+def test_the_declared_sibling_order_has_no_cycle_and_names_real_folders() -> None:
+    for layer_name, parts in SUBPACKAGES.items():
+        for part, allowed in parts.items():
+            assert (PACKAGE / layer_name / part / "__init__.py").exists()
+            assert allowed <= set(parts)
+        seen: set[str] = set()
+        while len(seen) < len(parts):
+            ready = {p for p, allowed in parts.items() if p not in seen and allowed <= seen}
+            assert ready, f"{layer_name}: a cycle among {sorted(set(parts) - seen)}"
+            seen |= ready
+    # every sub-package folder is declared, and says what it owns and may import
+    for init in PACKAGE.glob("*/*/__init__.py"):
+        layer_name, part = init.parent.parent.name, init.parent.name
+        assert part in SUBPACKAGES.get(layer_name, {part: set()}), f"{layer_name}/{part} is not declared"
+        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+        assert "import" in doc, f"{init}: the docstring must say what the sub-package may import"
+
+
+def test_no_folder_holds_more_than_a_dozen_modules() -> None:
+    crowded = []
+    for folder in [PACKAGE, *(p for p in PACKAGE.rglob("*") if p.is_dir() and (p / "__init__.py").exists())]:
+        modules = [p for p in folder.glob("*.py") if p.name != "__init__.py"]
+        if len(modules) > 14:
+            crowded.append(f"{folder.relative_to(PACKAGE.parent)}: {len(modules)}")
+    assert crowded == []
+
+
 def test_the_check_sees_real_imports() -> None:
     g = graph()
-    assert "notebook_agent.browser.session" in g["notebook_agent.agent.run"]
+    assert "notebook_agent.browser.session.browser_session" in g["notebook_agent.agent.step.run"]
     assert "notebook_agent.core.tools" in g["notebook_agent.browser.actions.base"]
 
 
-# The views of a run: they read the page agent's events (notebook_agent.agent.events) and nothing below them.
+# The views of a run: they read the page agent's events (notebook_agent.agent.runs.events) and nothing below them.
 VIEWS = (
     "notebook_agent.notebook",
-    "notebook_agent.cli",
+    "notebook_agent.cli.main",
     "notebook_agent.agent.evaluate",
-    "notebook_agent.agent.recorder",
+    "notebook_agent.agent.runs.recorder",
 )
 # The core loop's events, and what parses model output: a view that needs them is re-deriving what the agent
 # already says in page terms.
@@ -104,15 +199,15 @@ BELOW_THE_EVENTS = (
     "notebook_agent.core.loop",
     "notebook_agent.core.hooks",
     "notebook_agent.core.tool_arguments",
-    "notebook_agent.agent.macro",
-    "notebook_agent.agent.preview",
+    "notebook_agent.agent.prompt.agent_output",
+    "notebook_agent.agent.prompt.preview",
 )
 
 
 def test_views_consume_the_page_events_only() -> None:
     g = graph()
     views = [m for m in g if m.startswith(VIEWS)]
-    assert "notebook_agent.notebook.view" in views and "notebook_agent.cli" in views
+    assert "notebook_agent.notebook.views.run_view" in views and "notebook_agent.cli.main" in views
     bad = sorted(f"{m} -> {t}" for m in views for t in g[m] if t.startswith(BELOW_THE_EVENTS))
     assert bad == []
 

@@ -8,19 +8,20 @@ policies and the one-life Approval (approval.py), results (results.py), the page
 (prompt.py, prompts/) each have a module of their own.
 """
 
-from .approval import (
-    POLICY_NAMES,
-    Approval,
-    ApprovalAnswer,
-    ApprovalRequest,
-    Approver,
-    PolicyFunction,
-    PolicyName,
-    check_policy,
-    decide,
-    risk_reason,
+from .batch.map_runner import (
+    MapEvent,
+    MapFinished,
+    MapInputError,
+    MapInterrupted,
+    MapProgress,
+    MapResult,
+    MapRow,
+    RowEvent,
 )
-from .events import (
+from .page_agent import PageAgent
+from .prompt.agent_output import MACRO_NAME, agent_output, macro_spec, parse_output
+from .prompt.system_prompt import default_system_prompt, prompt_hash
+from .runs.events import (
     ActionFinished,
     ActionProgress,
     ActionStarted,
@@ -35,22 +36,21 @@ from .events import (
     StepFinished,
     StepStarted,
 )
-from .macro import MACRO_NAME, agent_output, macro_spec, parse_output
-from .mapping import (
-    MapEvent,
-    MapFinished,
-    MapInputError,
-    MapInterrupted,
-    MapProgress,
-    MapResult,
-    MapRow,
-    RowEvent,
+from .runs.result import PageAgentResult, PageStep, Status, StepRequest
+from .runs.run_file import compare_runs, find_run, list_runs, load_run, save_run
+from .safety.approval import (
+    POLICY_NAMES,
+    Approval,
+    ApprovalAnswer,
+    ApprovalRequest,
+    Approver,
+    PolicyFunction,
+    PolicyName,
+    check_policy,
+    decide,
+    risk_reason,
 )
-from .page_agent import PageAgent
-from .prompt import default_system_prompt, prompt_hash
-from .results import PageAgentResult, PageStep, Status, StepRequest
-from .runs import compare_runs, find_run, list_runs, load_run, save_run
-from .toolset import BUILTIN_ORDER
+from .step.toolset import BUILTIN_ORDER
 
 __all__ = [
     "BUILTIN_ORDER",

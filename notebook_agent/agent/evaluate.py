@@ -38,11 +38,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..browser.checks import page_check, page_text, page_url
-from ..browser.session import BrowserSession
-from .data import field_diff
+from ..browser.session.browser_session import BrowserSession
+from ..browser.session.page_reads import page_check, page_text, page_url
 from .page_agent import PageAgent
-from .results import PageAgentResult
+from .runs.result import PageAgentResult
+from .runs.run_data import field_diff
 
 
 @dataclass

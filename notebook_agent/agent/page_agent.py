@@ -12,24 +12,24 @@ import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeAlias
 
-from ..browser.session import BrowserSession
+from ..browser.session.browser_session import BrowserSession
 from ..core.abort import AbortController, AbortSignal
 from ..core.agent import AgentBusyError
 from ..core.channel import events_of
 from ..core.loop import AfterHook
 from ..core.model import Model, StreamOptions
 from ..core.tools import Tool
-from .approval import Approver, PolicyFunction, PolicyName, check_policy
-from .domains import parse_domains
-from .events import PageEvent, RunFinished
-from .mapping import MapEvent, MapResult, map_rows, retry_rows, stream_rows
-from .output import OutputSpec
-from .profiles import resolve_profile
-from .replay import ReplayPilot, replaying_agent
-from .results import PageAgentResult
-from .run import PageRun
-from .secrets import SecretVault
-from .toolset import offered_tools
+from .batch.map_runner import MapEvent, MapResult, map_rows, retry_rows, stream_rows
+from .prompt.profiles import resolve_profile
+from .runs.events import PageEvent, RunFinished
+from .runs.result import PageAgentResult
+from .safety.approval import Approver, PolicyFunction, PolicyName, check_policy
+from .safety.domains import parse_domains
+from .safety.secrets import SecretVault
+from .step.replay_pilot import ReplayPilot, replaying_agent
+from .step.run import PageRun
+from .step.toolset import offered_tools
+from .step.typed_output import OutputSpec
 
 AskUser: TypeAlias = Callable[[str, AbortSignal], Awaitable[str]]
 
@@ -56,7 +56,7 @@ class PageAgent:
     ``trace``: record a Playwright trace of each run, one group per step, at ``<runs_dir>/<run_id>/trace.zip``
     (a temporary folder without ``runs_dir``), given as ``result.trace_path``. Tracing is per browser context,
     so a run refuses to start while another run is tracing the context it shares (see
-    :mod:`notebook_agent.browser.tracing`); and it is refused with ``secrets`` (its pictures are not masked).
+    :mod:`notebook_agent.browser.session.tracing`); and it is refused with ``secrets`` (its pictures are not masked).
     """
 
     def __init__(
@@ -201,7 +201,7 @@ class PageAgent:
         URL (the same site on another host or port). The approval gate, allowed domains and secrets apply as
         to any run; the replay is recorded like any run, so replaying it is free again. ``on_event`` gets each
         page event as it happens (a view)."""
-        from .runs import find_run, load_run
+        from .runs.run_file import find_run, load_run
 
         if isinstance(run, str):
             path = run if run.endswith(".jsonl") else str(find_run(runs_dir or self.runs_dir or "agent_runs", run))

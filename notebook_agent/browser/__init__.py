@@ -28,12 +28,12 @@ from .actions import (
     builtin_tools,
     match_option,
 )
-from .launch import DEFAULT_ARGS, BrowserNotFoundError, find_browser, start_playwright
-from .ownership import BrowserBusyError
-from .report import ActionError
-from .session import BrowserSession
-from .snapshot import ElementInfo, Snapshot, TabInfo
-from .tabs import DialogInfo, DialogPolicy
+from .errors import ActionError
+from .page.snapshot import ElementInfo, Snapshot, TabInfo
+from .page.tabs import DialogInfo, DialogPolicy
+from .session.browser_session import BrowserSession
+from .session.launch import DEFAULT_ARGS, BrowserNotFoundError, find_browser, start_playwright
+from .session.ownership import BrowserBusyError
 
 __all__ = [
     "DEFAULT_ARGS",

@@ -18,7 +18,7 @@ def choose_model(name: str | None, task: str, *, runs_dir: str | Path = "agent_r
     """The model and a one-line note saying which kind was chosen (shown to the user)."""
     chosen = name or os.environ.get("NOTEBOOK_AGENT_MODEL")
     if chosen and chosen.startswith("replay:"):
-        from ..agent.runs import find_run, load_run
+        from ..agent.runs.run_file import find_run, load_run
 
         saved = load_run(find_run(runs_dir, chosen.split(":", 1)[1]), with_screenshots=False)
         return saved.replay_model(), f"replaying run {saved.run_id}"

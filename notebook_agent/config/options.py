@@ -11,8 +11,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
-from ..agent.approval import POLICY_NAMES, PolicyName, check_policy
-from ..agent.profiles import PROFILE_NAMES
+from ..agent.prompt.profiles import PROFILE_NAMES
+from ..agent.safety.approval import POLICY_NAMES, PolicyName, check_policy
 from ..browser.urls import URLError, normalize_url
 from ..core.errors import NotebookAgentError
 
@@ -122,7 +122,7 @@ _OUTPUT = re.compile(r"^\s*(?:(list|List|typing\.List)\[\s*(?P<inner>[^\[\]]+?)\
 
 
 def _checked_output(option: str, typed: str, found: Any) -> Any:
-    from ..agent.output import OutputSpec
+    from ..agent.step.typed_output import OutputSpec
 
     try:
         OutputSpec(found)

@@ -59,7 +59,7 @@ class ToolCallContext:
     """What every tool gets besides its arguments: which call this is, the run's abort signal, and the
     ``on_update`` callback that reports progress (``await ctx.progress("50%")`` is the short way).
 
-    Layers above the core subclass it to give tools more (see ``notebook_agent.agent.context.ToolContext``);
+    Layers above the core subclass it to give tools more (see ``notebook_agent.agent.step.tool_context.ToolContext``);
     a tool that needs such a field checks ``isinstance(ctx, ...)`` or uses ``getattr``."""
 
     tool_call_id: str

@@ -7,8 +7,6 @@
 from __future__ import annotations
 
 from ..core.model import Deadlines
-from .anthropic import AnthropicModel
-from .chat_servers import ChatCompat
 from .errors import (
     ERROR_KINDS,
     AuthenticationError,
@@ -26,10 +24,12 @@ from .errors import (
     StreamCutError,
     classify_error,
 )
-from .google import GoogleModel
-from .openai_chat import MistralModel, OpenAIChatModel
-from .openai_responses import OpenAIResponsesModel
 from .pricing import PRICES, prices_for
+from .providers.anthropic import AnthropicModel
+from .providers.chat_servers import ChatCompat
+from .providers.google import GoogleModel
+from .providers.openai_chat import MistralModel, OpenAIChatModel
+from .providers.openai_responses import OpenAIResponsesModel
 from .registry import LOCAL_PLACEHOLDER_KEY, MODEL_ENV, PROVIDERS, get_model, parse_model_name
 
 __all__ = [

@@ -212,16 +212,16 @@ def get_model(
     common: dict[str, Any] = {"api_key": key, "base_url": base_url, "max_retries": max_retries, "timeout": timeout}
 
     if provider == "openai":
-        from .openai_chat import OpenAIChatModel
+        from .providers.openai_chat import OpenAIChatModel
 
         return OpenAIChatModel(model_id, **common, **kw)
     if provider in ("local", "hf"):
-        from .local_server import get_local_model
+        from .local.llama_server import get_local_model
 
         path = f"hf:{model_id}" if provider == "hf" else model_id
         return get_local_model(path, **{k: v for k, v in common.items() if k != "base_url"}, **kw)
     if provider == "ollama":
-        from .openai_chat import OpenAIChatModel
+        from .providers.openai_chat import OpenAIChatModel
 
         root = (base_url or OLLAMA_DEFAULT_URL).rstrip("/")
         if "//" not in root:
@@ -230,17 +230,17 @@ def get_model(
         kw.setdefault("server", "ollama")
         return OpenAIChatModel(model_id, provider="ollama", **common, **kw)
     if provider == "mistral":
-        from .openai_chat import MistralModel
+        from .providers.openai_chat import MistralModel
 
         return MistralModel(model_id, **common, **kw)
     if provider == "openai-responses":
-        from .openai_responses import OpenAIResponsesModel
+        from .providers.openai_responses import OpenAIResponsesModel
 
         return OpenAIResponsesModel(model_id, **common, **kw)
     if provider == "anthropic":
-        from .anthropic import AnthropicModel
+        from .providers.anthropic import AnthropicModel
 
         return AnthropicModel(model_id, **common, **kw)
-    from .google import GoogleModel
+    from .providers.google import GoogleModel
 
     return GoogleModel(model_id, **common, **kw)

@@ -15,8 +15,8 @@ from typing import Any
 
 from IPython.display import display
 
-from ..agent.approval import POLICY_NAMES
-from ..browser.checks import page_title, page_url
+from ..agent.safety.approval import POLICY_NAMES
+from ..browser.session.page_reads import page_title, page_url
 from ..config import options
 from ..core.errors import error_message
 from .kernel_state import STATE
@@ -126,8 +126,8 @@ class Commands:
     def runs(self, rest: list[str]) -> None:
         from IPython.display import HTML
 
-        from ..agent.runs import scan_runs
-        from .tuning import runs_table_html
+        from ..agent.runs.run_file import scan_runs
+        from .views.tuning import runs_table_html
 
         saved, unreadable = scan_runs(STATE.config.runs_dir)
         for path, why in unreadable:
@@ -142,7 +142,7 @@ class Commands:
             display(HTML(runs_table_html(saved)))
 
     def rerun(self, rest: list[str]) -> None:
-        from ..agent.runs import find_run, load_run
+        from ..agent.runs.run_file import find_run, load_run
 
         if not rest:
             print("usage: %agent rerun RUN [--prompt NAME] [--model M] [--max-steps N] [--approve POLICY] [--out NAME]")
@@ -192,7 +192,7 @@ class Commands:
     def replay(self, rest: list[str]) -> None:
         """``%agent replay RUN``: the saved run's actions again with no model call, each element found by what it
         was; a step that cannot be replayed goes to the model (``--no-heal``: the replay stops there)."""
-        from ..agent.runs import find_run, load_run
+        from ..agent.runs.run_file import find_run, load_run
 
         usage = "usage: %agent replay RUN [--no-heal] [--url BASE] [--model M] [--approve POLICY] [--out NAME]"
         if not rest or rest[0].startswith("--"):
@@ -228,8 +228,8 @@ class Commands:
     def compare(self, rest: list[str]) -> None:
         from IPython.display import HTML
 
-        from ..agent.runs import compare_runs, find_run, load_run
-        from .tuning import compare_html
+        from ..agent.runs.run_file import compare_runs, find_run, load_run
+        from .views.tuning import compare_html
 
         if len(rest) != 2:
             print("usage: %agent compare RUN_A RUN_B")
@@ -243,7 +243,7 @@ class Commands:
 
     def prompt(self, rest: list[str]) -> None:
         from ..agent import default_system_prompt, prompt_hash
-        from .tuning import as_html_pre, prompt_diff
+        from .views.tuning import as_html_pre, prompt_diff
 
         if rest:
             try:
@@ -270,7 +270,7 @@ class Commands:
         """Where the Playwright trace of a run is (``%%agent --trace``), and the command that opens it."""
         from pathlib import Path
 
-        from ..agent.runs import find_run, load_run
+        from ..agent.runs.run_file import find_run, load_run
 
         if len(rest) != 1:
             print("usage: %agent trace RUN")
@@ -309,7 +309,7 @@ class Commands:
         )
 
     def snapshot(self, rest: list[str]) -> Shown:
-        from .tuning import as_html_pre
+        from .views.tuning import as_html_pre
 
         async def show() -> Any:
             browser = await STATE.get_browser()
@@ -330,7 +330,7 @@ class Commands:
 
             import ipywidgets as widgets
 
-            from .view import tabs_html
+            from .views.run_view import tabs_html
 
             url = None
             if typed is not None:  # a bad URL is reported by the Shown, in one line

@@ -18,8 +18,8 @@ def export_run(rest: list[str]) -> None:
     """Do ``%agent export`` with the words after ``export``; a mistake is one printed line, as for every magic."""
     from IPython import get_ipython
 
-    from ..agent.export import to_playwright, write_script
-    from ..agent.runs import find_run, load_run
+    from ..agent.runs.playwright_export import to_playwright, write_script
+    from ..agent.runs.run_file import find_run, load_run
 
     if not rest or rest[0].startswith("--") or ("--sync" in rest and "--async" in rest):
         print(USAGE)

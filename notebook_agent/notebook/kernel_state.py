@@ -13,8 +13,8 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from ..browser.session import BrowserSession
-    from ..browser.snapshot import TabInfo
+    from ..browser.page.snapshot import TabInfo
+    from ..browser.session.browser_session import BrowserSession
 
 INTERRUPT_REASON = "Stopped by Kernel → Interrupt"
 
@@ -108,7 +108,7 @@ class KernelState:
 
     async def get_browser(self) -> BrowserSession:
         """The kernel's one browser: started on first use, kept between cells, relaunched if closed."""
-        from ..browser.session import BrowserSession
+        from ..browser.session.browser_session import BrowserSession
 
         if self._browser_lock is None:
             self._browser_lock = asyncio.Lock()

@@ -17,14 +17,14 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from ..agent import PageAgent, PageAgentResult
-from ..agent.approval import POLICY_NAMES
-from ..agent.replay import ReplayPilot, replaying_agent
+from ..agent.safety.approval import POLICY_NAMES
+from ..agent.step.replay_pilot import ReplayPilot, replaying_agent
 from ..config import options
 from .commands import COMMANDS, Commands
 from .interrupt import install_interrupt, uninstall_interrupt
 from .map_view import MapRun, MapView
 from .runtime import STATE, NotebookRun, make_ask_user, resolve_model
-from .view import RunView
+from .views.run_view import RunView
 
 
 class _KeepMissing(dict[str, Any]):
@@ -213,7 +213,7 @@ class AgentMagics(Magics):
 
     def launch_map(self, template: str, args: Any, namespace: dict[str, Any]) -> MapRun | None:
         """``%%agent --each ROWS``: the task for every row, in one view with a progress bar (notebook/map_view.py)."""
-        from ..agent.map_table import MapInputError, check_template, normalise_rows
+        from ..agent.batch.map_table import MapInputError, check_template, normalise_rows
 
         cfg = STATE.config
         try:

@@ -20,11 +20,11 @@ from typing import Any
 import ipywidgets as w
 
 from ..agent import ApprovalRequested, MapFinished, MapProgress, MapResult, PageAgent, RowEvent
-from ..browser.session import BrowserSession
+from ..browser.session.browser_session import BrowserSession
 from ..core.errors import error_message
-from .html import CSS, esc
 from .kernel_state import STATE
-from .view import RunView
+from .views.html import CSS, esc
+from .views.run_view import RunView
 
 #: Rows listed in the table (a map of thousands keeps the view light; the result has them all).
 TABLE_ROWS = 200

@@ -16,17 +16,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..agent import AnyEvent, Approval, ApprovalAnswered, ApprovalRequested, PageAgent, PageAgentResult, RunFinished
-from ..agent.approval import ApprovalRequest
-from ..agent.replay import ReplayPilot
+from ..agent.safety.approval import ApprovalRequest
+from ..agent.step.replay_pilot import ReplayPilot
 from ..core.abort import AbortSignal
 from ..core.errors import error_message
 from .interrupt import RunInterrupted
 from .kernel import blocked_kernel_version
 from .kernel_state import STATE, SessionConfig
-from .view import RunView
+from .views.run_view import RunView
 
 if TYPE_CHECKING:
-    from ..browser.session import BrowserSession
+    from ..browser.session.browser_session import BrowserSession
     from ..core.model import Model
 
 __all__ = ["STATE", "NotebookRun", "SessionConfig", "make_ask_user", "resolve_model", "watch"]
@@ -95,7 +95,7 @@ class NotebookRun:
         without the widget. A widget view in a saved notebook needs the kernel that made it: reopened later
         (with or without a kernel) it shows "Error displaying widget: model not found", where the record shows
         the whole run everywhere (JupyterLab, GitHub, nbviewer). The live view is shown while the run runs."""
-        from .record import error_html, record_html
+        from .views.record import error_html, record_html
 
         if self.display_handle is None:
             return

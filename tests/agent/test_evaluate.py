@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from notebook_agent.agent.evaluate import Job, SuiteTask, Variant, evaluate, load_suite
-from notebook_agent.agent.macro import agent_output
+from notebook_agent.agent.prompt.agent_output import agent_output
 from notebook_agent.browser import BrowserSession, find_browser
 from notebook_agent.config.models import variant_model
 from notebook_agent.core.messages import UserMessage

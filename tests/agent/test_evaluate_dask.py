@@ -18,9 +18,8 @@ from notebook_agent.agent.evaluate import Variant, evaluate
 from notebook_agent.browser import find_browser
 from notebook_agent.config.models import variant_model
 from notebook_agent.demo import demo_url
-
-from .test_evaluate import SUITE_YAML
-from .test_evaluate import _factory as title_model  # one step: the page title as the answer
+from tests.agent.test_evaluate import SUITE_YAML
+from tests.agent.test_evaluate import _factory as title_model  # one step: the page title as the answer
 
 distributed = pytest.importorskip("distributed", reason="the [dask] extra: pip install 'notebook-agent[dask]'")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from notebook_agent.agent import PageAgent
-from notebook_agent.agent.macro import agent_output
+from notebook_agent.agent.prompt.agent_output import agent_output
 from notebook_agent.browser import BrowserSession
 from notebook_agent.core.messages import UserMessage
 from notebook_agent.llm.scripted import ScriptedModel

@@ -18,8 +18,8 @@ from notebook_agent.agent import (
     ScreenshotTaken,
     StepStarted,
 )
-from notebook_agent.agent.approval import ApprovalAnswer, ApprovalRequest
-from notebook_agent.agent.macro import MACRO_NAME, agent_output
+from notebook_agent.agent.prompt.agent_output import MACRO_NAME, agent_output
+from notebook_agent.agent.safety.approval import ApprovalAnswer, ApprovalRequest
 from notebook_agent.browser import BrowserSession
 from notebook_agent.core.abort import AbortSignal
 from notebook_agent.core.messages import UserMessage

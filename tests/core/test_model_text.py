@@ -15,8 +15,7 @@ from hypothesis import strategies as st
 
 from notebook_agent.core.model import AssistantStreamBuilder, clean_text
 from notebook_agent.core.tool_arguments import MAX_ARGUMENT_DEPTH, MalformedToolCallError, parse_tool_arguments
-
-from ..model_outputs import (
+from tests.model_outputs import (
     CHARS,
     MALFORMED,
     UNKNOWN,

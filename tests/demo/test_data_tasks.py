@@ -5,11 +5,10 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from notebook_agent.agent import PageAgent
-from notebook_agent.browser.session import BrowserSession
+from notebook_agent.browser.session.browser_session import BrowserSession
 from notebook_agent.demo import PRICE_TASK, demo_url
 from notebook_agent.demo.data_tasks import columns_for, fill
-
-from .test_e2e import browser, describe, session  # noqa: F401
+from tests.demo.test_e2e import browser, describe, session  # noqa: F401
 
 
 class Price(BaseModel):

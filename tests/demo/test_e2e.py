@@ -9,11 +9,10 @@ import pytest
 import pytest_asyncio
 
 from notebook_agent.agent import PageAgent, PageAgentResult
-from notebook_agent.agent.approval import ApprovalAnswer, ApprovalRequest
-from notebook_agent.browser.session import BrowserSession
+from notebook_agent.agent.safety.approval import ApprovalAnswer, ApprovalRequest
+from notebook_agent.browser.session.browser_session import BrowserSession
 from notebook_agent.demo import DELETE_TASK, DEMO_TASK, UNKNOWN_TASK_TEXT, demo_model, demo_model_for, demo_url
-
-from .conftest import CHROMIUM_ARGS
+from tests.demo.conftest import CHROMIUM_ARGS
 
 EXPECTED = "Cheapest wireless headphones: TrailSound Wireless Headphones Lite at $54.99"
 

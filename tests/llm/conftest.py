@@ -9,9 +9,8 @@ import pytest
 
 from notebook_agent.core.messages import AssistantMessage, Message
 from notebook_agent.core.model import Context, StreamEvent, StreamOptions, ToolSpec
-
-from .server import ScriptedServer
-from .wire import WIRES, Wire
+from tests.llm.server import ScriptedServer
+from tests.llm.wire import WIRES, Wire
 
 KEY_ENVS = (
     "OPENAI_API_KEY",

@@ -74,7 +74,7 @@ def test_ollama_not_running(clean_env: pytest.MonkeyPatch) -> None:
 def test_the_notebook_command_and_the_cli(
     clean_env: pytest.MonkeyPatch, fake_ollama: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from notebook_agent.cli import main
+    from notebook_agent.cli.main import main
     from notebook_agent.notebook.commands import COMMANDS, Commands
 
     clean_env.setenv("OLLAMA_HOST", fake_ollama)

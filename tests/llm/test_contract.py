@@ -11,11 +11,10 @@ import pytest
 from notebook_agent.core.abort import AbortController
 from notebook_agent.core.messages import TextContent, ThinkingContent, ToolCall
 from notebook_agent.core.model import StreamOptions
-
-from ..waits import wait_until
-from .conftest import CLICK, TYPE_TEXT, collect, context, final
-from .server import Cut, Hang, ScriptedServer, free_port, sse_reply
-from .wire import CACHED, OUTPUT, PROMPT, Call, Wire, split
+from tests.llm.conftest import CLICK, TYPE_TEXT, collect, context, final
+from tests.llm.server import Cut, Hang, ScriptedServer, free_port, sse_reply
+from tests.llm.wire import CACHED, OUTPUT, PROMPT, Call, Wire, split
+from tests.waits import wait_until
 
 
 async def test_plain_text(server: ScriptedServer, wire: Wire) -> None:

@@ -24,8 +24,7 @@ from notebook_agent.llm.convert import (
 )
 from notebook_agent.llm.errors import BadRequestError, ErrorContext, classify_error
 from notebook_agent.llm.pricing import prices_for
-
-from .conftest import CLICK
+from tests.llm.conftest import CLICK
 
 TARGET = {"provider": "anthropic", "api": "anthropic-messages", "model": "claude-x"}
 

@@ -15,10 +15,9 @@ import pytest
 
 from notebook_agent.core.model import Deadlines, StreamOptions
 from notebook_agent.llm import get_model
-
-from .conftest import CLICK, collect, context, final
-from .server import Cut, Drip, Hang, Pause, Reply, ScriptedServer, sse_reply
-from .wire import WIRES, Call, ResponsesWire, Wire, anth, chat_chunk, split
+from tests.llm.conftest import CLICK, collect, context, final
+from tests.llm.server import Cut, Drip, Hang, Pause, Reply, ScriptedServer, sse_reply
+from tests.llm.wire import WIRES, Call, ResponsesWire, Wire, anth, chat_chunk, split
 
 FAST = Deadlines(first_token=0.25, idle=0.25, total=5.0)
 BOUND = 10.0

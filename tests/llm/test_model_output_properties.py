@@ -16,7 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ..model_outputs import (
+from tests.llm.conftest import CLICK, collect, context, final
+from tests.llm.server import ScriptedServer, sse_reply
+from tests.llm.wire import WIRES, Call
+from tests.model_outputs import (
     CHARS,
     MALFORMED,
     UNKNOWN,
@@ -26,9 +29,6 @@ from ..model_outputs import (
     in_code_units,
     tool_arguments,
 )
-from .conftest import CLICK, collect, context, final
-from .server import ScriptedServer, sse_reply
-from .wire import WIRES, Call
 
 PROTOCOLS = ["openai", "openai-responses", "anthropic"]
 SETTINGS = settings(

@@ -19,10 +19,9 @@ from notebook_agent.llm import (
     parse_model_name,
 )
 from notebook_agent.llm.endpoints import is_local_url
-
-from .conftest import collect, context, final
-from .server import ScriptedServer
-from .wire import ChatWire
+from tests.llm.conftest import collect, context, final
+from tests.llm.server import ScriptedServer
+from tests.llm.wire import ChatWire
 
 
 @pytest.mark.parametrize(

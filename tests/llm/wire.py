@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from notebook_agent.llm import get_model
-
-from .server import Reply, StreamItem, json_reply, sse_reply
+from tests.llm.server import Reply, StreamItem, json_reply, sse_reply
 
 # Usage every scenario reports: 100 prompt tokens of which 40 cached, 20 output.
 PROMPT, CACHED, OUTPUT = 100, 40, 20

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from notebook_agent.llm.local_server import LocalServerError, ensure_llama_server, find_llama_server
+from notebook_agent.llm.local.llama_server import LocalServerError, ensure_llama_server, find_llama_server
 from tests.browser.conftest import browser, shared_browser  # noqa: F401
 
 OPT_IN_ENV = "NOTEBOOK_AGENT_LOCAL_LLM"

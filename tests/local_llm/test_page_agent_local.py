@@ -17,9 +17,9 @@ import jsonschema
 import pytest
 
 from notebook_agent import BrowserSession, PageAgent, PageAgentResult
-from notebook_agent.llm import get_model, local_server
-
-from .conftest import Recorder, local_model_file, server_timings
+from notebook_agent.llm import get_model
+from notebook_agent.llm.local import llama_server as local_server
+from tests.local_llm.conftest import Recorder, local_model_file, server_timings
 
 # A real model on 2 cores takes minutes per run; the global hang guard (600 s) is for everything else.
 pytestmark = [pytest.mark.local_llm, pytest.mark.timeout(1800)]

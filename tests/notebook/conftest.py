@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from .lab_harness import LabNotebook, LabServer, artifacts_dir, find_chromium, launch_chromium
+from tests.notebook.lab_harness import LabNotebook, LabServer, artifacts_dir, find_chromium, launch_chromium
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -41,7 +41,7 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
 def chromium() -> Iterator[Any]:
     sync_api = pytest.importorskip("playwright.sync_api")
     if find_chromium() is None:
-        pytest.skip("no Chromium found by notebook_agent.browser.launch.find_browser")
+        pytest.skip("no Chromium found by notebook_agent.browser.session.launch.find_browser")
     with sync_api.sync_playwright() as p:
         browser = launch_chromium(p)
         try:

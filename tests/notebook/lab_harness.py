@@ -52,7 +52,7 @@ CHROMIUM_ARGS = [
 
 def find_chromium() -> str | None:
     """The browser the package itself would use (``find_browser``), or None when it finds none."""
-    from notebook_agent.browser.launch import BrowserNotFoundError, find_browser
+    from notebook_agent.browser.session.launch import BrowserNotFoundError, find_browser
 
     try:
         return find_browser()
@@ -421,7 +421,7 @@ class LabNotebook:
 
 
 def launch_chromium(playwright: Any, executable: str | None = None, headless: bool = True) -> Any:
-    from notebook_agent.browser.launch import find_browser
+    from notebook_agent.browser.session.launch import find_browser
 
     path = executable or find_browser()  # raises BrowserNotFoundError saying what was tried and how to get one
     return playwright.chromium.launch(executable_path=path, headless=headless, args=CHROMIUM_ARGS)

@@ -23,9 +23,8 @@ from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import KernelManager
 
 from notebook_agent.demo import DELETE_TASK, DEMO_TASK
+from tests.notebook.test_kernel import execute, kernel_manager_interrupt
 from tests.refusing_loop import KERNEL_CODE
-
-from .test_kernel import execute, kernel_manager_interrupt
 
 ROOT = Path(__file__).resolve().parents[2]
 

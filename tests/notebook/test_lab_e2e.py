@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from .lab_harness import LabNotebook
+from tests.notebook.lab_harness import LabNotebook
 
 pytestmark = pytest.mark.lab
 expect.set_options(timeout=15_000)  # JupyterLab on a loaded 2-core machine: 5 s is not always enough

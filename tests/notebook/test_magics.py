@@ -17,7 +17,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from notebook_agent.demo import DELETE_TASK, DEMO_TASK, demo_url
 from notebook_agent.notebook.runtime import STATE, NotebookRun
-from notebook_agent.notebook.tuning import short_task
+from notebook_agent.notebook.views.tuning import short_task
 from tests.bad_inputs import BAD_OPTIONS, BAD_URL, UNSAFE_PORT
 
 
@@ -220,7 +220,7 @@ async def test_config_runs_and_errors(shell: InteractiveShell, capsys: pytest.Ca
     assert "The cell body is the task" in capsys.readouterr().out
     from IPython.utils.capture import capture_output
 
-    from notebook_agent.agent.runs import list_runs
+    from notebook_agent.agent.runs.run_file import list_runs
 
     saved = list_runs(STATE.config.runs_dir)  # the runs the tests above saved
     assert saved
@@ -242,7 +242,7 @@ async def test_config_runs_and_errors(shell: InteractiveShell, capsys: pytest.Ca
 
 async def test_ask_user_in_the_view(shell: InteractiveShell) -> None:
     from notebook_agent.agent import PageAgent
-    from notebook_agent.agent.macro import agent_output
+    from notebook_agent.agent.prompt.agent_output import agent_output
     from notebook_agent.llm.scripted import ScriptedModel
     from notebook_agent.notebook.runtime import watch
 
@@ -295,7 +295,7 @@ async def test_browser_and_snapshot_commands_display_in_their_own_cell(shell: In
 async def test_two_overlapping_runs_each_act_in_their_own_tab(shell: InteractiveShell) -> None:
     """Two %%agent cells back to back: the second gets a tab of its own, and the runs interleave step by step
     (each waits for an approval in turn) without touching each other's page."""
-    from notebook_agent.notebook.view import tabs_html
+    from notebook_agent.notebook.views.run_view import tabs_html
 
     first = await start(shell, "--model demo --approve ask-all", DEMO_TASK, out="run_a")
     await first.wait_for_approval(timeout=30)
@@ -386,7 +386,7 @@ async def test_the_card_fills_in_while_the_model_writes(shell: InteractiveShell)
     """Streamed AgentOutput arguments show in the current card (evaluation, memory, next goal, then the action)
     before the action runs; the header keeps one live picture; the end shows a summary."""
     from notebook_agent.agent import PageAgent
-    from notebook_agent.agent.macro import agent_output
+    from notebook_agent.agent.prompt.agent_output import agent_output
     from notebook_agent.llm.scripted import ScriptedModel
     from notebook_agent.notebook.runtime import watch
 
@@ -443,7 +443,7 @@ async def test_the_card_fills_in_while_the_model_writes(shell: InteractiveShell)
 
 def test_the_wait_for_the_model_is_shown_with_its_length() -> None:
     from notebook_agent.agent import ReflectionPartial
-    from notebook_agent.notebook.view import StepCard, plural
+    from notebook_agent.notebook.views.run_view import StepCard, plural
 
     card = StepCard(3, 20)
     assert card.waiting_since is not None

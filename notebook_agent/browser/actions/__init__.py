@@ -13,6 +13,9 @@ action navigated, opened a tab or triggered a dialog.
 
 Every result is text for the model. Failures start with "Error: " and set ``is_error``; an unknown or stale
 index is such a result, never an exception. Actions see the session only through :class:`ActionHost`.
+
+May import ``browser.page`` (the snapshot, the page script, what an action caused) and ``browser.extract``,
+besides the browser layer's base modules (``errors``, ``urls``); never the session.
 """
 
 from __future__ import annotations

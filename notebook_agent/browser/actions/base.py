@@ -17,9 +17,9 @@ from playwright.async_api import Error as PlaywrightError
 
 from ...core.abort import AbortSignal
 from ...core.tools import Tool, ToolCallContext, ToolResult
-from ..report import ActionError, first_line, short
-from ..snapshot import ElementInfo, Snapshot
-from ..watch import ActionWatch
+from ..errors import ActionError, first_line, short
+from ..page.action_watch import ActionWatch
+from ..page.snapshot import ElementInfo, Snapshot
 from .scripts import AFTER_ACTION_JS, STATE_JS
 
 AskUser: TypeAlias = Callable[..., Awaitable[str]]

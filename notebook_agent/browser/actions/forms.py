@@ -10,7 +10,7 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError
 
 from ...core.abort import AbortSignal
-from ..report import ActionError, first_line
+from ..errors import ActionError, first_line
 from .base import ActionHost, BrowserTool, is_connected, match_option, quote, read_after
 from .params import InputTextParams, SelectParams, SendKeysParams
 from .scripts import (

@@ -13,8 +13,8 @@ from playwright.async_api import Frame, Page
 
 from ...core.abort import AbortedError, AbortSignal
 from ...core.tools import Tool, ToolCallContext, ToolResult
-from ..report import ActionError, first_line
-from ..snapshot import ElementInfo, call_page_api
+from ..errors import ActionError, first_line
+from ..page.snapshot import ElementInfo, call_page_api
 from ..urls import URLError, is_download, navigation_error, normalize_url
 from .base import ActionHost, AskUser, BrowserTool, ms, title_note
 from .params import (

@@ -11,8 +11,8 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame
 
 from ...core.abort import AbortSignal
-from ..page_script import call_page_api
-from ..report import ActionError, first_line
+from ..errors import ActionError, first_line
+from ..page.page_script import call_page_api
 from .base import BrowserTool, describe_state, is_connected, read_after, state_after
 from .params import IndexParams
 from .scripts import SYNTHETIC_CLICK_JS, SYNTHETIC_HOVER_JS

@@ -1,0 +1,225 @@
+"""Running one row of ``agent.map``: here, or on an executor's worker with one browser per worker process.
+
+A row is a run of a copy of the agent (:func:`row_agent`): the same settings, approval gate, secrets and
+output type, its own model when the model keeps state, its own stop. It acts in a tab of its own of the map's
+browser (``isolation="tab"``: shared cookies, never a shared page) or in a context of its own
+(``isolation="context"``: nothing shared), and the tab or context is closed when the row ends.
+
+On an executor (a Dask ``client.get_executor()``, a process pool) a row travels as a :class:`RowJob` and comes
+back as a :class:`RowOutcome`. Starting Chromium costs more than a short run, so each worker process keeps one
+browser (:func:`worker_browser`) and every row it runs gets a tab or context of it. That browser lives on a
+thread of its own with its own event loop (``BrowserSession(threaded=True)``, see
+:mod:`notebook_agent.browser.session.browser_thread`): each row runs on a fresh event loop in whatever
+executor thread picks it up, and the browser's loop outlives them all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import os
+import socket
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias, TypeVar
+
+from ...browser.session.browser_session import BrowserSession
+from ...core.errors import error_message
+from ...core.model import Model
+from ..runs.events import PageEvent, RunFinished
+from ..runs.result import PageAgentResult
+from .map_table import Row
+
+Isolation: TypeAlias = Literal["tab", "context"]
+ModelFactory: TypeAlias = Callable[[Row], Model]
+T = TypeVar("T")
+
+
+def row_agent(agent: Any, *, model: Model, browser: BrowserSession | None, own_tab: bool, start_url: str | None) -> Any:
+    """A copy of ``agent`` for one row: every setting shared, but its own run state (an agent runs one task at a
+    time, and rows run side by side), model, browser and start URL."""
+    clone = copy.copy(agent)
+    clone._controller = None
+    clone.last_result = None
+    clone.model = model
+    clone.browser = browser
+    clone.own_tab = own_tab
+    clone.start_url = start_url
+    return clone
+
+
+async def run_row(
+    agent: Any,
+    task: str,
+    browser: BrowserSession,
+    isolation: Isolation,
+    *,
+    model: Model,
+    start_url: str | None,
+    put: Callable[[PageEvent], None],
+    register: Callable[[Any], bool],
+    interactive: bool = False,
+) -> PageAgentResult | None:
+    """Run one row in a tab or context of its own of ``browser``; every event goes to ``put``.
+
+    ``register(row_agent)`` hands the row's agent to whoever may stop it, just before the run starts; when it
+    returns False (a stop came first) the row does not start and None is returned."""
+    session = await browser.fork() if isolation == "context" else browser
+    try:
+        clone = row_agent(agent, model=model, browser=session, own_tab=isolation == "tab", start_url=start_url)
+        if not register(clone):
+            return None
+        result: PageAgentResult | None = None
+        async for event in clone.stream(task, interactive=interactive):
+            put(event)
+            if isinstance(event, RunFinished):
+                result = event.result
+        return result
+    finally:
+        if session is not browser:
+            with contextlib.suppress(Exception):
+                await session.close()
+
+
+# -- on an executor's worker ------------------------------------------------------------------------------------
+@dataclass
+class RowJob:
+    """One row as it travels to a worker: plain data plus the agent's settings (see :func:`shippable_agent`)."""
+
+    index: int
+    task: str
+    values: Row
+    start_url: str | None
+    agent: Any
+    model: str | None
+    model_factory: ModelFactory | None
+    isolation: Isolation
+    cdp_url: str | None = None
+
+
+@dataclass
+class RowOutcome:
+    """What comes back from a worker: the run's result, or why there is none."""
+
+    result: PageAgentResult | None
+    error: str | None
+    seconds: float
+    worker: str
+
+
+def shippable_agent(agent: Any) -> Any:
+    """The agent's settings without what cannot or must not travel: its model (each worker builds its own), its
+    browser (each worker has one) and its run state."""
+    clone = copy.copy(agent)
+    clone._controller = None
+    clone.last_result = None
+    clone.model = None
+    clone.browser = None
+    return clone
+
+
+def build_model(model: str | None, model_factory: ModelFactory | None, values: Row) -> Model:
+    """A row's own model: from the factory (given the row) or by name through the model registry."""
+    if model_factory is not None:
+        return model_factory(dict(values))
+    from ...llm import get_model
+
+    return get_model(model)
+
+
+_lock = threading.Lock()
+_browsers: dict[str | None, BrowserSession] = {}
+_launches = 0
+
+
+def _call(work: Callable[[], Awaitable[T]]) -> T:
+    """Run a coroutine to completion from plain code: on this thread when it has no running event loop (an
+    executor's thread), else on a short-lived thread (``client.run`` may call from a worker's own loop)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_awaited(work))
+    box: list[Any] = []
+
+    def target() -> None:
+        try:
+            box.append((True, asyncio.run(_awaited(work))))
+        except BaseException as exc:
+            box.append((False, exc))
+
+    thread = threading.Thread(target=target, name="notebook-agent-map-call")
+    thread.start()
+    thread.join()
+    ok, value = box[0]
+    if not ok:
+        raise value
+    return value  # type: ignore[no-any-return]
+
+
+async def _awaited(work: Callable[[], Awaitable[T]]) -> T:
+    return await work()
+
+
+def worker_browser(cdp_url: str | None = None) -> BrowserSession:
+    """This process's browser for map rows, started on first use and kept for every later row (one per
+    ``cdp_url``: None launches a local Chromium). It runs on its own thread and loop, so rows on any thread and
+    any loop can use it."""
+    global _launches
+    with _lock:
+        browser = _browsers.get(cdp_url)
+        if browser is None:
+            browser = BrowserSession(cdp_url=cdp_url, threaded=True)
+            _call(browser.start)
+            _browsers[cdp_url] = browser
+            _launches += 1
+        return browser
+
+
+def worker_browser_launches() -> int:
+    """How many browsers this process started for map rows (``client.run(worker_browser_launches)`` shows one per
+    worker, however many rows each ran)."""
+    return _launches
+
+
+def close_worker_browser() -> int:
+    """Close this process's map browsers (``client.run(close_worker_browser)`` on a cluster); returns how many.
+    A later row starts a new one."""
+    with _lock:
+        browsers = list(_browsers.values())
+        _browsers.clear()
+    for browser in browsers:
+        with contextlib.suppress(Exception):
+            _call(browser.close)
+    return len(browsers)
+
+
+def worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def run_row_job(job: RowJob) -> RowOutcome:
+    """The executor's entry point: run one row in this process's browser, on a fresh event loop."""
+    started = time.perf_counter()
+
+    async def main(browser: BrowserSession) -> PageAgentResult | None:
+        model = build_model(job.model, job.model_factory, job.values)
+        return await run_row(
+            job.agent,
+            job.task,
+            browser,
+            job.isolation,
+            model=model,
+            start_url=job.start_url,
+            put=lambda _event: None,
+            register=lambda _agent: True,
+        )
+
+    try:
+        result = asyncio.run(main(worker_browser(job.cdp_url)))  # started before the row's loop, kept after it
+        error = None if result is not None else "The row ended without a result."
+    except Exception as exc:
+        result, error = None, error_message(exc)
+    return RowOutcome(result, error, time.perf_counter() - started, worker_name())

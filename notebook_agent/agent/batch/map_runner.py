@@ -1,0 +1,426 @@
+"""One task over many inputs: ``await agent.map("Find the CEO of {company}", df)``.
+
+People use notebooks because they work with data; "do this for 200 companies" should not be a hand-written
+loop that stops at the first failure, loses what it found when interrupted, and cannot say how long is left.
+A map fills the template from each row, runs each row as a run of its own (a copy of the agent: see
+:mod:`.map_rows`), ``concurrency`` at a time, in one shared browser (a tab or a context per row) or on an
+executor's workers (one browser per worker process), and returns a :class:`~.map_table.MapResult`: every row
+in input order, failed ones included, ``to_pandas()``, and ``retry()`` for the failed rows only.
+
+``agent.map_stream(...)`` yields what a view needs: ``RowEvent(row, page_event)`` for each row's own page
+events (the live card of any row), :class:`MapProgress` whenever a row starts or ends (one progress bar:
+done, failed, running, rate, time left) and :class:`MapFinished` last. ``map()`` consumes that stream.
+
+While a map runs it holds the agent like a run does: ``agent.stop()`` stops every running row and starts no
+new one, and the map returns what finished (the rest ``stopped`` or ``not_started``). Cancelling the map
+(``task.cancel()``, Ctrl-C under ``asyncio.run``) does the same and raises :class:`MapInterrupted`, a
+cancellation that carries the partial result, so nothing finished is lost either way.
+
+With an executor, a row's page events stay where it runs: the stream carries its ``RunFinished`` and the
+progress events, and a stop starts no more rows and stops waiting for the running ones (a generic executor
+cannot reach into a running task).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import concurrent.futures
+import contextlib
+import pickle
+import time
+from collections.abc import AsyncGenerator, Callable
+from dataclasses import dataclass, replace
+from typing import Any, Literal, NamedTuple, TypeAlias
+
+from ...browser.session.browser_session import BrowserSession
+from ...core.abort import AbortController, AbortedError
+from ...core.agent import AgentBusyError
+from ...core.errors import error_message
+from ...core.model import Model
+from ...llm.scripted import ScriptedModel
+from ..runs.events import PageEvent, RunFinished
+from .map_rows import Isolation, ModelFactory, RowJob, build_model, run_row, run_row_job, shippable_agent
+from .map_table import MapInputError, MapResult, MapRow, check_template, fill, normalise_rows
+
+__all__ = [
+    "MapEvent",
+    "MapFinished",
+    "MapInputError",
+    "MapInterrupted",
+    "MapOptions",
+    "MapProgress",
+    "MapResult",
+    "MapRow",
+    "RowEvent",
+    "map_rows",
+    "retry_rows",
+    "stream_rows",
+]
+
+#: How long running rows get to finish after a stop before they are cancelled (a run stops within seconds).
+SETTLE_S = 15.0
+
+
+class RowEvent(NamedTuple):
+    """One page event of one row: ``row, event = item``."""
+
+    row: int
+    event: PageEvent
+
+    @property
+    def type(self) -> str:
+        return "row_event"
+
+
+@dataclass(frozen=True)
+class MapProgress:
+    """Where the map stands, sent when a row starts and when it ends (``ended``); ``record`` is that row (its
+    task and values, and once ended its status and result), so a view can show any row's card from its start.
+
+    ``done`` counts finished rows, failed ones included; ``failed`` those of them without success;
+    ``rows_per_minute`` is finished rows over the time so far and ``eta_s`` the rows left at that rate (None
+    until a row has finished)."""
+
+    done: int
+    failed: int
+    running: int
+    total: int
+    elapsed_s: float
+    rows_per_minute: float
+    eta_s: float | None
+    row: int
+    record: MapRow
+    ended: bool
+    type: Literal["map_progress"] = "map_progress"
+
+    @property
+    def succeeded(self) -> int:
+        return self.done - self.failed
+
+
+@dataclass(frozen=True)
+class MapFinished:
+    result: MapResult
+    type: Literal["map_finished"] = "map_finished"
+
+
+MapEvent: TypeAlias = RowEvent | MapProgress | MapFinished
+
+
+class MapInterrupted(asyncio.CancelledError):
+    """The map was cancelled: its rows were stopped, and ``.result`` holds every row (the finished ones with their
+    results). A cancellation, so asyncio code treats it as one."""
+
+    def __init__(self, result: MapResult) -> None:
+        super().__init__(f"The map was interrupted: {result.summary()}")
+        self.result = result
+
+
+@dataclass(frozen=True)
+class MapOptions:
+    """How a map runs its rows (kept with the result, so ``retry()`` runs the failed rows the same way)."""
+
+    concurrency: int = 4
+    isolation: Isolation = "tab"
+    executor: concurrent.futures.Executor | None = None
+    model: str | None = None
+    model_factory: ModelFactory | None = None
+    start_url: str | None = None
+    interactive: bool = False
+
+
+def _check(agent: Any, options: MapOptions) -> None:
+    """Everything about the options that would otherwise fail on a row, said before any row runs."""
+    if options.concurrency < 1:
+        raise ValueError("concurrency must be at least 1")
+    if options.isolation not in ("tab", "context"):
+        raise ValueError(f"isolation must be 'tab' or 'context', not {options.isolation!r}")
+    if options.model is not None and options.model_factory is not None:
+        raise ValueError("Give model= (a name) or model_factory= (a function of the row), not both.")
+    if options.model is not None and options.executor is None:  # a worker may hold keys this process has not
+        from ...llm import get_model
+
+        get_model(options.model)  # an unknown name or a missing key is said now, not once per row
+    if agent.trace and options.isolation == "tab" and options.concurrency > 1 and options.executor is None:
+        raise ValueError(
+            "trace=True records one trace per browser context, and rows in tabs share one: use "
+            "isolation='context' (or concurrency=1)."
+        )
+    if options.executor is not None:
+        _check_shippable(agent, options)
+    elif options.model is None and options.model_factory is None and _keeps_state(agent.model):
+        raise ValueError(
+            f"The model {agent.model.provider}:{agent.model.id} plays one script in order, so rows sharing it would "
+            "take each other's answers: give map() a model_factory= (a function of the row returning a model)."
+        )
+
+
+def _keeps_state(model: Model) -> bool:
+    """Whether one model object cannot serve rows side by side: it says so (``stateful``), or it is a scripted
+    model with a script (each call takes the next answer). The demo model computes each answer from the request,
+    so one serves every row."""
+    said = getattr(model, "stateful", None)
+    if said is not None:
+        return bool(said)
+    return isinstance(model, ScriptedModel) and bool(model.script)
+
+
+def _check_shippable(agent: Any, options: MapOptions) -> None:
+    """With an executor, what travels to the workers must pickle; the model travels as a name or a factory."""
+    if options.model is None and options.model_factory is None:
+        raise ValueError(
+            "With executor=, each worker builds its own model: pass model='provider:model' (e.g. model='demo') or "
+            "model_factory= a function of the row defined at module level (so it can be pickled)."
+        )
+    if options.interactive:
+        raise ValueError("interactive=True answers approvals in this process; rows on an executor cannot wait for it.")
+    if isinstance(options.executor, concurrent.futures.ThreadPoolExecutor):
+        return  # threads share this process: nothing is pickled
+    dumps = _dumps_for(options.executor)
+    shipped = shippable_agent(agent)
+    parts = {f"the agent's {k}": v for k, v in vars(shipped).items()}
+    parts["model_factory"] = options.model_factory
+    bad = []
+    for name, value in parts.items():
+        try:
+            dumps(value)
+        except Exception as exc:
+            bad.append(f"{name} ({type(exc).__name__}: {exc})")
+    if bad:
+        raise ValueError(
+            "With executor=, every row travels to a worker, and these cannot be pickled: "
+            + "; ".join(bad)
+            + ". Use functions and classes defined at module level, and model='provider:model' or a module-level "
+            "model_factory for the model."
+        )
+
+
+def _dumps_for(executor: concurrent.futures.Executor | None) -> Callable[[Any], bytes]:
+    """Dask pickles with cloudpickle (closures and lambdas travel); a process pool with pickle."""
+    if type(executor).__module__.split(".")[0] in ("distributed", "dask"):
+        with contextlib.suppress(ImportError):
+            import cloudpickle
+
+            return cloudpickle.dumps  # type: ignore[no-any-return]
+    return pickle.dumps
+
+
+def plan(agent: Any, template: str, rows: Any, options: MapOptions) -> MapResult:
+    """The rows as records not started yet, after checking the template, every row and the options."""
+    if not isinstance(template, str) or not template.strip():
+        raise MapInputError("The task template is empty: say what the agent should do for each row.")
+    columns, values = normalise_rows(rows)
+    check_template(template, columns, values)
+    if options.start_url is not None:
+        check_template(options.start_url, columns, values, "start URL template")
+    _check(agent, options)
+    records = [
+        MapRow(
+            index=i,
+            values=row,
+            task=fill(template, row).strip(),
+            start_url=fill(options.start_url, row) if options.start_url is not None else agent.start_url,
+        )
+        for i, row in enumerate(values)
+    ]
+    return MapResult(template=template, columns=columns, rows=records, options=options, agent=agent)
+
+
+class _Clock:
+    def __init__(self, total: int) -> None:
+        self.total, self.done, self.failed, self.running = total, 0, 0, 0
+        self.started = time.perf_counter()
+
+    @property
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.started
+
+    def progress(self, record: MapRow, *, ended: bool) -> MapProgress:
+        elapsed = self.elapsed
+        per_second = self.done / elapsed if self.done and elapsed > 0 else 0.0
+        eta = (self.total - self.done) / per_second if per_second else None
+        return MapProgress(
+            self.done, self.failed, self.running, self.total, elapsed, per_second * 60, eta, record.index, record, ended
+        )
+
+
+_END = object()
+
+
+async def _drive(agent: Any, result: MapResult, todo: list[int]) -> AsyncGenerator[MapEvent, None]:
+    """Run the rows ``todo`` of ``result`` (updating its records in place) and yield the map's events."""
+    options: MapOptions = result.options
+    if agent._controller is not None:
+        raise AgentBusyError("A run or map is already active on this agent; wait for it or call stop().")
+    controller = AbortController()
+    signal = controller.signal
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+    clock = _Clock(len(todo))
+    pending = collections.deque(todo)
+    running: dict[int, Any] = {}
+
+    def stop_rows(reason: str) -> None:
+        for row_agent in list(running.values()):
+            row_agent.stop(reason)
+
+    browser: BrowserSession | None = agent.browser
+    own_browser = options.executor is None and browser is None and bool(todo)
+    shipped = shippable_agent(agent) if options.executor is not None else None
+    cdp_url = getattr(agent.browser, "cdp_url", None)
+
+    def register(i: int, row_agent: Any) -> bool:
+        if signal.aborted:
+            return False
+        running[i] = row_agent
+        return True
+
+    async def one(i: int) -> None:
+        rec = result.rows[i]
+        rec.status = "running"
+        clock.running += 1
+        queue.put_nowait(clock.progress(rec, ended=False))
+        began, t0 = True, time.perf_counter()  # False only when a stop came before the run could start
+
+        def started(row_agent: Any) -> bool:
+            nonlocal began
+            began = register(i, row_agent)
+            return began
+
+        try:
+            if options.executor is None:
+                assert browser is not None
+                own_model = options.model is not None or options.model_factory is not None
+                model = build_model(options.model, options.model_factory, rec.values) if own_model else agent.model
+                rec.result = await run_row(
+                    agent,
+                    rec.task,
+                    browser,
+                    options.isolation,
+                    model=model,
+                    start_url=rec.start_url,
+                    put=lambda event: queue.put_nowait(RowEvent(i, event)),
+                    register=started,
+                    interactive=options.interactive,
+                )
+            else:
+                job = RowJob(i, rec.task, rec.values, rec.start_url, shipped, options.model,
+                             options.model_factory, options.isolation, cdp_url)  # fmt: skip
+                outcome = await signal.race(asyncio.wrap_future(options.executor.submit(run_row_job, job)))
+                rec.result, rec.error, rec.worker = outcome.result, outcome.error, outcome.worker
+                if rec.result is not None:
+                    queue.put_nowait(RowEvent(i, RunFinished(rec.result)))
+        except AbortedError as exc:
+            rec.error = f"Stopped before the row's worker finished: {exc.reason}"
+        except asyncio.CancelledError:
+            rec.error = "The row was cancelled"
+            raise
+        except Exception as exc:
+            rec.error = error_message(exc)
+        finally:
+            running.pop(i, None)
+            rec.seconds = time.perf_counter() - t0
+            if rec.result is not None:
+                rec.status = rec.result.status
+            else:
+                rec.status = "not_started" if not began else "stopped" if signal.aborted else "error"
+            clock.running -= 1
+            if rec.status != "not_started":
+                clock.done += 1
+                clock.failed += not rec.success
+            queue.put_nowait(clock.progress(rec, ended=True))
+
+    async def worker() -> None:
+        while pending and not signal.aborted:
+            await one(pending.popleft())
+
+    async def all_rows() -> None:
+        try:
+            await asyncio.gather(*(worker() for _ in range(min(options.concurrency, len(todo)))))
+        finally:
+            queue.put_nowait(_END)
+
+    for i in todo:
+        rec = result.rows[i]
+        result.rows[i] = replace(rec, status="not_started", result=None, error=None, seconds=0.0, worker=None)
+    task: asyncio.Task[None] | None = None
+    agent._controller = controller  # the map holds the agent as a run does: agent.stop() reaches it
+
+    # abort() may come from any thread (a widget, a signal handler): the rows are stopped on this loop
+    def on_abort(reason: str) -> None:
+        loop.call_soon_threadsafe(stop_rows, reason)
+
+    remove = signal.add_callback(on_abort)
+    try:
+        if own_browser:
+            browser = BrowserSession()
+            await browser.start()
+        task = asyncio.create_task(all_rows())
+        while True:
+            item = await queue.get()
+            if item is _END:
+                break
+            yield item
+        await task
+    finally:
+        if task is not None and not task.done():
+            controller.abort("The map was stopped")
+            with contextlib.suppress(TimeoutError, asyncio.CancelledError, Exception):
+                await asyncio.wait_for(task, SETTLE_S)
+        remove()
+        if agent._controller is controller:
+            agent._controller = None
+        if own_browser and browser is not None:
+            with contextlib.suppress(Exception):
+                await browser.close()
+        for i in todo:
+            if result.rows[i].status == "running":
+                result.rows[i].status = "stopped"
+        result.elapsed_s += clock.elapsed
+    yield MapFinished(result)
+
+
+def _options(**kwargs: Any) -> MapOptions:
+    return MapOptions(**kwargs)
+
+
+async def stream_rows(agent: Any, template: str, rows: Any, **options: Any) -> AsyncGenerator[MapEvent, None]:
+    """``agent.map_stream``: the map's events as they happen (see the module docstring). The checks run, and any
+    error is raised, on the first iteration, before any row starts."""
+    result = plan(agent, template, rows, _options(**options))
+    async with contextlib.aclosing(_drive(agent, result, list(range(len(result.rows))))) as events:
+        async for event in events:
+            yield event
+
+
+async def _consume(stream: AsyncGenerator[MapEvent, None], result: MapResult, on_event: Any) -> MapResult:
+    try:
+        async with contextlib.aclosing(stream):
+            async for event in stream:
+                if on_event is not None:
+                    on_event(event)
+    except asyncio.CancelledError as exc:
+        if isinstance(exc, MapInterrupted):
+            raise
+        raise MapInterrupted(result) from exc
+    return result
+
+
+async def map_rows(
+    agent: Any, template: str, rows: Any, *, on_event: Callable[[MapEvent], Any] | None = None, **options: Any
+) -> MapResult:
+    """``agent.map``: run every row and return the :class:`MapResult` (``on_event`` sees every map event)."""
+    result = plan(agent, template, rows, _options(**options))
+    return await _consume(_drive(agent, result, list(range(len(result.rows)))), result, on_event)
+
+
+async def retry_rows(
+    agent: Any, previous: MapResult, *, on_event: Callable[[MapEvent], Any] | None = None
+) -> MapResult:
+    """Run the failed rows of ``previous`` again, the same way, with ``agent``; the merged result is new (the
+    rows that had succeeded keep their records, ``previous`` is unchanged)."""
+    options = previous.options if isinstance(previous.options, MapOptions) else MapOptions()
+    _check(agent, options)
+    result = replace(previous, rows=list(previous.rows), agent=agent, options=options)
+    return await _consume(_drive(agent, result, previous.failed), result, on_event)

@@ -1,0 +1,281 @@
+"""What ``agent.map`` reads and what it gives back, as plain data: the rows, the task template, the table.
+
+Rows come as a pandas DataFrame, a list of dicts or a list of plain values (one column, ``value``); they are
+normalised once into ``(columns, list of dicts)`` so nothing later asks which kind it was. The template is a
+``str.format`` template over the columns; every placeholder is checked against every row before anything runs,
+because finding a typo in row 180 of 200 after an hour of browsing is the failure this avoids.
+
+The table (:meth:`MapResult.records`, :meth:`MapResult.to_pandas`) is the input columns, then what each run
+gave: ``status``, ``success``, ``answer``, the typed output's fields (one column each), ``steps``, ``tokens``,
+``cost``, ``seconds``, ``run_id``, ``error``. pandas is needed only for DataFrames in and out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import string
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from pydantic import BaseModel, TypeAdapter
+
+from ...core.errors import NotebookAgentError
+from ..runs.result import PageAgentResult
+
+Row: TypeAlias = dict[str, Any]
+
+RowStatus: TypeAlias = Literal["not_started", "running", "completed", "failed", "max_steps", "stopped", "error"]
+"""A run's own status, or ``not_started`` (a stop came first) / ``running`` (while the map runs)."""
+
+#: The columns every map table has after the input's, in order; the output's fields go after ``answer``.
+RESULT_COLUMNS = ("status", "success", "answer", "steps", "tokens", "cost", "seconds", "run_id", "error")
+
+PANDAS_HINT = 'pip install "notebook-agent[data]" (or pip install pandas)'
+
+
+class MapInputError(NotebookAgentError, ValueError):
+    """The rows or the template cannot make tasks (the message says which row or placeholder, and the columns)."""
+
+
+def pandas_module() -> Any:
+    """pandas, or an ImportError that says how to install it (it is an optional extra)."""
+    try:
+        import pandas
+    except ImportError:
+        raise ImportError(f"DataFrames need pandas: {PANDAS_HINT}") from None
+    return pandas
+
+
+# -- rows in -------------------------------------------------------------------------------------------------
+def normalise_rows(rows: Any) -> tuple[list[str], list[Row]]:
+    """``(columns, rows as dicts)`` from a DataFrame, a list of dicts or a list of plain values (column
+    ``value``). Column names become strings, since placeholders are."""
+    if hasattr(rows, "to_dict") and hasattr(rows, "columns"):  # a DataFrame, without importing pandas
+        columns = [str(c) for c in rows.columns]
+        if len(set(columns)) != len(columns):
+            raise MapInputError(f"The DataFrame has repeated column names: {columns}.")
+        records = rows.to_dict("records")
+        return columns, [{str(k): v for k, v in r.items()} for r in records]
+    if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Iterable):
+        raise MapInputError(
+            f"rows must be a DataFrame, a list of dicts or a list of values, not {type(rows).__name__}."
+        )
+    items = list(rows)
+    dicts = [isinstance(r, Mapping) for r in items]
+    if any(dicts) and not all(dicts):
+        raise MapInputError("rows mixes dicts and plain values: give all rows as dicts, or all as plain values.")
+    if not all(dicts) or not items:
+        return ["value"], [{"value": v} for v in items]
+    seen: dict[str, None] = {}
+    out: list[Row] = []
+    for r in items:
+        row = {str(k): v for k, v in r.items()}
+        seen.update(dict.fromkeys(row))
+        out.append(row)
+    return list(seen), out
+
+
+# -- the template ------------------------------------------------------------------------------------------------
+def template_fields(template: str) -> list[str]:
+    """The column each placeholder names (``{price:.2f}`` → ``price``, ``{a.b}`` → ``a``), in order; literal
+    ``{{`` and ``}}`` are not placeholders."""
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        raise MapInputError(f"The task template {template!r} is not a valid template: {exc}.") from None
+    names: list[str] = []
+    for _, name, _, _ in parsed:
+        if name is None:
+            continue
+        base = name.split(".", 1)[0].split("[", 1)[0]
+        if not base or base.isdigit():
+            raise MapInputError(
+                f"The task template {template!r} has a placeholder {{{name}}} that names no column: "
+                "write {column}, or {{ and }} for literal braces."
+            )
+        names.append(base)
+    return list(dict.fromkeys(names))
+
+
+def check_template(template: str, columns: list[str], rows: list[Row], what: str = "task template") -> None:
+    """Every placeholder names a column present in every row, or a :class:`MapInputError` listing them."""
+    names = template_fields(template)
+    missing = [n for n in names if n not in columns]
+    if missing:
+        raise MapInputError(
+            f"The {what} names {', '.join('{' + n + '}' for n in missing)}, which "
+            f"{'is not a column' if len(missing) == 1 else 'are not columns'}; the columns are: "
+            f"{', '.join(columns) or '(none)'}."
+        )
+    for i, row in enumerate(rows):
+        lacking = [n for n in names if n not in row]
+        if lacking:
+            raise MapInputError(f"Row {i} has no {', '.join(lacking)} for the {what} (it has: {', '.join(row)}).")
+    for i, row in enumerate(rows):
+        try:
+            template.format_map(row)
+        except (KeyError, IndexError, AttributeError, ValueError, TypeError) as exc:
+            raise MapInputError(f"Row {i} cannot fill the {what} {template!r}: {exc!r}.") from None
+
+
+def fill(template: str, row: Row) -> str:
+    return template.format_map(row)
+
+
+# -- one row, and the whole map ------------------------------------------------------------------------------------
+@dataclass
+class MapRow:
+    """One input row and what became of it."""
+
+    index: int
+    values: Row
+    task: str
+    start_url: str | None = None
+    status: RowStatus = "not_started"
+    result: PageAgentResult | None = field(default=None, repr=False)
+    error: str | None = None
+    """Why the row failed when its run could not say it (an exception before or around the run), else the
+    run's own error."""
+    seconds: float = 0.0
+    worker: str | None = None
+    """``host:pid`` of the process that ran it, with an executor."""
+
+    @property
+    def success(self) -> bool:
+        return self.result is not None and self.result.success
+
+    def record(self) -> dict[str, Any]:
+        """This row's result columns (the output's fields under ``output_fields``)."""
+        r = self.result
+        return {
+            "status": self.status,
+            "success": self.success,
+            "answer": r.answer if r is not None else "",
+            "steps": len(r.steps) if r is not None else 0,
+            "tokens": r.usage.tokens if r is not None else 0,
+            "cost": r.usage.cost.total if r is not None else 0.0,
+            "seconds": round(self.seconds, 3),
+            "run_id": r.run_id if r is not None else "",
+            "error": (r.error if r is not None and r.error else None) or self.error,
+        }
+
+
+def output_fields(output: Any) -> dict[str, Any]:
+    """A typed answer as columns: a pydantic model, dataclass or dict gives one column per field, a list (or
+    anything else) one ``output`` column; values are JSON-ready (``TypeAdapter.dump_python(mode="json")``)."""
+    if output is None:
+        return {}
+    try:
+        data = TypeAdapter(type(output)).dump_python(output, mode="json")
+    except Exception:  # a type pydantic cannot describe: keep the value as it is
+        data = output
+    structured = isinstance(output, (BaseModel, dict)) or (
+        dataclasses.is_dataclass(output) and not isinstance(output, type)
+    )
+    if structured and isinstance(data, dict):
+        return {str(k): v for k, v in data.items()}
+    return {"output": data}
+
+
+@dataclass
+class MapResult:
+    """Every row of a map, in input order: ``.rows`` (:class:`MapRow`), ``.results``, ``.failed``,
+    ``.to_pandas()``, ``await .retry()``."""
+
+    template: str
+    columns: list[str]
+    """The input's columns."""
+    rows: list[MapRow]
+    elapsed_s: float = 0.0
+    """Wall time of the map, its retries added."""
+    options: Any = field(default=None, repr=False, compare=False)
+    """How the rows were run (``mapping.MapOptions``), so :meth:`retry` runs the failed ones the same way."""
+    agent: Any = field(default=None, repr=False, compare=False)
+    """The agent that ran them."""
+
+    @property
+    def results(self) -> list[PageAgentResult | None]:
+        """Each row's run result, or None for a row that never got one (not started, or failed before its run)."""
+        return [r.result for r in self.rows]
+
+    @property
+    def failed(self) -> list[int]:
+        """Indices of the rows without success: an error, a stop, max steps, the agent saying it failed, and the
+        rows a stop left not started. ``retry()`` runs exactly these again."""
+        return [r.index for r in self.rows if not r.success]
+
+    @property
+    def succeeded(self) -> list[int]:
+        return [r.index for r in self.rows if r.success]
+
+    async def retry(self, *, on_event: Callable[[Any], Any] | None = None) -> MapResult:
+        """Run the failed rows again (same agent and options) and give the merged result; this one is kept.
+        The same as ``await agent.map_retry(result)``."""
+        if self.agent is None:
+            raise RuntimeError("This MapResult was not made by agent.map: use agent.map_retry(result).")
+        retried: MapResult = await self.agent.map_retry(self, on_event=on_event)
+        return retried
+
+    def table_columns(self) -> list[str]:
+        """The table's columns: the input's, ``status``, ``success``, ``answer``, the output's fields, then the rest.
+        A result column whose name the input already uses gets an ``agent_`` prefix, an output field whose name
+        is taken an ``output_`` prefix, so no column hides another."""
+        return list(self._names().values())
+
+    def _names(self) -> dict[tuple[str, str], str]:
+        """``(kind, name) → column``, kind being ``input``, ``result`` or ``output``, in table order."""
+        taken = set(self.columns)
+        fixed = {name: (f"agent_{name}" if name in taken else name) for name in RESULT_COLUMNS}
+        taken |= set(fixed.values())
+        outputs: dict[str, None] = {}
+        for r in self.rows:
+            if r.result is not None:
+                outputs.update(dict.fromkeys(output_fields(getattr(r.result, "output", None))))
+        out: dict[tuple[str, str], str] = {("input", c): c for c in self.columns}
+        for name in RESULT_COLUMNS[:3]:
+            out[("result", name)] = fixed[name]
+        for name in outputs:
+            out[("output", name)] = f"output_{name}" if name in taken else name
+        for name in RESULT_COLUMNS[3:]:
+            out[("result", name)] = fixed[name]
+        return out
+
+    def records(self) -> list[dict[str, Any]]:
+        """One dict per row with :meth:`table_columns` as keys (no pandas needed)."""
+        names = self._names()
+        table = []
+        for r in self.rows:
+            values = {("input", k): v for k, v in r.values.items()}
+            values |= {("result", k): v for k, v in r.record().items()}
+            output = getattr(r.result, "output", None)  # typed answers (absent from older results)
+            values |= {("output", k): v for k, v in output_fields(output).items()}
+            table.append({column: values.get(key) for key, column in names.items()})
+        return table
+
+    def to_pandas(self) -> Any:
+        """The table as a DataFrame (pandas is the optional extra ``notebook-agent[data]``)."""
+        return pandas_module().DataFrame(self.records(), columns=self.table_columns())
+
+    def summary(self) -> str:
+        """``10 rows: 9 succeeded, 1 failed · 42.0 s``"""
+        n, bad = len(self.rows), len(self.failed)
+        started = sum(r.status != "not_started" for r in self.rows)
+        left = f", {n - started} not started" if started < n else ""
+        return f"{n} row{'' if n == 1 else 's'}: {n - bad} succeeded, {bad} failed{left} · {self.elapsed_s:.1f} s"
+
+    def __repr__(self) -> str:
+        return f"MapResult({self.summary()})"
+
+    def _repr_html_(self) -> str | None:
+        try:
+            frame = self.to_pandas()
+        except ImportError:
+            return None
+        return f"<b>{_escape(self.summary())}</b>{frame._repr_html_()}"
+
+
+def _escape(text: str) -> str:
+    import html
+
+    return html.escape(text)

@@ -1,0 +1,199 @@
+"""Secrets the model can type without ever seeing them, and redaction of what was typed into sensitive fields.
+
+``PageAgent(secrets={"github_password": "..."})`` (or scoped: ``{"https://github.com": {"github_password": ...}}``)
+lets the model write ``<secret>github_password</secret>`` in ``input_text``; the real value is substituted only
+when the action runs, only on a page whose URL matches the secret's domains, and it is replaced by its
+placeholder in everything that is kept or shown afterwards (results, history, run files, the view). An unknown
+or out-of-scope placeholder is an error the model reads, never typed literally.
+
+Separately, text typed into a field the snapshot marks sensitive (password, one-time code, card number, token,
+API key, secret, ...) is redacted after the fact, secrets or not.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from ...browser.actions import ActionHost
+from ...core.errors import NotebookAgentError
+from ...core.messages import AssistantMessage, TextContent
+from ...core.text import map_strings
+from ...core.tools import Tool, ToolCallContext, ToolResult, WrappedTool, get_argument, replace_argument
+from .domains import DomainPattern, matches_any, parse_domains
+
+PLACEHOLDER = re.compile(r"<secret>\s*([^<>\s]+)\s*</secret>")
+REDACTED = "[redacted]"
+
+
+def placeholder(name: str) -> str:
+    return f"<secret>{name}</secret>"
+
+
+class SecretError(NotebookAgentError, ValueError):
+    """A placeholder that cannot be filled; the message is for the model."""
+
+
+@dataclass(frozen=True)
+class Secret:
+    name: str
+    value: str
+    domains: tuple[DomainPattern, ...]  # empty: wherever the agent may go (its allowed domains)
+
+
+class SecretVault:
+    """The secrets of one agent. ``fill`` substitutes placeholders for a page URL; ``redact`` hides values."""
+
+    def __init__(self, secrets: Mapping[str, Any], default_domains: Sequence[DomainPattern] = ()) -> None:
+        self._secrets: dict[str, Secret] = {}
+        for key, value in secrets.items():
+            if isinstance(value, Mapping):  # {"https://github.com": {"name": "value"}}
+                scope = parse_domains([key])
+                for name, inner in value.items():
+                    self._add(name, inner, scope)
+            else:
+                self._add(key, value, tuple(default_domains))
+
+    def _add(self, name: object, value: object, domains: tuple[DomainPattern, ...]) -> None:
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+            raise ValueError(f"secret name {name!r}: use letters, digits, '_', '.' or '-'")
+        if not isinstance(value, str) or not value:
+            raise ValueError(f"secret {name!r}: the value must be a non-empty string")
+        if name in self._secrets:
+            raise ValueError(f"secret {name!r} is given twice")
+        self._secrets[name] = Secret(name, value, domains)
+
+    def __bool__(self) -> bool:
+        return bool(self._secrets)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._secrets)
+
+    @property
+    def unscoped(self) -> list[str]:
+        return [s.name for s in self._secrets.values() if not s.domains]
+
+    def describe(self) -> str:
+        """One line per secret for the system prompt: names and where they may be used, never values."""
+        lines = []
+        for s in self._secrets.values():
+            where = ", ".join(d.text for d in s.domains) if s.domains else "the allowed domains"
+            lines.append(f"- {placeholder(s.name)} (only on {where})")
+        return "\n".join(lines)
+
+    def fill(self, text: str, url: str) -> str:
+        """``text`` with every placeholder replaced by its value, if each is known and allowed on ``url``."""
+
+        def one(match: re.Match[str]) -> str:
+            name = match.group(1)
+            secret = self._secrets.get(name)
+            if secret is None:
+                known = ", ".join(self._secrets) or "none"
+                raise SecretError(f"there is no secret named '{name}' (known secrets: {known}).")
+            if secret.domains and not matches_any(url, secret.domains):
+                raise SecretError(
+                    f"secret '{name}' may only be typed on {', '.join(d.text for d in secret.domains)}, "
+                    f"not on this page ({_origin(url)})."
+                )
+            return secret.value
+
+        return PLACEHOLDER.sub(one, text)
+
+    def redact(self, text: str) -> str:
+        """``text`` with every secret value replaced by its placeholder (longest values first)."""
+        for secret in sorted(self._secrets.values(), key=lambda s: -len(s.value)):
+            if secret.value in text:
+                text = text.replace(secret.value, placeholder(secret.name))
+        return text
+
+    def values(self) -> list[str]:
+        return [s.value for s in self._secrets.values()]
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}" if parts.netloc else url[:60]
+
+
+class SecretInputText(WrappedTool):
+    """``input_text`` that fills ``<secret>NAME</secret>`` placeholders at execution time, for the current
+    page only, and hides the values again in its result. It wraps any ``input_text`` (the built-in, or a custom
+    one with pydantic or JSON-Schema parameters) and is otherwise that tool (:class:`WrappedTool`: its risk,
+    schema and everything else are the wrapped tool's)."""
+
+    def __init__(self, inner: Tool, vault: SecretVault, browser: ActionHost) -> None:
+        super().__init__(inner)
+        self.vault = vault
+        self.browser = browser
+
+    async def execute(self, args: Any, ctx: ToolCallContext) -> ToolResult | str:
+        text = get_argument(args, "text")
+        if isinstance(text, str) and PLACEHOLDER.search(text):
+            page = await ctx.signal.race(self.browser.ensure_page())
+            try:
+                filled = self.vault.fill(text, page.url)
+            except SecretError as exc:
+                return ToolResult.text(f"Error: {exc}", is_error=True)
+            args = replace_argument(args, "text", filled)
+        result = await self.inner.execute(args, ctx)
+        if isinstance(result, str):
+            return self.vault.redact(result)
+        return redact_result(result, self.vault)
+
+
+def redact_result(result: ToolResult, vault: SecretVault) -> ToolResult:
+    content = [
+        TextContent(text=vault.redact(part.text)) if isinstance(part, TextContent) else part for part in result.content
+    ]
+    return ToolResult(content=content, details=result.details, is_error=result.is_error, terminate=result.terminate)
+
+
+class Redactor:
+    """Keeps one run's secrets and sensitive typed text out of everything kept or shown: step arguments and
+    results, page text, the model's raw output. ``target(args)`` describes the element an action names."""
+
+    def __init__(self, vault: SecretVault, target: Callable[[Mapping[str, Any]], dict[str, Any] | None]) -> None:
+        self.vault = vault
+        self.target = target
+        self.hidden: set[str] = set()
+        """Text typed into sensitive fields, replaced wherever it appears."""
+
+    def public_args(self, action: str, args: Mapping[str, Any], *, partial: bool = False) -> dict[str, Any]:
+        """Arguments as they may be kept and shown: secret values become their placeholders, and text typed
+        into a sensitive field becomes ``[redacted: N characters]`` (remembered, so it is hidden everywhere).
+        ``partial``: arguments still being written (a live preview): hidden the same way, but not remembered,
+        since half a placeholder is not a typed secret."""
+        out = dict(args)
+        text = out.get("text")
+        if action == "input_text" and isinstance(text, str) and not PLACEHOLDER.search(text):
+            target = self.target(out)
+            sensitive = target is not None and target.get("sensitive")
+            fresh = sensitive and text.strip() and text not in self.vault.values()
+            if fresh and not partial:
+                self.hidden.add(text)
+            if text in self.hidden or (fresh and partial):
+                out["text"] = f"[redacted: {len(text)} characters]"
+        return {k: map_strings(v, self.scrub_text) for k, v in out.items()}  # nested values too (an answer's data)
+
+    def scrub_text(self, text: str) -> str:
+        """``text`` with secret values replaced by placeholders and hidden typed text by ``[redacted]``."""
+        text = self.vault.redact(text) if self.vault else text
+        for literal in sorted(self.hidden, key=len, reverse=True):
+            text = text.replace(literal, "[redacted]")
+        return text
+
+    def scrub_message(self, message: AssistantMessage | None) -> AssistantMessage | None:
+        """The model's raw output as kept for the inspector, run files and replay, with hidden text removed."""
+        if message is None or not (self.hidden or self.vault):
+            return message
+        raw = message.model_dump_json()
+        clean = raw
+        for literal in [*self.vault.values(), *self.hidden]:
+            escaped = json.dumps(literal, ensure_ascii=False)[1:-1]
+            clean = clean.replace(escaped, "[redacted]")
+        return message if clean == raw else AssistantMessage.model_validate_json(clean)

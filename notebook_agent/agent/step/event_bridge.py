@@ -1,0 +1,90 @@
+"""The core loop's events become the run's page events (:mod:`.events`), the only ones that leave a run.
+
+One job, kept apart from the run's hooks: as the model streams, the reflection so far (parsed and capped, the
+same for every output mode); as the action runs, its start, progress and end (the step's result, timing and
+data recorded on the way); when the turn ends, the step, and its screenshot started in the background.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Protocol
+
+from ...core.events import (
+    AgentEvent,
+    MessageUpdate,
+    ToolExecutionEnd,
+    ToolExecutionStart,
+    ToolExecutionUpdate,
+    TurnEnd,
+    TurnStart,
+)
+from ...core.text import map_strings
+from ..prompt.preview import reflection_partial
+from ..runs.events import ActionFinished, ActionProgress, ActionStarted, PageEvent, ReflectionPartial, StepFinished
+from ..runs.result import PageStep
+
+
+class RunState(Protocol):
+    """What the translation reads and feeds of a run (``run.PageRun``)."""
+
+    agent: Any
+    browser: Any
+    redactor: Any
+    screenshots: Any
+    data: Any
+    outcome: Any
+    observer: Any
+
+    def put(self, event: PageEvent) -> None: ...
+
+    @property
+    def step(self) -> PageStep | None: ...
+
+
+class LoopEvents:
+    """Turns one run's loop events into page events; keeps the timing marks they need."""
+
+    def __init__(self, run: RunState) -> None:
+        self.run = run
+        self.turn_started = 0.0
+        self.action_started = 0.0
+        self.partial: ReflectionPartial | None = None
+        """The last reflection preview sent (an unchanged one is not sent again)."""
+
+    async def handle(self, event: AgentEvent) -> None:
+        run = self.run
+        step = run.step
+        if isinstance(event, TurnStart):
+            self.turn_started = time.perf_counter()
+        elif step is None:
+            return
+        elif isinstance(event, MessageUpdate) and step.output is None:
+            partial = reflection_partial(step.index, event.message, run.redactor)
+            if partial is not None and partial != self.partial:
+                self.partial = partial
+                run.put(partial)
+        elif isinstance(event, ToolExecutionStart):
+            self.action_started = time.perf_counter()
+            run.put(ActionStarted(step, event.tool_name, run.redactor.public_args(event.tool_name, event.args)))
+        elif isinstance(event, ToolExecutionUpdate):
+            progress = map_strings(event.partial_result, run.redactor.scrub_text)
+            run.put(ActionProgress(step, event.tool_name, progress))
+        elif isinstance(event, ToolExecutionEnd):
+            self._action_ended(step, event)
+            run.put(ActionFinished(step))
+        elif isinstance(event, TurnEnd):
+            await run.screenshots.collect()  # keep one in flight, in step order
+            run.put(StepFinished(step))
+            if run.agent.screenshots and run.browser is not None:
+                run.screenshots.start(run.browser, step)
+
+    def _action_ended(self, step: PageStep, event: ToolExecutionEnd) -> None:
+        run = self.run
+        step.action_ms = (time.perf_counter() - self.action_started) * 1000
+        step.result = run.redactor.scrub_text(event.result.text_content)
+        step.is_error = event.is_error
+        if not event.is_error:
+            run.data.action_finished(event.tool_name, event.result.details)
+        run.outcome.action_finished(step, event.error_kind)
+        run.observer.action_finished(event.tool_name, step.args, event.is_error)

@@ -1,0 +1,342 @@
+"""Runs that break their own loops: noticing a model going round in circles by what it does.
+
+Measured with a 1.5B model on a page that alternated between two states on each click: it clicked the same
+button for the rest of the run, the page "changed" every step (so a rule about an unchanged page never fired)
+and a note about the repetition was ignored. So the rule here is about moves, not pages:
+
+- a *move* is an action on an element, the element known by what it is (tag, text, id, name, href, label),
+  not by its index, which shifts when the page changes; plus the action's other arguments;
+- a page is *new* when the run has not seen it before (indices and "new" markers aside, so two states of an
+  alternating page are each seen once);
+- a move made twice in the last few steps, with the same moves in between each time (a cycle) and no new
+  page since the last time, is refused the third time, with what it did before and what else can be done (so
+  A-A-A and A-B-A-B-A are refused alike, while clicking "Next" through new pages of results, or going back to a
+  list to do something else there, is not);
+- a move that cannot change anything is refused the first time: typing into a field the text it already
+  holds, opening the URL the tab is already on (the 1.5B model's commonest wasted steps);
+- steps with no new page are pointed out after a while, and a run refused ``budget`` times ends as stuck,
+  saying what it tried.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from ...browser.page.actionable import TEXT_INPUTS
+from ...browser.urls import navigation_target, site
+
+#: Actions that may rightly repeat without anything new (waiting, moving the view, finishing).
+REPEATABLE = frozenset({"wait", "scroll", "scroll_horizontally", "done", "extract_table"})
+_INDEX = re.compile(r"^(\s*)\*?\[\d+\]", re.MULTILINE)
+_IDENTITY = ("id", "name", "href", "aria-label", "type", "placeholder", "role", "title", "value")
+
+
+def page_key(page_text: str) -> str:
+    """A page's identity for "have I seen this?": its text with element indices and new-markers removed."""
+    return hashlib.sha1(_INDEX.sub(r"\1[]", page_text).encode("utf-8", "replace")).hexdigest()
+
+
+def element_key(element: Mapping[str, Any]) -> list[str]:
+    """An element by what it is (tag, text, identifying attributes), not by its index."""
+    attrs = element.get("attributes") or {}
+    who = [str(element.get("tag", "")), " ".join(str(element.get("text", "")).split())[:80]]
+    return who + [f"{k}={attrs[k]}" for k in _IDENTITY if k in attrs and k != "value"]
+
+
+def move_key(action: str, args: Mapping[str, Any], element: Mapping[str, Any] | None) -> str:
+    """A move's identity: the action, the element by what it is (not its index), the other arguments."""
+    rest = {k: v for k, v in args.items() if k != "index"}
+    who = element_key(element) if element is not None else [f"index={args['index']}"] if "index" in args else []
+    return json.dumps([action, who, rest], sort_keys=True, ensure_ascii=False, default=str)
+
+
+def same_page(url: str, here: str) -> bool:
+    """Whether ``go_to_url(url)`` would load the page the tab shows (``here``): the URL as the action reads it
+    (``localhost:8000/x`` is http), fragment and a trailing slash aside."""
+
+    def key(u: str) -> tuple[object, ...]:
+        p = urlsplit(u)
+        return (p.scheme.lower(), site(u) or p.netloc.lower(), p.path.rstrip("/"), p.query)
+
+    try:
+        return key(navigation_target(url)) == key(here)
+    except ValueError:
+        return False
+
+
+def _no_effect(action: str, args: Mapping[str, Any], element: Mapping[str, Any] | None, here: str) -> str | None:
+    if action == "input_text" and element is not None:
+        value = (element.get("attributes") or {}).get("value")
+        text = args.get("text")
+        if isinstance(text, str) and text and value == text:
+            return (
+                f"Not done: [{args.get('index')}] already contains {text!r}. Go on with the next field, or the button "
+                "or key that submits, or call done if the task is complete."
+            )
+    if action == "go_to_url" and here and isinstance(args.get("url"), str) and same_page(args["url"], here):
+        return (
+            "Not done: the tab is already on that page; opening it again changes nothing. Act on its elements, "
+            "or call done if the task is complete."
+        )
+    return None
+
+
+def _is_toggle(element: Mapping[str, Any]) -> bool:
+    """A checkbox or switch, or a label that toggles one: clicking it a second time undoes the first."""
+    attrs = element.get("attributes") or {}
+    role = str(attrs.get("role") or element.get("role") or "")
+    return (
+        (element.get("tag") == "input" and attrs.get("type") == "checkbox")
+        or (element.get("tag") == "label" and attrs.get("for") == "checkbox")
+        or role in ("checkbox", "switch")
+    )
+
+
+#: Input types a person types text into (an input without a type is a text field).
+TEXT_TYPES = TEXT_INPUTS | {""}
+
+
+def _empty_field(element: Mapping[str, Any] | None) -> bool:
+    """A text field (an input one types into, a textarea) with nothing in it yet."""
+    if element is None:
+        return False
+    attrs = element.get("attributes") or {}
+    tag = element.get("tag")
+    kind = str(attrs.get("type") or "").lower()
+    return (tag == "textarea" or (tag == "input" and kind in TEXT_TYPES)) and not attrs.get("value")
+
+
+def _describe(action: str, args: Mapping[str, Any], element: Mapping[str, Any] | None) -> str:
+    text = " ".join(str((element or {}).get("text", "")).split())[:60]
+    target = f" on '{text}'" if text else (f" on [{args['index']}]" if "index" in args else "")
+    extra = {k: v for k, v in args.items() if k != "index"}
+    return f"{action}{target}" + (f" {json.dumps(extra, ensure_ascii=False)}" if extra else "")
+
+
+@dataclass(frozen=True)
+class _Refused:
+    action: str
+    element: tuple[str, ...] | None
+    """The element it acted on, by what it is; None for an action without one (go_to_url, send_keys)."""
+    pages_seen: int
+
+
+@dataclass
+class _Move:
+    key: str
+    said: str
+    step: int
+    pages_seen: int
+    """How many distinct pages the run had seen when the move was made."""
+
+
+@dataclass
+class LoopGuard:
+    """One run's moves and pages. ``page()`` each step, ``refusal()`` before a move, ``made()`` when it ran."""
+
+    window: int = 6
+    budget: int = 3
+    quiet_after: int = 3
+    repeat_caution: bool = False
+    """Refuse once a move made again right after itself (the small profile: see ``_caution``)."""
+    field_caution: bool = False
+    """Refuse once a click on an empty text field (the small profile: see ``_caution``)."""
+    guide: bool = False
+    """After a caution that names the fields to fill, let the next step decode only typing into them (or done):
+    the small profile (see :meth:`expected`)."""
+    moves: list[_Move] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)
+    stale: int = 0
+    """Steps in a row whose page the run had seen before."""
+    refused: list[str] = field(default_factory=list)
+    warned: set[str] = field(default_factory=set)
+    """Moves refused once with a caution (undoing a toggle, submitting empty fields): made again, they run."""
+    blocked: list[_Refused] = field(default_factory=list)
+    """Refused moves, kept out of what the model can decode until a page it had not seen appears."""
+    _expect: tuple[str, list[tuple[str, ...]], int] | None = None
+    """What the last caution said to do instead: (action, the elements, pages seen then); for one step."""
+
+    @classmethod
+    def of(cls, profile: Any) -> LoopGuard:
+        """The guard a prompt profile asks for (agent/profiles.py: its cautions and guide)."""
+        return cls(repeat_caution=profile.repeat_caution, field_caution=profile.field_caution, guide=profile.guide)
+
+    def page(self, page_text: str) -> list[str]:
+        """Note the page this step shows; returns the notes for the model (after the page, where it reads last)."""
+        key = page_key(page_text)
+        if key in self.seen:
+            self.stale += 1
+        else:
+            self.seen.add(key)
+            self.stale = 0
+        if self.stale >= self.quiet_after and self.moves:
+            return [
+                f"The last {self.stale} steps showed no page you had not seen before: what you are doing is not "
+                "working. Try something different (another element, go_back, a search, scroll to find more) or "
+                "call done with success=false and what you found."
+            ]
+        return []
+
+    def refusal(
+        self,
+        action: str,
+        args: Mapping[str, Any],
+        element: Mapping[str, Any] | None,
+        step: int,
+        here: str = "",
+        unfilled: Sequence[Mapping[str, Any]] = (),
+    ) -> str | None:
+        """Why this move should not run (a sentence for the model), or None. ``here``: the tab's URL;
+        ``unfilled``: the fields a click would submit empty although its form needs them (their lines under
+        "line")."""
+        self._expect = None  # a guide holds for the one step after its caution
+        if action in REPEATABLE:
+            return None
+        pointless = _no_effect(action, args, element, here)
+        if pointless is not None:
+            self._refuse(action, args, element, _describe(action, args, element))
+            return pointless
+        key = move_key(action, args, element)
+        caution = self._caution(key, action, args, element, unfilled)
+        if caution is not None:
+            return caution
+        window = self.moves[-self.window :]
+        at = [i for i, m in enumerate(window) if m.key == key]
+        if len(at) < 2 or len(self.seen) > window[at[-1]].pages_seen:
+            return None
+        between = [m.key for m in window[at[-2] + 1 : at[-1]]]
+        since = [m.key for m in window[at[-1] + 1 :]]
+        if between != since:  # not a cycle: other moves led back here (another script, another item)
+            return None
+        first, last = window[at[-2]], window[at[-1]]
+        said = last.said
+        others = list(dict.fromkeys(m.said for m in window[at[-2] + 1 : at[-1]]))[-2:]
+        cycle = f" (with {' and '.join(others)} in between)" if others else ""
+        self._refuse(action, args, element, said)
+        return (
+            f"Not done: {said} is what you did in steps {first.step} and {last.step}{cycle}, and no page "
+            "you had not seen before came of it. Doing it again will not help. Choose a different element or action "
+            "(the next field or button the task needs, go_back, scroll to look for another way), or call done with "
+            "success=false if you cannot go further."
+        )
+
+    def _caution(
+        self,
+        key: str,
+        action: str,
+        args: Mapping[str, Any],
+        element: Mapping[str, Any] | None,
+        unfilled: Sequence[Mapping[str, Any]],
+    ) -> str | None:
+        """A move that is likely a slip, refused once with why (not counted as a loop) and left out of decoding
+        until a new page: made again, it runs. Measured with a 1.5B model: it clicked a checkbox it had just
+        checked (unchecking it), clicked "Sign in" before it had typed the password, (``field_caution``) clicked an
+        empty password field again and again instead of typing into it, and (``repeat_caution``) clicked "Save"
+        again and again after it had worked, instead of calling done."""
+        if key in self.warned:
+            return None
+        index = args.get("index")
+        last = self.moves[-1] if self.moves else None
+        said: str | None = None
+        if action == "click_element_by_index" and element is not None and _is_toggle(element):
+            before = next((m for m in reversed(self.moves[-self.window :]) if m.key == key), None)
+            if before is not None:
+                state = (element.get("attributes") or {}).get("checked")
+                now = f" (it is now checked={state})" if state in ("true", "false") else ""
+                said = (
+                    f"Not done: you already clicked [{index}] in step {before.step}{now}; clicking it again undoes "
+                    "that. If it is as the task wants, go on with the next part (another box, the button that saves), "
+                    f"or call done if the task is complete. Click [{index}] again only to undo it."
+                )
+        elif action == "click_element_by_index" and unfilled:
+            lines = "; ".join(str(f.get("line", "")) for f in unfilled[:3])
+            self._expect = ("input_text", [tuple(element_key(f)) for f in unfilled], len(self.seen))
+            said = (
+                f"Not done: [{index}] would submit its form with these fields still empty: {lines}. "
+                f"Fill them first with input_text (the task may give their values), then click [{index}]. Click it "
+                "again only if they must stay empty."
+            )
+        elif self.field_caution and action == "click_element_by_index" and _empty_field(element):
+            assert element is not None
+            self._expect = ("input_text", [tuple(element_key(element))], len(self.seen))
+            said = (
+                f"Not done: [{index}] is a text field, and clicking it types nothing. To fill it, use input_text "
+                f"with index {index} and the text (the task may give it). Click it again only to open what it "
+                "offers (suggestions, a date picker)."
+            )
+        elif self.repeat_caution and last is not None and last.key == key and action != "go_back":
+            said = (
+                f"Not done: {last.said} is what you did in step {last.step}, just now; doing it again repeats it. "
+                "Read the page: if it shows what the task asked for, call done with success=true and the answer; "
+                "otherwise do the next part of the task."
+            )
+        if said is None:
+            return None
+        self.warned.add(key)
+        who = tuple(element_key(element)) if element is not None and "index" in args else None
+        self.blocked.append(_Refused(action, who, len(self.seen)))
+        return said
+
+    def _refuse(self, action: str, args: Mapping[str, Any], element: Mapping[str, Any] | None, said: str) -> None:
+        self.refused.append(said)
+        who = tuple(element_key(element)) if element is not None else None
+        self.blocked.append(_Refused(action, who if "index" in args else None, len(self.seen)))
+
+    def expected(self, elements: Mapping[int, Any]) -> dict[str, set[int]] | None:
+        """With ``guide``, right after a caution that named fields to fill (a submit with them empty, a click on
+        one): the only move the next step may decode besides done, as {action: this page's indices of those
+        fields}; None otherwise, or when the page changed or none of them is on it. A 1.5B model, measured,
+        answered "fill the password first" by clicking the username field, then Home, step after step, with the
+        same thoughts each time; typing is what it had to be shown."""
+        if not self.guide or self._expect is None:
+            return None
+        action, keys, pages_seen = self._expect
+        if pages_seen != len(self.seen):
+            return None
+        hit = {i for i, e in elements.items() if tuple(element_key(e if isinstance(e, Mapping) else vars(e))) in keys}
+        return {action: hit} if hit else None
+
+    def exclusions(self, elements: Mapping[int, Any]) -> dict[str, set[int] | None]:
+        """What a schema-constrained model may not decode this step: per action, the indices of this page's
+        elements (dicts, or the snapshot's ElementInfo) a refused move acted on (None: the whole action, for one
+        without an element). A model that ignores "Not done" then cannot write the same move a fourth time; a
+        new page lifts it."""
+        live = [b for b in self.blocked if b.pages_seen == len(self.seen)]
+        self.blocked = live
+        if not any(b.element is not None for b in live):  # the common step: no element to look for on the page
+            return {b.action: None for b in live}
+        elements = {i: e if isinstance(e, Mapping) else vars(e) for i, e in elements.items()}
+        out: dict[str, set[int] | None] = {}
+        for b in live:
+            if b.element is None:
+                out[b.action] = None
+                continue
+            hit = {i for i, e in elements.items() if tuple(element_key(e)) == b.element}
+            current = out.get(b.action, set())
+            if current is not None:
+                out[b.action] = current | hit
+        return out
+
+    def made(self, action: str, args: Mapping[str, Any], element: Mapping[str, Any] | None, step: int) -> None:
+        """A move ran (before the page it leads to is seen)."""
+        if action in REPEATABLE:
+            return
+        said = _describe(action, args, element)
+        self.moves.append(_Move(move_key(action, args, element), said, step, len(self.seen)))
+
+    @property
+    def stuck(self) -> str | None:
+        """The reason to end the run, once ``budget`` moves were refused; None before."""
+        if len(self.refused) < self.budget:
+            return None
+        tried = "; ".join(dict.fromkeys(m.said for m in self.moves[-self.window :]))
+        return (
+            f"Stuck: the model repeated moves that led nowhere {len(self.refused)} times (refused: "
+            f"{'; '.join(dict.fromkeys(self.refused))}). Tried lately: {tried}."
+        )

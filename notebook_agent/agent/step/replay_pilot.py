@@ -1,0 +1,263 @@
+"""Record once, replay free: a saved run's actions again, with no model call, finding each element by what it
+was, and asking the model only for the steps that cannot be replayed as they are (healing).
+
+A replay is an ordinary page-agent run whose "model" is a :class:`ReplayModel`: each step, after the page was
+read, the :class:`ReplayPilot` takes the next recorded action; an action on an element finds that element
+again by its recorded fingerprint (browser/targets.py) and uses its index in the current state. The action then
+goes through everything a model's action goes through (the approval gate, allowed domains, secrets filled in
+from their placeholders, the run file). When the element cannot be found with confidence, or the page is not
+the one the step saw, that step alone goes to the model, told what the recorded step meant to do (``heal``); the
+run records what the model did, fingerprints included, so replaying *that* run is free again. Without
+``heal`` the replay stops there and says why.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from ...browser.session.browser_session import BrowserSession
+from ...browser.session.targets import find_target
+from ...core.model import Context, Model, StreamEvent, StreamOptions
+from ...llm.scripted import ScriptedCall, ScriptedModel
+from ..prompt.agent_output import MACRO_NAME
+from ..runs.result import PageAgentResult, PageStep
+from ..safety.secrets import PLACEHOLDER
+
+#: How a run file keeps text typed into a sensitive field (see secrets.Redactor): the value itself is gone.
+REDACTED = re.compile(r"\[redacted: \d+ characters\]")
+
+#: Actions whose ``index`` names an element of the page.
+ELEMENT_ACTIONS = frozenset(
+    {"click_element_by_index", "input_text", "select_dropdown_option", "hover", "send_keys", "extract_table"}
+)
+
+
+def origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else ""
+
+
+def rebase(value: Any, old: str, new: str) -> Any:
+    """``value`` with URLs on ``old`` (an origin) moved to ``new`` (a base URL), in strings and inside dicts."""
+    if not old or not new or old == new.rstrip("/"):
+        return value
+    if isinstance(value, str):
+        return new.rstrip("/") + value[len(old) :] if value.startswith(old) else value
+    if isinstance(value, dict):
+        return {k: rebase(v, old, new) for k, v in value.items()}
+    return value
+
+
+def replayable(recorded: PageAgentResult) -> list[PageStep]:
+    """The recorded steps a replay repeats: those whose action ran (no unusable outputs, no refused actions)."""
+    return [s for s in recorded.steps if s.action and not s.is_error]
+
+
+def _describe(target: dict[str, Any] | None) -> str:
+    """``the button 'Create account'``: how a person would name the recorded element."""
+    if not target:
+        return "an element"
+    kind = str(target.get("role") or target.get("tag") or "element")
+    name = str(target.get("name") or target.get("text") or target.get("label") or "")[:80]
+    return f"the {kind} '{name}'" if name else f"the {kind}"
+
+
+@dataclass
+class Decision:
+    call: ScriptedCall | None
+    """The recorded call to replay now, or None: this step goes to the model (or stops the replay)."""
+    note: str = ""
+
+
+class ReplayPilot:
+    """Walks a recorded run step by step, deciding before each model call what the step is."""
+
+    def __init__(
+        self,
+        recorded: PageAgentResult,
+        *,
+        heal: bool = True,
+        url: str | None = None,
+        typed: bool = False,
+        secrets: Iterable[str] = (),
+    ) -> None:
+        self.recorded = recorded
+        self.secrets = set(secrets)
+        """The names of the secrets the replaying agent has (a placeholder of another cannot be typed)."""
+        self.typed = typed
+        """Whether the replaying agent takes a typed answer (else a recorded ``done`` keeps only text and success)."""
+        self.steps = replayable(recorded)
+        self.heal = heal
+        first = str(recorded.settings.get("start_url") or next((s.url for s in recorded.steps if s.url), ""))
+        self.old_origin = origin(first)
+        self.new_base = url.rstrip("/") if url else ""
+        self.position = 0
+        self.decision: Decision | None = None
+        self.known: tuple[int, dict[str, Any]] | None = None
+        """(index, fingerprint) of this step's element when it was found exactly as recorded: its fingerprint
+        need not be taken again (it is what the page has, locator included)."""
+        self.stopped: str | None = None
+        """Why a replay without healing stopped (the ``done`` it ends with says so)."""
+
+    @property
+    def start_url(self) -> str | None:
+        start = self.recorded.settings.get("start_url")
+        return rebase(start, self.old_origin, self.new_base) if isinstance(start, str) and start else None
+
+    def url(self, value: str) -> str:
+        return str(rebase(value, self.old_origin, self.new_base))
+
+    async def prepare(self, browser: BrowserSession, step: PageStep) -> str | None:
+        """Decide step ``step`` (the page has just been read). Returns a note for the model when the step goes
+        to it; marks ``step.replay``."""
+        if self.position >= len(self.steps):
+            self.decision = Decision(None, "The recorded run has no steps left; finish the task from here.")
+            step.replay = "healed"
+            if not self.heal:
+                self._stop(step, "the end of the recorded run")
+                return None
+            return self.decision.note
+        recorded = self.steps[self.position]
+        self.position += 1
+        self.known = None
+        args = {k: self.url(v) if isinstance(v, str) else v for k, v in recorded.args.items()}
+        if recorded.action == "done" and not self.typed:
+            args = {k: v for k, v in args.items() if k in ("text", "success")}
+        problem = self._wrong_page(browser, recorded) or self._untypeable(args)
+        if problem is None and recorded.action in ELEMENT_ACTIONS and "index" in args:
+            if not recorded.target:
+                problem = "the recorded step kept no fingerprint of its element"
+            else:
+                found = await browser.call(find_target, browser, self._moved(recorded.target))
+                if found.index is None:
+                    problem = f"{_describe(recorded.target)} was not found with confidence: {found.why_not.rstrip('.')}"
+                else:
+                    args["index"] = found.index
+                    if found.how == "locator" and found.confidence >= 1.0:  # the very element: its record stands
+                        self.known = (found.index, self._moved(recorded.target))
+        if problem is None:
+            self.decision = Decision(
+                ScriptedCall(
+                    MACRO_NAME,
+                    {
+                        "evaluation_previous_goal": recorded.evaluation_previous_goal,
+                        "memory": recorded.memory,
+                        "next_goal": recorded.next_goal,
+                        "action": {recorded.action: args},
+                    },
+                )
+            )
+            step.replay = "replayed"
+            return None
+        action = f"{recorded.action} {json.dumps(args, ensure_ascii=False)} on {_describe(recorded.target)}"
+        note = (
+            f"This run replays a recorded run. Its step {recorded.index} could not be replayed as recorded: "
+            f"{problem}. That step's goal was: {recorded.next_goal or '(not given)'}; it did {action}. Do what that "
+            "step did, on this page, in one action; the replay then goes on with the next recorded step."
+        )
+        self.decision = Decision(None, note)
+        step.replay = "healed"
+        if not self.heal:
+            self._stop(step, f"step {recorded.index}: {problem}")
+            return None
+        return note
+
+    def _stop(self, step: PageStep, why: str) -> None:
+        step.replay = "failed"
+        self.stopped = f"The replay stopped at {why}. Replay with healing on to let the model redo that step."
+        self.decision = Decision(
+            ScriptedCall(
+                MACRO_NAME,
+                {
+                    "evaluation_previous_goal": "The recorded step cannot be replayed here.",
+                    "memory": "",
+                    "next_goal": "Stop the replay.",
+                    "action": {"done": {"text": self.stopped, "success": False}},
+                },
+            )
+        )
+        return None
+
+    def known_target(self, index: Any) -> dict[str, Any] | None:
+        """The recorded fingerprint of element ``index`` when this step found it exactly as recorded, else None."""
+        return self.known[1] if self.known is not None and self.known[0] == index else None
+
+    def _untypeable(self, args: dict[str, Any]) -> str | None:
+        """Why the recorded text cannot be typed again: text typed into a sensitive field is never saved (only
+        how long it was), and a secret's placeholder needs that secret given to the replaying agent."""
+        text = args.get("text")
+        if not isinstance(text, str):
+            return None
+        if REDACTED.fullmatch(text):
+            return (
+                "it typed a value into a sensitive field, and such a value is never saved; give it as a secret "
+                "(secrets=...) when you record, so a replay can type it from the vault"
+            )
+        missing = [n for n in PLACEHOLDER.findall(text) if n not in self.secrets]
+        if missing:
+            return f"it types the secret {missing[0]!r}, which this agent was not given (secrets=...)"
+        return None
+
+    def _moved(self, target: dict[str, Any]) -> dict[str, Any]:
+        """A recorded fingerprint on the replay's site: a link's path moved under the new base's path."""
+        prefix = urlsplit(self.new_base).path.rstrip("/") if self.new_base else ""
+        href = target.get("href")
+        if prefix and isinstance(href, str) and href.startswith("/") and not href.startswith(prefix + "/"):
+            return {**target, "href": prefix + href}
+        return target
+
+    def _wrong_page(self, browser: BrowserSession, recorded: PageStep) -> str | None:
+        """Why the current page is not the one the recorded step acted on (its path differs), or None."""
+        if not recorded.url or recorded.action in ("go_to_url", "done"):
+            return None
+        try:
+            here = browser.page.url
+        except Exception:
+            return None
+        expected = urlsplit(self.url(recorded.url))
+        now = urlsplit(here)
+        if (expected.netloc, expected.path) != (now.netloc, now.path):
+            return f"the page is {here}, where the recorded step was on {self.url(recorded.url)}"
+        return None
+
+
+class ReplayModel:
+    """The replay's model: the pilot's recorded call (no tokens), or the healing model for a step that needs it."""
+
+    def __init__(self, pilot: ReplayPilot, healer: Model) -> None:
+        self.pilot = pilot
+        self.healer = healer
+        self.provider = "replay"
+        self.id = f"{healer.provider}:{healer.id}"
+        self.api = "replay"
+
+    async def stream(self, context: Context, options: StreamOptions) -> AsyncIterator[StreamEvent]:
+        decision = self.pilot.decision
+        self.pilot.decision = None
+        if decision is not None and decision.call is not None:
+            async for event in ScriptedModel([decision.call], id=self.id, provider="replay", chunk=1 << 20).stream(
+                context, options
+            ):
+                yield event
+            return
+        async for event in self.healer.stream(context, options):
+            yield event
+
+
+def replaying_agent(agent: Any, pilot: ReplayPilot) -> Any:
+    """A copy of ``agent`` (a ``PageAgent``) that replays with ``pilot``: its model answers from the recording
+    (the agent's own model heals), it starts where the recording started, and it has room for every recorded
+    step plus a few healed ones."""
+    clone = copy.copy(agent)
+    clone.model = ReplayModel(pilot, agent.model)
+    clone.start_url = pilot.start_url
+    clone.max_steps = max(agent.max_steps, len(pilot.steps) + 5)
+    clone.last_result = None
+    clone._controller = None
+    return clone

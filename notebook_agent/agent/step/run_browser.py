@@ -1,0 +1,119 @@
+"""The browser a run acts in, held for exactly the run's length: :class:`RunBrowser`.
+
+``async with RunBrowser(...) as browser:`` acquires it one of three ways (a browser of the run's own, a tab of
+its own in a given browser, or the given browser's tab, claimed so no other run drives it), installs the run's
+download policy, navigation guard, effect judge (the network line of the approval policy) and the values no
+screenshot may show, and on exit
+undoes each step that was done, in reverse, whatever happened: popups the run opened in a shared browser are
+closed, the previous download filter, guard and judge come back, a browser or tab of its own is closed, the
+claim is released. A failure half-way through acquiring undoes what was already done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable, Iterable
+from types import TracebackType
+from typing import Any
+
+from ...browser.door.route import EffectJudge
+from ...browser.session.browser_session import BrowserSession
+from ...browser.urls import URLError
+from ...core.abort import AbortSignal
+from ...core.errors import NotebookAgentError
+
+
+class StartUrlError(NotebookAgentError):
+    """The start URL could not be opened (the message says why, for the user)."""
+
+
+async def _quietly(work: Callable[[], Awaitable[Any]], timeout: float = 10.0) -> None:
+    """Teardown never raises: a browser that is already gone has nothing left to undo."""
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(work(), timeout)
+
+
+class RunBrowser:
+    """An async context manager giving a run its :class:`BrowserSession` (see the module docstring)."""
+
+    def __init__(
+        self,
+        given: BrowserSession | None,
+        *,
+        own_tab: bool,
+        run_id: str,
+        download_filter: Callable[[str, str], str | None],
+        navigation_guard: Callable[[str], str | None] | None,
+        effect_judge: EffectJudge | None = None,
+        hidden_values: Callable[[], Iterable[str]] | None = None,
+    ) -> None:
+        self.given = given
+        self.own_tab = own_tab
+        self.run_id = run_id
+        self.download_filter = download_filter
+        self.navigation_guard = navigation_guard
+        self.effect_judge = effect_judge
+        self.hidden_values = hidden_values
+        """What no screenshot may show (the secrets' values, text typed into sensitive fields), read each time."""
+        self.browser: BrowserSession | None = None
+        self._undo = contextlib.AsyncExitStack()
+
+    @property
+    def owns_browser(self) -> bool:
+        """The run has a browser or tab of its own (closed at the end), not the given browser's tab."""
+        return self.given is None or self.own_tab
+
+    async def __aenter__(self) -> BrowserSession:
+        undo = self._undo
+        try:
+            if self.given is None:
+                browser = BrowserSession()
+                undo.push_async_callback(_quietly, browser.close)
+            elif self.own_tab:
+                browser = await self.given.tab_session()
+                undo.push_async_callback(_quietly, browser.close)
+            else:
+                browser = self.given
+                undo.enter_context(browser.claim(self.run_id))
+            self.browser = browser
+            await browser.start()
+            popups = browser.popup_mark
+            if not self.owns_browser and popups:  # a run's popups do not outlive it
+                undo.push_async_callback(_quietly, lambda: browser.close_popups(popups))
+            previous = browser.download_filter
+            browser.download_filter = self.download_filter
+            undo.callback(setattr, browser, "download_filter", previous)
+            if self.hidden_values is not None:
+                undo.enter_context(browser.hiding(self.hidden_values))
+            if self.navigation_guard is not None:
+                await browser.set_navigation_guard(self.navigation_guard)
+                undo.push_async_callback(_quietly, lambda: browser.set_navigation_guard(None))
+            if self.effect_judge is not None:
+                await browser.set_effect_judge(self.effect_judge)
+                undo.push_async_callback(_quietly, lambda: browser.set_effect_judge(None))
+        except BaseException:
+            await self._undo.aclose()
+            raise
+        return browser
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self._undo.aclose()
+
+    async def open(self, url: str, signal: AbortSignal) -> None:
+        """Open the start URL like ``go_to_url`` does: through the tab-recovery path (a closed tab or browser is
+        replaced first), waiting for the document rather than every subresource (one hanging tracker pixel
+        must not cost 30 s), bounded by the navigation timeout, and stopped by Stop."""
+        assert self.browser is not None
+        if self.navigation_guard is not None:
+            from ...browser.urls import navigation_target
+
+            refusal = self.navigation_guard(navigation_target(url))
+            if refusal:
+                raise StartUrlError(f"The start URL is not allowed: {refusal}")
+        try:
+            await signal.race(self.browser.open(url))
+        except URLError as exc:
+            raise StartUrlError(str(exc)) from None  # already a sentence naming the URL

@@ -1,0 +1,192 @@
+"""Redirect hops, judged before the browser follows them: the one route an effect had past the door.
+
+The context route (guard.py) sees each request once, at its first URL: Chromium follows a server redirect
+without asking the route again. So a same-site link whose server answers ``302 Location: other.example/…`` took
+the tab to another site unasked, and a ``307`` carried a form's POST body there. Fetching each hop from Python
+and fulfilling it would make the route see them, but a fulfilled document has no network address, and
+Chromium's local-network checks then treat it as public and refuse its requests to private addresses.
+
+So the hop is caught where the browser decides it: a DevTools ``Fetch`` interception at the *response* stage on
+each tab, for documents and for requests that can carry a body. A ``3xx`` answer pauses there with its
+``Location``; the gate's ``decide(hop)`` says whether the browser may follow (None) or why not, and the request
+is continued or aborted (``Aborted``: no error page, the tab stays where it was). Every other response is let
+through at once. Chromium keeps several interception clients apart, so Playwright's own routes still work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urljoin
+
+from playwright.async_api import BrowserContext, CDPSession, Page
+from playwright.async_api import Error as PlaywrightError
+
+from ..page.frozen_tabs import confirmed
+
+#: What is paused at the response stage: documents (navigations of tabs and frames) and the requests a page's
+#: script sends (fetch, XHR, beacons), whose 307/308 keeps method and body. Images, scripts and styles cannot
+#: carry data, so they are never paused.
+PATTERNS = [
+    {"resourceType": kind, "requestStage": "Response"} for kind in ("Document", "Fetch", "XHR", "Ping", "Other")
+]
+
+
+#: Seconds ``watch`` waits for the existing tabs to be attached (a frozen tab cannot answer).
+ATTACH_WAIT = 5.0
+
+
+@dataclass(frozen=True)
+class Hop:
+    """A redirect the browser is about to follow."""
+
+    page: Page
+    url: str
+    """Where the redirect goes (absolute)."""
+    came_from: str
+    """The URL that answered with the redirect."""
+    status: int
+    method: str
+    has_body: bool
+    document: bool
+    """A navigation (of the tab or a frame), not a script's request."""
+    top: bool
+    """A navigation of the tab itself."""
+
+
+HopJudge = Callable[[Hop], Awaitable["str | None"]]
+"""``await decide(hop)``: why the browser may not follow ``hop``, or None to let it."""
+
+
+class RedirectWatch:
+    """Pauses every redirect of the tabs it is attached to and lets ``decide`` rule on it (see module doc)."""
+
+    def __init__(self, decide: HopJudge) -> None:
+        self.decide = decide
+        self._contexts: list[BrowserContext] = []  # by identity: a relaunched browser's context may reuse an id()
+        self._pages: dict[Page, CDPSession] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        """Handlers in flight, held here: the loop keeps only a weak reference to a task, and a handler that
+        vanished would leave its request paused for good."""
+        self._attaching: set[Page] = set()
+        self._closed = False
+        self.unavailable = ""
+        """Why hops are not watched (a browser without DevTools Fetch), or ""."""
+
+    async def watch(self, context: BrowserContext) -> None:
+        """Watch every tab of ``context``, now and to come (idempotent). Waits for the tabs to be attached, but
+        at most ``ATTACH_WAIT`` seconds: a tab whose script never yields (another session's frozen page) cannot
+        answer, and must not stop this session from starting; its attachment goes on in the background and
+        takes effect when the tab answers (until then its script cannot start a request either)."""
+        if any(c is context for c in self._contexts):
+            return
+        self._closed = False
+        self._contexts.append(context)
+        context.on("page", self._on_page)
+        pages = list(context.pages)
+        await asyncio.gather(*(confirmed(page, self._spawn(self._attach(page)), ATTACH_WAIT) for page in pages))
+
+    async def close(self) -> None:
+        """Stop watching: a session that shares its context with others (a run in its own tab) is done, and its
+        interception must not stay on the tabs of the sessions that go on."""
+        self._closed = True
+        for context in self._contexts:
+            with contextlib.suppress(Exception):
+                context.remove_listener("page", self._on_page)
+        self._contexts.clear()
+        sessions, self._pages = list(self._pages.items()), {}
+        await asyncio.gather(*(confirmed(page, _detach(session), ATTACH_WAIT) for page, session in sessions))
+
+    def _on_page(self, page: Page) -> None:
+        self._spawn(self._attach(page))
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def _attach(self, page: Page) -> None:
+        if page in self._pages or page in self._attaching or page.is_closed():
+            return
+        self._attaching.add(page)
+        try:
+            session = await page.context.new_cdp_session(page)
+            tree = await session.send("Page.getFrameTree")
+            main = tree["frameTree"]["frame"]["id"]
+            session.on("Fetch.requestPaused", lambda event: self._spawn(self._paused(page, session, main, event)))
+            await session.send("Fetch.enable", {"patterns": PATTERNS})
+        except PlaywrightError as exc:
+            if not page.is_closed():
+                self.unavailable = f"redirects cannot be watched in this browser ({str(exc).splitlines()[0]})"
+            return
+        finally:
+            self._attaching.discard(page)
+        if self._closed:  # closed while this tab was being attached
+            await confirmed(page, _detach(session), ATTACH_WAIT)
+            return
+        self._pages[page] = session
+        page.once("close", self._closed_page)
+
+    def _closed_page(self, page: Page) -> None:
+        self._pages.pop(page, None)
+
+    async def _paused(self, page: Page, session: CDPSession, main_frame: str, event: dict[str, Any]) -> None:
+        """Rule on one paused response; whatever happens, the request never stays paused."""
+        request_id = event.get("requestId")
+        verdict: str | None = "it was not judged"
+        try:
+            hop = _hop(page, main_frame, event)
+            verdict = await self.decide(hop) if hop is not None else None
+        except Exception as exc:  # a judge that fails refuses, as at the route
+            verdict = f"it could not be judged ({type(exc).__name__}: {exc})"
+        finally:  # even when this handler is cancelled: the answer is sent on its own
+            answer = asyncio.ensure_future(_answer(session, request_id, verdict))
+            self._tasks.add(answer)
+            answer.add_done_callback(self._tasks.discard)
+
+
+async def _detach(session: CDPSession) -> None:
+    """Leave a tab (the caller bounds the wait, as a frozen tab may never confirm it)."""
+    with contextlib.suppress(PlaywrightError):
+        await session.detach()
+
+
+async def _answer(session: CDPSession, request_id: Any, verdict: str | None) -> None:
+    """Let a paused request go on (None) or fail it as aborted (no error page, the tab stays where it was)."""
+    with contextlib.suppress(PlaywrightError):
+        if verdict is None:
+            await session.send("Fetch.continueRequest", {"requestId": request_id})
+        else:
+            await session.send("Fetch.failRequest", {"requestId": request_id, "errorReason": "Aborted"})
+
+
+def _hop(page: Page, main_frame: str, event: dict[str, Any]) -> Hop | None:
+    """The redirect a paused response is, or None when it is not one (most responses). Read defensively:
+    whatever shape the event has, this never raises (a paused request must always be answered)."""
+    status = event.get("responseStatusCode")
+    if not isinstance(status, int) or not 300 <= status < 400:
+        return None
+    listed = event.get("responseHeaders")
+    pairs = [h for h in listed if isinstance(h, dict)] if isinstance(listed, list) else []
+    headers = {str(h.get("name", "")).lower(): str(h.get("value", "")) for h in pairs}
+    location = headers.get("location")
+    if not location:
+        return None
+    request = event.get("request")
+    request = request if isinstance(request, dict) else {}
+    came_from = str(request.get("url", ""))
+    document = event.get("resourceType") == "Document"
+    return Hop(
+        page=page,
+        url=urljoin(came_from, location),
+        came_from=came_from,
+        status=status,
+        method=str(request.get("method", "GET")).upper(),
+        has_body=bool(request.get("hasPostData") or request.get("postData")),
+        document=document,
+        top=document and event.get("frameId") == main_frame,
+    )

@@ -1,0 +1,354 @@
+"""The door every effect passes: a route on the browser context that judges requests before they leave.
+
+A page decides what a click does: a handler sets ``location``, a button posts its form elsewhere, a script
+calls ``fetch`` or ``window.open``. Judging actions by how they look cannot hold, so the session judges what
+they do, here, where every request of every tab, popup and frame passes:
+
+- the navigation guard (``guard(url)``, the run's allowed and blocked domains) refuses a top-level
+  navigation or a popup to a domain it may not open, before it loads;
+- the effect judge (``judge(effect)``, the run's approval policy) is asked about every :class:`Effect`: a
+  top-level navigation or popup to another site, and any request that carries data (a body) to another site.
+  The request is held while it decides (a person may be asked); None lets it continue, a sentence aborts it.
+
+Refusals and approvals become notices, so the action's result tells the model what happened. The route is
+subtle: the browser follows redirects without asking the route again. Under a domain guard each top-level hop is
+fetched here and judged before it is let through; every other redirect (a same-site link whose server sends the
+tab elsewhere, a 307 that carries a POST body on) is paused where the browser follows it (redirects.py) and put
+to the same judge. Tabs of other sessions sharing the context are left to their own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import weakref
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import parse_qsl, urljoin, urlsplit
+
+from playwright.async_api import BrowserContext, Frame, Page, Request, Route
+from playwright.async_api import Error as PlaywrightError
+
+from ..errors import Notices
+from ..page.frozen_tabs import confirmed, later
+from ..page.tabs import Tabs
+from ..urls import site
+from .redirects import Hop, RedirectWatch
+
+NavigationGuard = Callable[[str], "str | None"]
+"""``guard(url)`` returns why a top-level navigation to ``url`` is refused, or None to let it through."""
+
+EffectKind = Literal["navigation", "popup", "data"]
+
+
+@dataclass(frozen=True)
+class Effect:
+    """A request that would reach another site: what a person is asked about, in words."""
+
+    kind: EffectKind
+    url: str
+    method: str
+    origin: str
+    """The URL of the document (or the opener) that made it; "" when unknown."""
+    fields: tuple[str, ...] = ()
+    """The form fields its body carries, when it is a form (names only, never values)."""
+    body_size: int = 0
+    via: str = ""
+    """The URL whose server redirected here, when the request is a redirect hop; "" otherwise."""
+
+    @property
+    def target(self) -> str:
+        """``host[:port]/path`` of where it goes, short."""
+        return _short(self.url)
+
+    def describe(self) -> str:
+        """``POST 3 form fields (email, name, card) to b.example/collect``, ``open b.example/x in a new tab``."""
+        what = self._what()
+        return f"{what}, following a redirect from {_short(self.via)}" if self.via else what
+
+    def _what(self) -> str:
+        if self.kind == "popup":
+            return f"open {self.target} in a new tab"
+        if self.kind == "navigation" and self.method in ("GET", "HEAD"):
+            return f"navigate to {self.target}"
+        if self.fields:
+            shown = ", ".join(self.fields[:6]) + (", …" if len(self.fields) > 6 else "")
+            n = len(self.fields)
+            return f"{self.method} {n} form field{'' if n == 1 else 's'} ({shown}) to {self.target}"
+        size = f" ({self.body_size} bytes)" if self.body_size else ""
+        return f"send a {self.method} request with data{size} to {self.target}"
+
+
+def _short(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.netloc}{parts.path if parts.path not in ('', '/') else ''}"
+
+
+EffectJudge = Callable[[Effect], Coroutine[Any, Any, "str | None"]]
+"""``await judge(effect)`` returns why the effect is refused, or None to let it through (it may ask a person)."""
+
+
+def _form_fields(request: Request) -> tuple[str, ...]:
+    content_type = (request.headers.get("content-type") or "").lower()
+    body = request.post_data
+    if not body:
+        return ()
+    if "application/x-www-form-urlencoded" in content_type:
+        return tuple(dict.fromkeys(k for k, _ in parse_qsl(body, keep_blank_values=True)))
+    if "multipart/form-data" in content_type:
+        names = [part.split('"', 2)[1] for part in body.split('name="')[1:] if '"' in part]
+        return tuple(dict.fromkeys(n for n in names if n))
+    return ()
+
+
+def classify(request: Request, origin: str, *, top: bool, popup: bool) -> Effect | None:
+    """The effect ``request`` would have, made from a document at ``origin``: None when it stays on the same
+    site, or is a plain read (a GET without a body that is not a top-level navigation)."""
+    there, here = site(request.url), site(origin)
+    if there is None or there == here:
+        return None
+    method = request.method.upper()
+    body = request.post_data_buffer or b""
+    if popup:
+        return Effect("popup", request.url, method, origin, _form_fields(request), len(body))
+    if top and request.is_navigation_request():
+        return Effect("navigation", request.url, method, origin, _form_fields(request), len(body))
+    if body or method not in ("GET", "HEAD", "OPTIONS"):
+        return Effect("data", request.url, method, origin, _form_fields(request), len(body))
+    return None
+
+
+def _document_url(frame: Frame) -> str:
+    """The URL whose site ``frame``'s document has: an ``about:srcdoc`` or ``about:blank`` frame has its
+    parent's (so a srcdoc iframe posting to its own site is not "another site")."""
+    while frame.url.startswith("about:") and frame.parent_frame is not None:
+        frame = frame.parent_frame
+    return frame.url
+
+
+#: Seconds to wait for the browser to confirm a route change (see :func:`_route_change`).
+ROUTE_WAIT = 5.0
+#: Seconds each tab then gets to confirm it on its own: the ones that answer do so at once.
+TAB_WAIT = 1.0
+#: Contexts whose last route change a tab has not confirmed yet (see :func:`_route_change`).
+_held: weakref.WeakSet[BrowserContext] = weakref.WeakSet()
+
+
+async def _route_change(context: BrowserContext, change: Awaitable[object]) -> None:
+    """Add or remove a route of ``context``, and make sure every tab that answers applies it.
+
+    Playwright applies a context's routes to its tabs one after the other, and a tab whose script never yields
+    (``while(true){}``, maybe another session's) never answers: every tab after it would be left without the
+    route, and the session would wait forever. So the wait is bounded, and when it ends unconfirmed each tab is
+    asked on its own (a route of the tab itself, added and removed, applies the context's routes to that tab
+    alone); the frozen one applies it when it answers again (until then its script cannot send anything).
+    Until the held change goes through, later changes of the context are not waited for again: they go to the
+    tabs on their own at once (a frozen tab costs the first gated run its bound, not every run twice)."""
+    task = asyncio.ensure_future(change)
+    if context not in _held:
+        done, _ = await asyncio.wait({task}, timeout=ROUTE_WAIT)
+        if task in done:
+            task.result()
+            return
+        # a tab holds the context's changes: the next ones go to the tabs on their own at once, until it answers
+        _held.add(context)
+        task.add_done_callback(lambda _: _held.discard(context))
+    later(task)
+    await asyncio.gather(*(confirmed(page, _apply_routes(page), TAB_WAIT) for page in context.pages))
+
+
+def _never(url: str) -> bool:
+    return False
+
+
+async def _let_by(route: Route) -> None:
+    await route.fallback()
+
+
+async def _apply_routes(page: Page) -> None:
+    """Make ``page`` apply its context's current routes (the caller bounds the wait: it may be the frozen one)."""
+    with contextlib.suppress(PlaywrightError):
+        await page.route(_never, _let_by)
+        await page.unroute(_never, _let_by)
+
+
+class NavigationGate:
+    """One session's guard and the route that applies it to the session's own tabs (see the module doc)."""
+
+    def __init__(self, tabs: Tabs, notices: Notices) -> None:
+        self.tabs = tabs
+        self.notices = notices
+        self.guard: NavigationGuard | None = None
+        self.judge: EffectJudge | None = None
+        self.judge_loop: asyncio.AbstractEventLoop | None = None
+        """The loop the judge runs on (the caller's; the route may run on the browser thread's)."""
+        self.routed: BrowserContext | None = None
+        """The context the route is on (it stays there when the guard is removed, and lets everything by)."""
+        self.asked = 0
+        self.redirects = RedirectWatch(self._hop)
+        """How many effects were put to the judge so far (an action compares it before and after)."""
+        self._asking = 0
+        self._idle: asyncio.Event | None = None
+
+    def refusal(self, url: str) -> str | None:
+        """Why the guard refuses a navigation to ``url`` (a sentence), or None."""
+        return self.guard(url) if self.guard is not None else None
+
+    async def set(self, guard: NavigationGuard | None, context: BrowserContext | None) -> None:
+        """Use ``guard`` from now on; route ``context`` (the session's current one) if it is not yet."""
+        self.guard = guard
+        if context is None or self.routed is context:
+            return
+        await self._door(context)
+
+    async def set_judge(
+        self, judge: EffectJudge | None, context: BrowserContext | None, loop: asyncio.AbstractEventLoop | None
+    ) -> None:
+        """Put every effect to ``judge`` (run on ``loop``) from now on (None: let them by); route ``context`` if
+        it is not yet."""
+        self.judge = judge
+        self.judge_loop = loop
+        if context is None or self.routed is context or judge is None:
+            return
+        await self._door(context)
+
+    async def adopt(self, context: BrowserContext) -> None:
+        """A new context of the session (a relaunched browser) keeps the guard and the judge."""
+        if self.guard is not None or self.judge is not None:
+            await self._door(context)
+
+    async def close(self) -> None:
+        """The session is done: its route and its redirect watch leave the context, which other sessions may
+        share (a run in its own tab; every request of the context would pass one more handler otherwise)."""
+        self.guard = self.judge = None
+        context, self.routed = self.routed, None
+        if context is not None:
+            with contextlib.suppress(PlaywrightError):
+                await _route_change(context, context.unroute("**/*", self.route))
+        await self.redirects.close()
+
+    async def _door(self, context: BrowserContext) -> None:
+        """Route ``context`` and watch its redirects."""
+        self.routed = context
+        await asyncio.gather(_route_change(context, context.route("**/*", self.route)), self.redirects.watch(context))
+
+    async def settled(self) -> None:
+        """Wait until no effect is waiting for the judge (a person may be answering)."""
+        while self._asking:
+            if self._idle is None:
+                self._idle = asyncio.Event()
+            await self._idle.wait()
+
+    async def _judged(self, effect: Effect) -> str | None:
+        """The judge's answer, on the judge's loop; a judge that fails refuses (the effect is not let by)."""
+        judge = self.judge
+        if judge is None:
+            return None
+        self.asked += 1
+        self._asking += 1
+        if self._idle is not None:
+            self._idle.clear()
+        try:
+            loop = asyncio.get_running_loop()
+            if self.judge_loop is None or self.judge_loop is loop:
+                return await judge(effect)
+            future = asyncio.run_coroutine_threadsafe(judge(effect), self.judge_loop)
+            return await asyncio.wrap_future(future)
+        except Exception as exc:
+            return f"it could not be judged ({type(exc).__name__}: {exc})"
+        finally:
+            self._asking -= 1
+            if not self._asking and self._idle is not None:
+                self._idle.set()
+
+    async def _hop(self, hop: Hop) -> str | None:
+        """Why the browser may not follow a redirect (redirects.py), or None: judged as the request it becomes."""
+        guard, judge = self.guard, self.judge
+        if (guard is None and judge is None) or (hop.document and guard is not None):
+            return None  # nothing to apply; or a navigation the route fetched hop by hop and judged already
+        page = hop.page
+        opener = None
+        if self.tabs.tab_id(page) < 0:
+            opener = await page.opener()
+            if opener is None or self.tabs.tab_id(opener) < 0:
+                return None  # another session's tab
+        first = page.url in ("", "about:blank")
+        origin = (opener.url if opener is not None and first else page.url) or hop.came_from
+        there = site(hop.url)
+        here = site(hop.came_from)
+        if there is None or there in (here, site(origin)) or (here and here[1] == 80 and there == (here[0], 443)):
+            return None  # the same site, or its upgrade from http to https
+        carries = hop.has_body and hop.status in (307, 308) and hop.method not in ("GET", "HEAD")
+        if hop.top:
+            kind: EffectKind = "popup" if opener is not None and first else "navigation"
+            effect = Effect(kind, hop.url, hop.method if carries else "GET", origin, via=hop.came_from)
+        elif carries:
+            effect = Effect("data", hop.url, hop.method, origin, via=hop.came_from)
+        else:
+            return None  # a frame's or a script's plain read
+        reason = await self._judged(effect)
+        if reason is not None:
+            self.notices.add(f"Blocked: {effect.describe()} ({reason})")
+        return reason
+
+    async def route(self, route: Route) -> None:
+        request = route.request
+        try:
+            await self._route(route, request)
+        except PlaywrightError:
+            pass  # the page or request went away meanwhile
+
+    async def _route(self, route: Route, request: Request) -> None:
+        guard, judge = self.guard, self.judge
+        if guard is None and judge is None:
+            await route.fallback()
+            return
+        navigation = request.is_navigation_request()
+        try:
+            frame = request.frame
+        except PlaywrightError:  # a popup's first request comes before its frame exists
+            frame = None
+        popup = navigation and frame is None
+        opener = None
+        if frame is not None and self.tabs.tab_id(frame.page) < 0:
+            opener = await frame.page.opener()
+            if opener is None or self.tabs.tab_id(opener) < 0:
+                await route.fallback()  # another session's tab (a run in its own tab): its own route decides
+                return
+            popup = navigation and frame.parent_frame is None  # a tab this session's page opened, on its way in
+        top = popup or (navigation and frame is not None and frame.parent_frame is None)
+        if top and opener is None and frame is not None and frame.url in ("", "about:blank"):
+            opener = await frame.page.opener()  # a new tab's first navigation: judged from the page that opened it
+            popup = opener is not None
+        origin = opener.url if opener is not None else (_document_url(frame) if frame is not None and not popup else "")
+        origin = origin or request.headers.get("referer") or ""
+        url = request.url
+        reason = guard(url) if navigation and guard is not None else None  # frames and popups included
+        effect = classify(request, origin, top=top, popup=popup) if reason is None else None
+        if reason is None and effect is not None:
+            reason = await self._judged(effect)
+        if reason is None and navigation and guard is not None:
+            # Redirects are followed by the browser without asking the route again: fetch this hop ourselves
+            # and judge where it redirects before the browser goes there. (Only under a domain guard: a document
+            # fulfilled this way has no network address, so Chromium's local-network checks then treat it as
+            # public; without one, redirects.py pauses the hop where the browser follows it.)
+            response = await route.fetch(max_redirects=0)
+            location = response.headers.get("location")
+            if 300 <= response.status < 400 and location:
+                url = urljoin(request.url, location)
+                reason = guard(url) if guard is not None else None
+                if reason is None and top and site(url) != site(request.url) and site(url) != site(origin):
+                    hop = Effect("popup" if popup else "navigation", url, "GET", request.url)
+                    reason = await self._judged(hop)
+            if reason is None:
+                await route.fulfill(response=response)
+                return
+        if reason is None:
+            await route.fallback()
+            return
+        if effect is not None and url == request.url:
+            self.notices.add(f"Blocked: {effect.describe()} ({reason})")
+        else:
+            self.notices.add(f"A navigation to {url} was blocked: {reason}")
+        await route.abort("aborted")  # "aborted" cancels: no error page, the tab stays where it was

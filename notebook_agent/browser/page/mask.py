@@ -1,0 +1,121 @@
+"""Values a screenshot must never show: a run's secrets and the text it typed into sensitive fields.
+
+One job: a picture of a page with every occurrence of the hidden values painted over, or no picture. Before
+the capture, the page script (``snapshot.js``, Playwright's isolated world of each frame) finds in every frame
+each text node, form field value or placeholder holding one of the values and paints an opaque box over it in
+a top-layer element of that frame's document (so the boxes follow each frame's own scrolling and clipping, and
+sit above the page's dialogs). After the capture the boxes are removed, and the picture is kept only if
+every frame was searched and every mask was still as painted: a frame the script could not reach, a frame
+that appeared meanwhile, or a mask the page removed or hid makes :class:`ScreenshotWithheld` instead.
+
+The mask lives in the page's DOM, so page script can see it for the instant of the capture; that is the
+price of one extra round trip per frame instead of decoding and re-encoding the picture. Text drawn into a
+``<canvas>`` or an image is not found (it is not text).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable
+
+from playwright.async_api import Frame, Page
+
+from ...core.errors import NotebookAgentError
+from ..errors import first_line
+from .page_script import call_page_api
+
+#: Seconds each frame's page script gets to find and paint (and to remove) its boxes.
+MASK_TIMEOUT = 3.0
+
+HiddenValues = Iterable[str] | Callable[[], Iterable[str]]
+"""Values to hide: a collection, or a function returning the current ones (read before every screenshot)."""
+
+
+class ScreenshotWithheld(NotebookAgentError):
+    """A screenshot was not taken because the values it must hide could not be guaranteed hidden."""
+
+
+def current_values(source: HiddenValues | None) -> list[str]:
+    """The non-blank values of ``source``, longest first, without duplicates."""
+    if source is None:
+        return []
+    values = source() if callable(source) else source
+    return sorted({v for v in values if isinstance(v, str) and v.strip()}, key=len, reverse=True)
+
+
+async def _call(frame: Frame, op: dict[str, object]) -> object:
+    return await asyncio.wait_for(call_page_api(frame, op, timeout=MASK_TIMEOUT), MASK_TIMEOUT)
+
+
+def _painted(result: object) -> bool:
+    """Whether a frame's "hide" answer says it may have painted a mask (a count above 0, or no clear answer)."""
+    return not (isinstance(result, int) and not isinstance(result, bool) and result == 0)
+
+
+async def _nothing() -> bool:
+    return True
+
+
+#: Resolves once the frame has rendered twice since it was called: the frame's compositor then holds the boxes.
+RENDERED = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))"
+
+
+async def _rendered(frame: Frame) -> None:
+    """Wait until a frame that painted boxes has rendered them. A frame of another site runs in its own process
+    and compositor: the page's screenshot shows that frame's last rendered picture, which may still be from
+    before the boxes (seen under load). Raises :class:`ScreenshotWithheld` when the frame does not render in
+    time. (The wait runs in the page's world: a page that replaces ``requestAnimationFrame`` can end it early.)"""
+    try:
+        await asyncio.wait_for(frame.evaluate(RENDERED), MASK_TIMEOUT)
+    except Exception as exc:
+        if frame.is_detached():
+            return
+        raise ScreenshotWithheld(
+            f"No screenshot was taken: the frame at {frame.url[:100]} did not render the mask over hidden values "
+            f"and sensitive fields within {MASK_TIMEOUT:g} s ({first_line(exc)}), so a secret could have shown."
+        ) from None
+
+
+async def masked_capture(
+    page: Page, values: list[str], take: Callable[[], Awaitable[bytes]], *, selector: str = ""
+) -> bytes:
+    """``take()`` with every occurrence of ``values``, and every form field (``input``, ``textarea``,
+    ``select``) matching the CSS ``selector`` (sensitive fields), in every frame of ``page`` painted over;
+    raises :class:`ScreenshotWithheld` (saying why) rather than return a picture that could show one."""
+    if not values and not selector:
+        return await take()
+    frames = [f for f in page.frames if not f.is_detached()]
+    op: dict[str, object] = {"op": "hide", "values": values, "selector": selector}
+    painted = await asyncio.gather(*(_call(f, op) for f in frames), return_exceptions=True)
+    try:
+        for frame, result in zip(frames, painted, strict=True):
+            if isinstance(result, BaseException) and not frame.is_detached():
+                raise ScreenshotWithheld(
+                    f"No screenshot was taken: the frame at {frame.url[:100]} could not be searched for hidden "
+                    f"values and sensitive fields within {MASK_TIMEOUT:g} s ({first_line(result)}), so a secret "
+                    "could have shown."
+                )
+        subframes = [f for f, p in zip(frames, painted, strict=True) if f.parent_frame is not None and _painted(p)]
+        await asyncio.gather(*(_rendered(f) for f in subframes))
+        data = await take()
+    finally:
+        # a frame that painted nothing has nothing to take off or check (the common case: one round trip saved)
+        intact = await asyncio.gather(
+            *(_call(f, {"op": "unhide"}) if _painted(p) else _nothing() for f, p in zip(frames, painted, strict=True)),
+            return_exceptions=True,
+        )
+    for frame, count, still in zip(frames, painted, intact, strict=True):
+        if frame.is_detached() or not isinstance(count, int) or count == 0:
+            continue
+        if still is not True:
+            raise ScreenshotWithheld(
+                "No screenshot was taken: the mask over hidden values and sensitive fields in the frame at "
+                f"{frame.url[:100]} was removed, hidden or replaced (the page changed) during the capture."
+            )
+    added = [f for f in page.frames if f not in frames and not f.is_detached()]
+    if added:
+        raise ScreenshotWithheld(
+            f"No screenshot was taken: a frame ({added[0].url[:100]}) appeared during the capture and was not "
+            "searched for hidden values and sensitive fields."
+        )
+    return data

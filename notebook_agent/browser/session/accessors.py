@@ -1,0 +1,98 @@
+"""The read side of :class:`~.session.BrowserSession`: the Playwright objects, notices and flags it holds.
+
+One job: answering what a session has (its current tab, context, browser and Playwright, the binary it
+launched, its dialog policy, its notices, whether it started and which loop it runs on) without doing
+anything. The facade (``session.py``) inherits it, so these stay ``browser.page``, ``browser.log``..., and
+keeps in its own class what starts, drives and closes the browser.
+"""
+
+from __future__ import annotations
+
+from playwright.async_api import Browser, BrowserContext, Page, Playwright
+
+from ..errors import Notices
+from ..page.tabs import DialogPolicy, Tabs
+from .browser_thread import BrowserThread
+from .lifecycle import Lifecycle
+
+
+class SessionAccessors:
+    """Properties of a :class:`~.session.BrowserSession` over the parts it composes (set by its ``__init__``)."""
+
+    _tabs: Tabs
+    _life: Lifecycle
+    _notices: Notices
+    _started: bool
+    _thread: BrowserThread | None
+
+    @property
+    def page(self) -> Page:
+        """The current tab. Raises if the session was not started."""
+        if self._tabs.current is None:
+            raise RuntimeError("BrowserSession is not started: use `async with BrowserSession()` or `await .start()`")
+        return self._tabs.current
+
+    @property
+    def context(self) -> BrowserContext:
+        if self._life.context is None:
+            raise RuntimeError("BrowserSession is not started")
+        return self._life.context
+
+    @property
+    def browser(self) -> Browser:
+        if self._life.browser is None:
+            raise RuntimeError("BrowserSession is not started")
+        return self._life.browser
+
+    @property
+    def playwright(self) -> Playwright:
+        if self._life.pw is None:
+            raise RuntimeError("BrowserSession is not started")
+        return self._life.pw
+
+    @property
+    def browser_path(self) -> str:
+        """Which browser binary was launched ("" when connected to a running browser)."""
+        return self._life.path
+
+    @browser_path.setter
+    def browser_path(self, path: str) -> None:
+        self._life.path = path
+
+    @property
+    def _pw(self) -> Playwright | None:  # read by tests (the lifecycle holds it)
+        return self._life.pw
+
+    @property
+    def _browser(self) -> Browser | None:
+        return self._life.browser
+
+    @property
+    def is_started(self) -> bool:
+        return self._started
+
+    @property
+    def dialog_policy(self) -> DialogPolicy:
+        return self._tabs.dialog_policy
+
+    @dialog_policy.setter
+    def dialog_policy(self, policy: DialogPolicy) -> None:
+        self._tabs.dialog_policy = policy
+
+    @property
+    def log(self) -> list[str]:
+        """Every notice the session produced (dialogs, relaunches, tabs), oldest first, for UIs and logs."""
+        return self._notices.log
+
+    @property
+    def notices(self) -> list[str]:
+        """Notices not yet reported to the model (the next action result or snapshot takes them)."""
+        return list(self._notices.pending)
+
+    def take_notices(self) -> list[str]:
+        return self._notices.take()
+
+    @property
+    def is_threaded(self) -> bool:
+        """Whether the browser runs on a thread of its own (the caller's loop could not start subprocesses)."""
+        return self._thread is not None

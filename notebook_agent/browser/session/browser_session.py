@@ -1,0 +1,359 @@
+"""BrowserSession: one Playwright browser, its context and the current tab, made safe to use from a notebook.
+
+The session owns Playwright, the browser, one context and the current page (``browser.page``, a plain
+Playwright ``Page`` that users may drive directly). This module is the facade: when things happen (start on
+first use, a closed or crashed browser or tab replaced on the next use, with the next result saying so, close)
+and every public method, the ones about its pages inherited from ``session_pages.py`` (tabs, downloads,
+snapshots, screenshots, the navigation guard) and its read-only properties from ``session_accessors.py``.
+How each thing is done belongs to a part it composes, each in a module of its own:
+
+* :class:`~.lifecycle.Lifecycle`: opening the browser, opening tabs, relaunching, reopening, closing;
+  :mod:`~.tab_sessions`: what tab sessions and forks share and may close;
+* :class:`~.tabs.Tabs`: tab ids, tabs the site opens, dialogs answered by a policy, downloads;
+* :class:`~.reader.PageReader`: the indexed snapshot, element resolution, screenshots;
+* :class:`~.guard.NavigationGate`: the navigation guard; :class:`~.hung.HungPages`: pages that stopped
+  answering; :class:`~.ownership.Ownership`: which run drives the session;
+* :class:`~.watch.ActionWatch`: what an action caused (navigation, new tabs);
+* :class:`~.report.Notices`: what happened outside any action, reported with the next result;
+* the built-in actions (``actions/``), which see the session only through their ``ActionHost`` interface;
+  :meth:`act` runs one of them by name.
+
+The browser survives "Interrupt kernel": the driver runs in its own process session (see ``launch.py``).
+
+Where the caller's event loop cannot start subprocesses (Jupyter on Windows), the session runs the browser on
+a thread of its own (see ``threaded.py``): its public coroutine methods hop to that thread's loop, so callers
+do not need to know which mode it is in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from typing import Any, TypeVar
+
+from playwright.async_api import Page
+
+from ...core.abort import AbortSignal
+from ...core.text import clean_text
+from ...core.tools import Tool, ToolResult
+from ..actions import AskUser, builtin_tools, run_action
+from ..door.route import NavigationGate
+from ..errors import ActionError, Notices
+from ..page.action_watch import ActionWatch
+from ..page.hung_tabs import HungPages, is_responsive
+from ..page.prefetch import Prefetch
+from ..page.reader import PageReader
+from ..page.tabs import DialogInfo, DialogPolicy, Tabs
+from ..urls import URLError
+from .accessors import SessionAccessors
+from .browser_thread import BrowserThread, bridge_tools, loop_can_spawn, on_browser_loop, remember_refusal
+from .lifecycle import Lifecycle
+from .ownership import BrowserBusyError, Ownership
+from .pages import SessionPages
+from .tab_sessions import ForkLifecycle, TabSessionLifecycle
+
+T = TypeVar("T")
+
+
+class BrowserSession(SessionAccessors, SessionPages):
+    """A Chromium browser for an agent, usable as ``async with BrowserSession() as browser:``.
+
+    ``executable_path``/``$NOTEBOOK_AGENT_BROWSER`` pick a binary (else :func:`find_browser` searches);
+    ``cdp_url`` connects to a running Chrome over CDP; ``ws_endpoint`` connects to a Playwright server.
+    ``dialog_policy`` answers alert/confirm/prompt dialogs: "accept" (default; prompts get their default
+    value), "dismiss", or a callable taking a :class:`DialogInfo` and returning True (accept), False (dismiss),
+    a string (answer a prompt) or None (accept), possibly awaitable.
+
+    Interrupt safety has two layers: the Playwright driver runs in a new process session
+    (``new_process_session``), and the driver is told not to close the browser on SIGINT/SIGTERM/SIGHUP
+    (override through ``launch_options``, which are passed to ``chromium.launch``).
+
+    ``threaded``: None (default) runs the browser on the caller's event loop when that loop can start
+    subprocesses, and on a thread with its own loop when it cannot (Jupyter on Windows); True or False forces
+    one mode. In threaded mode ``page``, ``context`` and every other Playwright object belong to the browser
+    thread: use them inside ``await browser.call(fn)``, not directly from the kernel's loop.
+    """
+
+    def __init__(
+        self,
+        headless: bool = True,
+        viewport: tuple[int, int] = (1280, 800),
+        executable_path: str | None = None,
+        cdp_url: str | None = None,
+        ws_endpoint: str | None = None,
+        *,
+        args: tuple[str, ...] | list[str] = (),
+        dialog_policy: DialogPolicy = "accept",
+        on_ask_user: AskUser | None = None,
+        track_listeners: bool = True,
+        new_process_session: bool = True,
+        action_timeout: float = 5.0,
+        navigation_timeout: float = 20.0,
+        context_options: Mapping[str, Any] | None = None,
+        launch_options: Mapping[str, Any] | None = None,
+        downloads_dir: str = "agent_downloads",
+        threaded: bool | None = None,
+    ) -> None:
+        self.headless = headless
+        self.viewport = viewport
+        self.executable_path = executable_path
+        self.cdp_url = cdp_url
+        self.ws_endpoint = ws_endpoint
+        self.args = list(args)
+        self.on_ask_user = on_ask_user
+        self.track_listeners = track_listeners
+        self.new_process_session = new_process_session
+        self.action_timeout = action_timeout
+        self.navigation_timeout = navigation_timeout
+        self.context_options = dict(context_options or {})
+        self.launch_options = dict(launch_options or {})
+        self.threaded = threaded
+        self._thread: BrowserThread | None = None
+
+        self._started = False
+        self._lock = asyncio.Lock()
+        self._tools: dict[str, Tool] | None = None
+        self._notices = Notices()
+        self._reader = PageReader()
+        self._prefetch = Prefetch()
+        self._tabs = Tabs(self._notices, dialog_policy, self._reader.on_frame_detached, downloads_dir)
+        self._gate = NavigationGate(self._tabs, self._notices)
+        self._hung = HungPages(self._tabs, self._reader, self._notices)
+        self._life = Lifecycle(self, self._tabs, self._reader, self._notices, self._gate)
+        self._tab_of: BrowserSession | None = None
+        self._ownership = Ownership()
+
+    # -- lifecycle (the mechanics are in lifecycle.py; sessions sharing a browser in tab_sessions.py) ---------
+    async def __aenter__(self) -> BrowserSession:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def _choose_mode(self) -> None:
+        """Decide, before anything Playwright exists, which loop the browser will live on (see ``threaded``)."""
+        if self._thread is not None or self._started or self._life.pw is not None:
+            return
+        threaded = self.threaded if self.threaded is not None else not await loop_can_spawn()
+        if threaded:
+            self._thread = BrowserThread()
+
+    @on_browser_loop
+    async def start(self) -> BrowserSession:
+        """Start Playwright and the browser, open one tab. Idempotent."""
+        if self._started:
+            return self
+        if self._tab_of is not None:
+            raise RuntimeError("This tab session was closed; ask the browser session for a new one (tab_session()).")
+        self._notices.closing = False
+        if self._life.pw is None:
+            try:
+                await self._life.start_playwright()
+            except NotImplementedError:
+                # the loop looked able to spawn but Playwright's spawn was refused: switch to a browser thread
+                if self._thread is not None or self.threaded is False:
+                    raise
+                remember_refusal(asyncio.get_running_loop())
+                self._thread = BrowserThread()
+                return await self._thread.call(self.start())
+        try:
+            await self._life.open()
+        except BaseException:
+            await self._life.stop_playwright()
+            raise
+        self._started = True
+        return self
+
+    @on_browser_loop
+    async def tab_session(self, url: str | None = None) -> BrowserSession:
+        """A session bound to a new tab of this browser, for a run that must not share a tab with another.
+
+        It shares the browser and the context (cookies, storage, logins) but has its own current tab, tab
+        list, snapshot and notices: its actions, snapshots and screenshots only ever touch its own tabs, and
+        tabs its pages open (popups, ``target=_blank``) are its own too. Tab ids are unique across the
+        browser. Closing it closes only its tabs. It cannot relaunch the browser; if the browser goes away,
+        its next use raises.
+        """
+        await self.ensure_page()
+        root = self._tab_of or self
+        child = BrowserSession(
+            headless=root.headless,
+            viewport=root.viewport,
+            dialog_policy=root.dialog_policy,
+            on_ask_user=root.on_ask_user,
+            track_listeners=root.track_listeners,
+            action_timeout=root.action_timeout,
+            navigation_timeout=root.navigation_timeout,
+        )
+        child._tab_of, child._thread = root, root._thread  # its Playwright objects live where the root's do
+        child.downloads_dir = root.downloads_dir
+        child._life = TabSessionLifecycle(child._life, root._life)
+        try:
+            await child._life.new_page()
+            child._started = True
+            if url:
+                await child.page.goto(url, wait_until="domcontentloaded", timeout=child.navigation_timeout * 1000)
+        except BaseException:
+            await child.close()
+            raise
+        return child
+
+    @property
+    def is_tab_session(self) -> bool:
+        """True for a session made by :meth:`tab_session` (bound to its own tabs of a shared browser)."""
+        return self._tab_of is not None
+
+    @on_browser_loop
+    async def fork(self) -> BrowserSession:
+        """A new session in the same browser with a context of its own (fresh cookies, storage and tabs), so
+        parallel runs share one browser process without seeing each other's state. Closing the fork closes
+        only its context."""
+        await self.start()
+        assert self._life.pw is not None and self._life.browser is not None
+        child = BrowserSession(
+            headless=self.headless,
+            viewport=self.viewport,
+            dialog_policy=self.dialog_policy,
+            track_listeners=self.track_listeners,
+            action_timeout=self.action_timeout,
+            navigation_timeout=self.navigation_timeout,
+            context_options=self.context_options,
+        )
+        child._thread = self._thread  # the fork's Playwright objects live where its parent's do
+        child._life = fork = ForkLifecycle(child._life, self._life)
+        await fork.open_context(self._life)
+        child._started = True
+        return child
+
+    async def close(self) -> None:
+        """Close the browser (or disconnect from it) and stop Playwright. Safe to call twice. In threaded mode
+        the browser thread ends too (a fork leaves it to its parent), so a later start decides afresh."""
+        try:
+            await self._close()
+        finally:
+            thread = self._thread
+            if thread is not None and not self._life.shared:  # forks and tab sessions share it
+                self._thread = None
+                await thread.stop()
+
+    @on_browser_loop
+    async def _close(self) -> None:
+        self._started = False
+        await self._life.close()  # a tab session closes only its tabs, a fork only its context
+
+    @on_browser_loop
+    async def ensure_page(self) -> Page:
+        """The current page, replacing a closed or crashed browser/tab first (with a notice)."""
+        async with self._lock:
+            if not self._started:
+                await self.start()
+            life, tabs = self._life, self._tabs
+            if await life.relaunched_if_gone() or (
+                tabs.current is not None and await self._hung.replaced(tabs.current, life.safe_new_page)
+            ):
+                assert tabs.current is not None
+                return tabs.current
+            return await life.reopen(tabs.current)
+
+    # -- who drives it (see ownership.py) ----------------------------------------------------------------
+    @contextlib.contextmanager
+    def claim(self, owner: str) -> Iterator[None]:
+        """Hold the session for one run: two runs acting on one tab see and undo each other's work (a click
+        lands on the page the other opened), so a second claim is refused with :class:`BrowserBusyError`. The
+        tab is checked once before the run uses it and replaced if it does not answer (see hung.py)."""
+        with self._ownership.claim(owner):
+            # the last run may have left its tab on a page that stopped answering: check it once before use
+            self._hung.mark_suspect()
+            yield
+
+    @property
+    def owner(self) -> str | None:
+        """The run holding the session, if any."""
+        return self._ownership.owner
+
+    # -- hung pages (see hung.py) -----------------------------------------------------------------------------
+    @on_browser_loop
+    async def is_responsive(self, page: Page | None = None, timeout: float = 2.0) -> bool:
+        """Whether the page's main thread still runs scripts (a page stuck in ``while(true){}`` does not)."""
+        return await is_responsive(page or self._tabs.current, timeout)
+
+    def mark_suspect(self) -> None:
+        """An action was cut off mid-flight: check the page answers before it is used again."""
+        self._hung.mark_suspect()
+
+    @on_browser_loop
+    async def replace_hung_page(self) -> str:
+        """Close the current tab (without running its unload handlers, which could hang too) and open a new
+        one at about:blank; returns the URL the hung tab was at."""
+        return await self._hung.replace_current(self._life.safe_new_page)
+
+    # -- where the browser runs (see threaded.py) and its tools ----------------------------------------------
+    @on_browser_loop
+    async def call(self, fn: Callable[..., Awaitable[T]], /, *args: Any, **kwargs: Any) -> T:
+        """``await fn(*args, **kwargs)`` where the browser's Playwright objects live: in place normally, on the
+        browser thread in threaded mode. The way to drive ``browser.page`` yourself in either mode::
+
+            title = await browser.call(lambda: browser.page.title())
+        """
+        return await fn(*args, **kwargs)
+
+    def bridge_tools(self, tools: Mapping[str, Tool]) -> dict[str, Tool]:
+        """``tools`` made safe to execute from the caller's loop: in threaded mode the browser-driving ones
+        (``runs_on_browser``) execute on the browser thread; otherwise they are returned as they are."""
+        return bridge_tools(tools, self._thread)
+
+    @property
+    def tools(self) -> dict[str, Tool]:
+        """The built-in action tools bound to this session (created once)."""
+        if self._tools is None:
+            self._tools = builtin_tools(self, on_ask_user=self.on_ask_user)
+        return self._tools
+
+    # -- acting ---------------------------------------------------------------------------------------------
+    @contextlib.asynccontextmanager
+    async def watch(self) -> AsyncIterator[ActionWatch]:
+        """Track navigations and new tabs caused by the actions inside the block. For actions, which run where
+        the page lives; in threaded mode it cannot be entered from the caller's loop (it yields live objects)."""
+        page = await self.ensure_page()
+        watcher = ActionWatch(page, self._tabs.tab_of)
+        self._tabs.watchers.append(watcher)
+        try:
+            yield watcher
+        finally:
+            watcher.close()
+            with contextlib.suppress(ValueError):
+                self._tabs.watchers.remove(watcher)
+
+    def finish(self, text: str, *, is_error: bool = False, details: Any = None) -> ToolResult:
+        """An action result with pending notices (dialogs, relaunches, tabs) appended."""
+        notes = self._notices.take()
+        if notes:
+            text = text.rstrip() + " " + " ".join(notes)
+        return ToolResult.text(clean_text(text), is_error=is_error, details=details)
+
+    async def act(
+        self,
+        action: Mapping[str, Any] | str,
+        args: Mapping[str, Any] | None = None,
+        *,
+        signal: AbortSignal | None = None,
+    ) -> ToolResult:
+        """Run one built-in action: ``act({"click_element_by_index": {"index": 3}})`` or
+        ``act("scroll", {"down": True})``. Arguments are validated by the tool; problems come back as
+        error results, never as exceptions. In threaded mode the browser actions execute on the browser thread
+        and ``ask_user`` stays on the caller's loop, as in an agent run."""
+        await self._choose_mode()
+        return await run_action(self.bridge_tools(self.tools), action, args, signal=signal)
+
+
+__all__ = [
+    "ActionError",
+    "ActionWatch",
+    "BrowserBusyError",
+    "BrowserSession",
+    "DialogInfo",
+    "DialogPolicy",
+    "URLError",
+]

@@ -1,0 +1,61 @@
+"""The element an action targets, kept so a recorded step can find it again: fingerprint by index, and the
+index a fingerprint has on the page now.
+
+A step names its element by the snapshot's index, which means nothing on another visit of the page. So when an
+action runs, its element's fingerprint is recorded (:func:`target_of`), and a replay finds the element again by
+that fingerprint and asks for its index in the current snapshot (:func:`find_target`), then acts through the
+same action as the model would, approval gate and all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from playwright.async_api import Error as PlaywrightError
+
+from ..errors import ActionError, first_line
+from ..fingerprint.finder import Fingerprint, FingerprintUnavailable, find_again, fingerprint_at
+from .browser_session import BrowserSession
+
+
+async def target_of(session: BrowserSession, index: int) -> dict[str, Any] | None:
+    """The fingerprint (as a dict) of element ``[index]`` of the latest snapshot, or None when it cannot be
+    read (gone, or a document older than the fingerprint script); never raises for the page's sake."""
+    try:
+        frame, element = session.reference(index)
+        return (await fingerprint_at(frame, element)).to_dict()
+    except (ActionError, FingerprintUnavailable, PlaywrightError, TimeoutError):
+        return None
+
+
+@dataclass
+class Target:
+    """Where a recorded element is now: its index in the latest snapshot, or why it has none."""
+
+    index: int | None
+    how: str = ""
+    confidence: float = 0.0
+    why_not: str = ""
+
+
+async def find_target(session: BrowserSession, recorded: dict[str, Any]) -> Target:
+    """The current index of the element ``recorded`` (a fingerprint dict, from a run file: hostile input)
+    describes, found on the session's current tab, or a :class:`Target` without one saying why."""
+    fp = Fingerprint.from_dict(recorded)
+    try:
+        page = await session.ensure_page()
+        found = await find_again(page, fp)
+    except (FingerprintUnavailable, PlaywrightError, TimeoutError) as exc:
+        return Target(None, why_not=f"the page could not be searched ({first_line(exc)})")
+    if found.element is None or found.frame is None:
+        return Target(None, why_not=found.why_not or "no element matches what the step acted on")
+    index = await session.index_of(found.element, found.frame)
+    if index is None:
+        return Target(
+            None,
+            found.how,
+            found.confidence,
+            "the element was found, but the browser state does not list it (hidden, covered, or not interactive)",
+        )
+    return Target(index, found.how, found.confidence)

@@ -1,0 +1,179 @@
+"""``notebook-agent map TASK --rows ROWS.csv --out OUT.csv``: one task over every row of a table, from a terminal.
+
+The table is read and the template checked against its columns before any browser starts, and the output's
+extension too, so a typo fails in a second rather than after the last row. Rows run unattended (an approval
+question cannot be asked of a person for forty rows at once: use ``--approve auto`` or ``deny-risky``); each
+finished row prints one line, and the table written is the same as ``MapResult.to_pandas()``. An interrupt
+(Ctrl-C) stops the running rows and still writes every finished one. The exit code is 1 when any row failed.
+
+CSV and JSON Lines need nothing more; parquet needs pandas and pyarrow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import csv
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+FORMATS = (".csv", ".jsonl", ".json", ".parquet")
+
+
+def _format(path: str, option: str) -> str:
+    suffix = Path(path).suffix.lower()
+    if suffix not in FORMATS:
+        raise ValueError(f"{option} {path}: the format is read from the extension, one of {', '.join(FORMATS)}.")
+    return suffix
+
+
+def _parquet_pandas() -> Any:
+    try:
+        import pandas
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise ImportError('Parquet needs pandas and pyarrow: pip install "notebook-agent[data]" pyarrow') from None
+    return pandas
+
+
+def read_rows(path: str) -> Any:
+    """The rows of a CSV (every value a string, as written), JSON Lines or JSON (a list) file, or parquet (a
+    DataFrame)."""
+    kind = _format(path, "--rows")
+    file = Path(path)
+    if not file.is_file():
+        raise ValueError(f"--rows {path}: there is no such file.")
+    if kind == ".parquet":
+        return _parquet_pandas().read_parquet(file)
+    text = file.read_text(encoding="utf-8-sig")
+    if kind == ".csv":
+        return [dict(row) for row in csv.DictReader(text.splitlines())]
+    try:
+        if kind == ".json":
+            rows = json.loads(text)
+            if not isinstance(rows, list):
+                raise ValueError(f"--rows {path}: a JSON file of rows holds a list (of objects or values).")
+            return rows
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--rows {path}: not valid JSON at line {exc.lineno}: {exc.msg}.") from None
+
+
+def _cell(value: Any) -> Any:
+    """A value one cell can hold in any of the formats: nested data as JSON text."""
+    return json.dumps(value, ensure_ascii=False, default=str) if isinstance(value, (dict, list)) else value
+
+
+def write_table(result: Any, path: str) -> None:
+    """``result``'s table (:meth:`MapResult.records`) to ``path``, in the format its extension names."""
+    kind = _format(path, "--out")
+    columns = result.table_columns()
+    records = [{k: _cell(v) for k, v in r.items()} for r in result.records()]
+    if kind == ".parquet":
+        _parquet_pandas().DataFrame(records, columns=columns).to_parquet(path, index=False)
+    elif kind == ".csv":
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=columns)
+            writer.writeheader()
+            writer.writerows({k: "" if v is None else v for k, v in r.items()} for r in records)
+    elif kind == ".json":
+        Path(path).write_text(json.dumps(records, ensure_ascii=False, indent=1, default=str) + "\n", encoding="utf-8")
+    else:
+        lines = "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in records)
+        Path(path).write_text(lines, encoding="utf-8")
+
+
+def _row_line(progress: Any) -> str:
+    rec = progress.record
+    r = rec.result
+    said = (r.answer if r is not None else "") or (r.error if r is not None else None) or rec.error or ""
+    said = " ".join(str(said).split())
+    said = said if len(said) <= 100 else said[:99] + "…"
+    steps = f"{len(r.steps)} steps" if r is not None else "-"
+    mark = "✓" if rec.success else "✗"
+    count = f"[{progress.done}/{progress.total}]"
+    return f"  {mark} {count:>9} row {rec.index:<4} {rec.status:<11} {steps:>8} {rec.seconds:6.1f}s  {said}"
+
+
+def map_command(args: argparse.Namespace) -> int:
+    """Check everything, read the rows, run the map, write the table (the finished rows also after Ctrl-C)."""
+    from ..config import options
+
+    max_steps = options.max_steps(args.max_steps)
+    if args.concurrency < 1:
+        raise options.OptionError("--concurrency must be at least 1.")
+    url = args.url if args.url is None or "{" in args.url else options.url(args.url)
+    policy = options.approve(args.approve or "deny-risky")
+    if policy.startswith("ask"):
+        raise options.OptionError(
+            f"--approve {policy}: map runs its rows unattended, so no one could answer; use auto or deny-risky."
+        )
+    _format(args.out, "--out")
+    if not Path(args.out).resolve().parent.is_dir():
+        raise ValueError(f"--out {args.out}: the folder it would go in does not exist.")
+    answer_type = options.output_from_file_or_module(args.output) if args.output else None
+    name = options.model(args.model) if args.model else os.environ.get("NOTEBOOK_AGENT_MODEL") or "demo"
+    if name.startswith("replay:"):
+        raise options.OptionError("--model replay:RUN replays one run's answers; a map needs a model for every row.")
+    rows = read_rows(args.rows)
+    from ..agent.batch.map_table import check_template, normalise_rows
+
+    columns, values = normalise_rows(rows)  # a typo in a placeholder is said before any browser starts
+    check_template(args.task, columns, values)
+    if url is not None:
+        check_template(url, columns, values, "--url template")
+    settings = {
+        "max_steps": max_steps,
+        "approval": policy,
+        "output": answer_type,
+        "profile": options.profile(args.profile),
+    }
+    result, interrupted = asyncio.run(_map(args, rows, name, url, settings))
+    write_table(result, args.out)
+    if interrupted:
+        print(f"\ninterrupted: {result.summary()}\nwritten: {args.out}", file=sys.stderr)
+        return 130
+    rate = 60 * len(result.rows) / result.elapsed_s if result.elapsed_s else 0.0
+    print(f"\n{result.summary()} · {rate:.1f} rows/min\nwritten: {args.out}")
+    return 1 if result.failed else 0
+
+
+async def _map(
+    args: argparse.Namespace, rows: Any, name: str, url: str | None, settings: dict[str, Any]
+) -> tuple[Any, bool]:
+    from ..agent import PageAgent
+    from ..agent.batch.map_runner import MapInterrupted
+    from ..browser.session.browser_session import BrowserSession
+    from ..llm import get_model
+
+    model = get_model(name)
+    print(f"model: {model.provider}:{model.id}" + (" (offline demo model)" if model.provider == "demo" else ""))
+    async with BrowserSession(headless=not args.headed) as browser:
+        agent = PageAgent(
+            model=model,
+            browser=browser,
+            enable_javascript=args.js,
+            vision=args.vision,
+            screenshots=False,
+            **settings,
+        )
+
+        def on_event(event: Any) -> None:
+            if event.type == "map_progress" and event.ended:
+                print(_row_line(event), flush=True)
+
+        try:
+            result = await agent.map(
+                args.task,
+                rows,
+                concurrency=args.concurrency,
+                isolation=args.isolation,
+                start_url=url,
+                on_event=on_event,
+            )
+        except MapInterrupted as stopped:  # Ctrl-C: the rows were stopped, the finished ones are kept
+            return stopped.result, True
+    return result, False

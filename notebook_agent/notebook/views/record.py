@@ -1,0 +1,129 @@
+"""The static record of a finished run: plain HTML that needs no kernel and no widget manager.
+
+A widget view needs the kernel that made it: where none runs (GitHub, nbviewer, a notebook opened later) it is
+blank or "Error displaying widget: model not found". When a run ends its view's output is replaced by this
+record (``text/html``), so the saved notebook shows the task, the outcome and every step (reflection, action,
+approval, result, a thumbnail of the page) wherever it is opened.
+
+Only inline styles and basic tags (viewers that sanitise HTML drop ``<style>`` blocks and scripts).
+Screenshots are embedded as thumbnails (480 px wide JPEGs: sharp at the 240 px shown, a quarter of the bytes;
+the run folder keeps them full size); past ``image_budget`` bytes the earliest steps go without their picture
+(the record says so), so a long run does not bloat the notebook.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+
+from ...agent import PageAgentResult, PageStep
+from ...agent.runs.pictures import thumbnail
+from ...core.errors import error_message
+from .html import data_html, markdown_html
+
+IMAGE_BUDGET = 1_500_000
+"""Bytes of screenshots a record embeds at most (the latest steps first)."""
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _row(label: str, value: str, color: str = "#57606a") -> str:
+    return (
+        f'<div style="margin:1px 0"><span style="color:{color};display:inline-block;min-width:6.5em">{label}</span> '
+        f"{value}</div>"
+    )
+
+
+def _step(step: PageStep, picture: bytes | None) -> str:
+    parts = [_row("Replay", _e(step.replay))] if step.replay else []
+    for label, text in (
+        ("Evaluation", step.evaluation_previous_goal),
+        ("Memory", step.memory),
+        ("Next goal", step.next_goal),
+    ):
+        if text:
+            parts.append(_row(label, _e(text)))
+    if step.output_error:
+        parts.append(_row("Invalid output", _e(step.output_error), "#cf222e"))
+    if step.action:
+        call = f"{step.action} {json.dumps(step.args, ensure_ascii=False)}"
+        parts.append(_row("Action", f"<code>{_e(call)}</code>"))
+    if step.approval:
+        why = f": {step.approval['reason']}" if step.approval.get("reason") else ""
+        parts.append(_row("Approval", _e(f"{step.approval.get('decision')} by {step.approval.get('by')}{why}")))
+    if step.result:
+        failed = step.is_error or (step.action == "done" and not step.args.get("success", True))
+        label = "Error" if step.is_error else ("Failed" if failed else "Result")
+        parts.append(_row(label, _e(step.result), "#cf222e" if failed else "#1a7f37"))
+    if step.url:
+        parts.append(_row("Page", f"<code>{_e(step.url)}</code>"))
+    image = ""
+    if picture is not None:
+        data = base64.b64encode(picture).decode("ascii")
+        image = (
+            f'<img src="data:image/jpeg;base64,{data}" width="240" alt="page after step '
+            f'{step.index}" style="border:1px solid #d0d7de;max-width:240px">'
+        )
+    return (
+        f'<tr><td style="vertical-align:top;text-align:left;padding:4px"><b>{step.index}</b></td>'
+        f'<td style="vertical-align:top;padding:4px">{image}</td>'
+        f'<td style="vertical-align:top;text-align:left;padding:4px">{"".join(parts)}</td></tr>'
+    )
+
+
+def record_html(result: PageAgentResult, *, image_budget: int = IMAGE_BUDGET) -> str:
+    """The whole run as one self-contained HTML block."""
+    pictures: dict[int, bytes] = {}
+    used = 0
+    for step in reversed(result.steps):
+        if not step.screenshot:
+            continue
+        small = thumbnail(step.screenshot)
+        size = len(small) * 4 // 3
+        if used + size <= image_budget:
+            pictures[step.index] = small
+            used += size
+    tokens = result.usage.tokens
+    cost = f" · ${result.usage.cost.total:.4f}" if result.usage.cost.total else ""
+    color = "#1a7f37" if result.success else "#cf222e"
+    head = (
+        f'<div style="font-weight:bold">{_e(result.task)}</div>'
+        f'<div><span style="color:{color};font-weight:bold">{_e(result.status.replace("_", " "))}</span> · '
+        f"{'success' if result.success else 'no success'} · {result.steps_text()} · {tokens:,} tokens"
+        f"{cost} · {result.duration_s:.1f} s · model <code>{_e(result.model)}</code></div>"
+    )
+    if result.answer:
+        head += _row("Answer", f"<span>{markdown_html(result.answer)}</span>")  # the model's markdown, made safe
+    if result.output is not None:
+        head += data_html(result.output, result.output_type)
+    if result.replay_counts:
+        head += _row("Replay", _e(result.replay_text().removeprefix("replay: ")))
+    reason = (result.error or (result.text if not result.answer else None)) if result.status != "completed" else None
+    if reason and reason != result.answer:
+        head += _row(result.end_label, _e(reason), "#cf222e")
+    with_steps = [s for s in result.steps if s.screenshot]
+    skipped = len(with_steps) - len(pictures)
+    note = (
+        f'<div style="color:#57606a">The pictures of the first {skipped} step{"" if skipped == 1 else "s"} are left '
+        "out to keep the notebook small; the saved run has them all.</div>"
+        if skipped > 0
+        else ""
+    )
+    rows = "".join(_step(s, pictures.get(s.index)) for s in result.steps)
+    return (
+        '<div class="na-record" style="border:1px solid #d0d7de;border-radius:8px;padding:8px;'
+        f'font-family:system-ui,sans-serif">{head}{note}'
+        f'<table style="border-collapse:collapse;margin-top:6px">{rows}</table>'
+        f'<div style="color:#57606a;font-size:0.85em">notebook_agent run {_e(result.run_id)} (a static record: '
+        "the live view needs a running kernel)</div></div>"
+    )
+
+
+def error_html(task: str, error: BaseException) -> str:
+    return (
+        '<div class="na-record" style="border:1px solid #d0d7de;border-radius:8px;padding:8px">'
+        f"<b>{_e(task)}</b><div style='color:#cf222e'>{_e(error_message(error))}</div></div>"
+    )
