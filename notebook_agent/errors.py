@@ -1,0 +1,185 @@
+"""Every public error of the package, in one place: ``from notebook_agent.errors import ProviderError``.
+
+Each error is defined in the module whose job it is (a missing browser where the browser is found, a provider
+failure where SDK exceptions are translated); this module re-exports them all so a caller can find and catch them
+without knowing the layout. Every one derives from :class:`NotebookAgentError`, and keeps the built-in base it had
+(``ValueError``, ``RuntimeError``, ...) so existing ``except`` clauses still match::
+
+    NotebookAgentError
+        * AbortedError
+        * ActionError
+            * ExtractError
+        * AgentBusyError (also RuntimeError)
+        * BrowserBusyError (also RuntimeError)
+        * BrowserNotFoundError (also RuntimeError)
+        * BrowserTimeoutError (also TimeoutError)
+        * DeadlineExceeded
+        * FingerprintUnavailable
+        * LLMError
+            * ModelConfigError (also ValueError)
+                * LocalServerError
+                * ModelFileError
+            * ProviderError
+                * AuthenticationError
+                * BadRequestError
+                * ContextLengthError
+                * MalformedResponseError
+                * ProviderConnectionError
+                * ProviderTimeoutError
+                * RateLimitError
+                * ServerError
+                * StreamCutError
+        * MalformedToolCallError (also ValueError)
+        * MapInputError (also ValueError)
+        * OptionError (also ValueError)
+        * OutputError (also ValueError)
+        * OutputTypeError (also TypeError)
+        * ScreenshotWithheld
+        * SecretError (also ValueError)
+        * StartUrlError
+        * ToolArgumentError (also ValueError)
+        * ToolPlanError (also ValueError)
+        * TraceBusyError
+        * URLError (also ValueError)
+
+Errors a model can fix (bad arguments, an unknown element index, a blocked call) never reach the caller: they
+become tool results the model reads. What reaches the caller is misuse (an unknown model, a missing key or
+browser), raised before any I/O, and a provider failure that ends the run with its stop reason. The tree above is
+checked against the classes by ``tests/test_errors_module.py``. The names import on first use, like the package's
+own, so ``import notebook_agent.errors`` stays fast.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .agent.batch.map_table import MapInputError
+    from .agent.prompt.agent_output import OutputError
+    from .agent.safety.secrets import SecretError
+    from .agent.step.run_browser import StartUrlError
+    from .agent.step.typed_output import OutputTypeError
+    from .browser.errors import ActionError, BrowserTimeoutError
+    from .browser.extract.tables import ExtractError
+    from .browser.fingerprint.finder import FingerprintUnavailable
+    from .browser.page.mask import ScreenshotWithheld
+    from .browser.session.launch import BrowserNotFoundError
+    from .browser.session.ownership import BrowserBusyError
+    from .browser.session.tracing import TraceBusyError
+    from .browser.urls import URLError
+    from .config.options import OptionError
+    from .core.abort import AbortedError
+    from .core.agent import AgentBusyError
+    from .core.errors import NotebookAgentError
+    from .core.planner import ToolPlanError
+    from .core.tool_arguments import MalformedToolCallError
+    from .core.tools import ToolArgumentError
+    from .llm.deadlines import DeadlineExceeded
+    from .llm.errors import (
+        AuthenticationError,
+        BadRequestError,
+        ContextLengthError,
+        LLMError,
+        MalformedResponseError,
+        ModelConfigError,
+        ProviderConnectionError,
+        ProviderError,
+        ProviderTimeoutError,
+        RateLimitError,
+        ServerError,
+        StreamCutError,
+    )
+    from .llm.local.llama_server import LocalServerError
+    from .llm.local.model_files import ModelFileError
+
+__all__ = [
+    "AbortedError",
+    "ActionError",
+    "AgentBusyError",
+    "AuthenticationError",
+    "BadRequestError",
+    "BrowserBusyError",
+    "BrowserNotFoundError",
+    "BrowserTimeoutError",
+    "ContextLengthError",
+    "DeadlineExceeded",
+    "ExtractError",
+    "FingerprintUnavailable",
+    "LLMError",
+    "LocalServerError",
+    "MalformedResponseError",
+    "MalformedToolCallError",
+    "MapInputError",
+    "ModelConfigError",
+    "ModelFileError",
+    "NotebookAgentError",
+    "OptionError",
+    "OutputError",
+    "OutputTypeError",
+    "ProviderConnectionError",
+    "ProviderError",
+    "ProviderTimeoutError",
+    "RateLimitError",
+    "ScreenshotWithheld",
+    "SecretError",
+    "ServerError",
+    "StartUrlError",
+    "StreamCutError",
+    "ToolArgumentError",
+    "ToolPlanError",
+    "TraceBusyError",
+    "URLError",
+]
+
+_WHERE = {
+    "AbortedError": "notebook_agent.core.abort",
+    "ActionError": "notebook_agent.browser.errors",
+    "AgentBusyError": "notebook_agent.core.agent",
+    "AuthenticationError": "notebook_agent.llm.errors",
+    "BadRequestError": "notebook_agent.llm.errors",
+    "BrowserBusyError": "notebook_agent.browser.session.ownership",
+    "BrowserNotFoundError": "notebook_agent.browser.session.launch",
+    "BrowserTimeoutError": "notebook_agent.browser.errors",
+    "ContextLengthError": "notebook_agent.llm.errors",
+    "DeadlineExceeded": "notebook_agent.llm.deadlines",
+    "ExtractError": "notebook_agent.browser.extract.tables",
+    "FingerprintUnavailable": "notebook_agent.browser.fingerprint.finder",
+    "LLMError": "notebook_agent.llm.errors",
+    "LocalServerError": "notebook_agent.llm.local.llama_server",
+    "MalformedResponseError": "notebook_agent.llm.errors",
+    "MalformedToolCallError": "notebook_agent.core.tool_arguments",
+    "MapInputError": "notebook_agent.agent.batch.map_table",
+    "ModelConfigError": "notebook_agent.llm.errors",
+    "ModelFileError": "notebook_agent.llm.local.model_files",
+    "NotebookAgentError": "notebook_agent.core.errors",
+    "OptionError": "notebook_agent.config.options",
+    "OutputError": "notebook_agent.agent.prompt.agent_output",
+    "OutputTypeError": "notebook_agent.agent.step.typed_output",
+    "ProviderConnectionError": "notebook_agent.llm.errors",
+    "ProviderError": "notebook_agent.llm.errors",
+    "ProviderTimeoutError": "notebook_agent.llm.errors",
+    "RateLimitError": "notebook_agent.llm.errors",
+    "ScreenshotWithheld": "notebook_agent.browser.page.mask",
+    "SecretError": "notebook_agent.agent.safety.secrets",
+    "ServerError": "notebook_agent.llm.errors",
+    "StartUrlError": "notebook_agent.agent.step.run_browser",
+    "StreamCutError": "notebook_agent.llm.errors",
+    "ToolArgumentError": "notebook_agent.core.tools",
+    "ToolPlanError": "notebook_agent.core.planner",
+    "TraceBusyError": "notebook_agent.browser.session.tracing",
+    "URLError": "notebook_agent.browser.urls",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """An error class, imported from the module that defines it on first use."""
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'notebook_agent.errors' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
