@@ -60,7 +60,7 @@ def main() -> None:
                 "x": panel["x"],
                 "y": top["y"] - 8,
                 "width": panel["width"],
-                "height": bottom["y"] + bottom["height"] - top["y"] + 16,
+                "height": bottom["y"] + bottom["height"] - top["y"] + 12,
             }
             args.out.parent.mkdir(parents=True, exist_ok=True)
             nb.page.screenshot(path=str(args.out), clip=clip)
