@@ -11,7 +11,7 @@ llama-server, ``--repeats`` times, and prints per task and per variant:
   per step, model seconds per step.
 
 The baseline in the same run is the default prompt profile against the small-model one (``--profiles``,
-agent/profiles.py), on the same server and tasks; ``--peer browser-use`` adds browser-use's agent on the same
+agent/prompt/profiles.py), on the same server and tasks; ``--peer browser-use`` adds browser-use's agent on the same
 server (same model, context, threads and prompt cache), interleaved task by task, judged by the same checks on
 its final page (it runs in its own environment, ``.venv-peer``: ``scripts/setup_peer.sh``, see
 ``benchmarks/peer/browser_use_task.py``); ``--modes json_schema,tools`` also compares the output paths

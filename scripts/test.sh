@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# The whole check: lint, types, then every test (real Chromium, real kernel, real JupyterLab); then the tests that
-# start a real kernel (not the JupyterLab one) again on the oldest supported ipykernel, in .venv-floor.
+# The whole check: lint, types, a strict build of the docs site (mkdocs.yml), then every test (real Chromium, real
+# kernel, real JupyterLab); then the tests that start a real kernel (not the JupyterLab one) again on the oldest
+# supported ipykernel, in .venv-floor.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 echo "== ruff"; .venv/bin/ruff check notebook_agent tests benchmarks && .venv/bin/ruff format --check -q notebook_agent tests benchmarks
 echo "== mypy"; .venv/bin/mypy
+echo "== docs: mkdocs build --strict (a broken link, anchor or API reference fails it)"
+# (not --quiet: it hides the warnings, and strict mode then does not count them)
+NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict
 echo "== local model: llama-server and Qwen2.5-Coder 0.5B (built and fetched once, cached in ~/.cache/notebook_agent)"
 .venv/bin/python scripts/build_llama_server.py
 .venv/bin/python scripts/fetch_test_model.py 0.5b

@@ -81,7 +81,7 @@ class Variant:
     approval: str = "deny-risky"
     """Evaluations run unattended: risky actions are denied unless the variant says otherwise."""
     profile: str = "auto"
-    """The prompt profile (agent/profiles.py): ``auto``, ``default`` or ``small``."""
+    """The prompt profile (agent/prompt/profiles.py): ``auto``, ``default`` or ``small``."""
 
 
 @dataclass

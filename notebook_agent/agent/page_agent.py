@@ -308,7 +308,7 @@ class PageAgent:
             "output": self.output_spec.name if self.output_spec is not None else None,
         }
 
-    # -- one task over many rows (agent/mapping.py) -----------------------------------------------------------
+    # -- one task over many rows (agent/batch/map_runner.py) -----------------------------------------------------------
     async def map(self, task_template: str, rows: Any, **options: Any) -> MapResult:
         """Run ``task_template`` (``{column}`` filled from each row) for every row of ``rows`` (a DataFrame, a list
         of dicts, or a list of values: column ``value``); a failed row does not stop the others. Options:

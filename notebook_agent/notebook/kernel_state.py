@@ -89,7 +89,7 @@ class KernelState:
 
     def prompt_override(self, name: str | None = None) -> str | None:
         """The system prompt a run is given: None for "default" (the agent's profile chooses it, see
-        agent/profiles.py), else the text of the prompt set with %%agent_prompt."""
+        agent/prompt/profiles.py), else the text of the prompt set with %%agent_prompt."""
         name = name or self.config.prompt
         return None if name == "default" else self.prompt_text(name)
 

@@ -44,17 +44,17 @@ class Profile:
     """Actions offered only when the request names a web address, or the run starts on no page: a 1.5B model,
     measured, opened addresses it made up (``/docs``, ``/account``: 404s) instead of clicking the link."""
     repeat_caution: bool = False
-    """Refuse once the move the run has just made, made again at once (agent/loops.py): a 1.5B model, measured,
+    """Refuse once the move the run has just made, made again at once (agent/step/loop_guard.py): a 1.5B model, measured,
     clicked "Save" three times after it had worked instead of calling done."""
     field_caution: bool = False
-    """Refuse once a click on an empty text field (agent/loops.py): a 1.5B model, measured, clicked the password
+    """Refuse once a click on an empty text field (agent/step/loop_guard.py): a 1.5B model, measured, clicked the password
     field again and again to "fill" it, and never typed."""
     guide: bool = False
     """After a caution that names fields to fill, the next step's decoding offers only typing into them (or
-    done): a 1.5B model, measured, kept its thoughts and clicked elsewhere instead (agent/loops.py)."""
+    done): a 1.5B model, measured, kept its thoughts and clicked elsewhere instead (agent/step/loop_guard.py)."""
 
     def system_prompt(self) -> str:
-        """The profile's packaged system prompt (``agent/prompts/``)."""
+        """The profile's packaged system prompt (``agent/prompt/prompts/``)."""
         return resources.files(__package__).joinpath("prompts", self.prompt_file).read_text(encoding="utf-8")
 
     def keeps(self, action: str) -> bool:

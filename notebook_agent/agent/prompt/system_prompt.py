@@ -11,7 +11,7 @@ from importlib import resources
 
 
 def default_system_prompt() -> str:
-    """The packaged system prompt (``agent/prompts/system_prompt.md``), for reading or editing."""
+    """The packaged system prompt (``agent/prompt/prompts/system_prompt.md``), for reading or editing."""
     return resources.files(__package__).joinpath("prompts/system_prompt.md").read_text(encoding="utf-8")
 
 

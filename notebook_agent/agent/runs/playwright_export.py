@@ -2,7 +2,7 @@
 edit, keep in version control and run in CI, with no model, no API key and no notebook_agent installed.
 
 :func:`to_playwright` writes one statement per step that ran, each on the element it acted on as found by the
-locator of its recorded fingerprint (browser/fingerprint_model.py: the same calls a replay makes), and before
+locator of its recorded fingerprint (browser/fingerprint/model.py: the same calls a replay makes), and before
 each action on an element a check of what the step saw: the page it was on, the element visible. A run moves
 to another host with ``--base-url`` (a staging recording against production), as ``agent.replay(url=)`` does.
 
@@ -39,7 +39,7 @@ PAGE_HEIGHT = 800
 #: Actions whose ``index`` names an element the script finds by the step's fingerprint.
 _ON_ELEMENT = ("click_element_by_index", "input_text", "select_dropdown_option", "hover")
 
-#: How a click's result says it opened a tab the run then acted in (browser/watch.py).
+#: How a click's result says it opened a tab the run then acted in (browser/page/action_watch.py).
 _NEW_TAB = re.compile(r"It opened a new tab \(tab \d+: .*\) and is now the current tab\.")
 
 

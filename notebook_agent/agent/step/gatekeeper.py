@@ -3,7 +3,7 @@
 Two lines, one policy. The first judges a call before it runs, by what it looks like (its element, its href,
 its keys). The second judges what it really does, where every effect passes: the browser holds each request
 that would navigate or open a tab on another site, or send data to another site, and asks
-:meth:`RunGate.judge_effect` (see ``browser/guard.py``). A page decides what a click does; the second line is
+:meth:`RunGate.judge_effect` (see ``browser/door/route.py``). A page decides what a click does; the second line is
 what makes the policy hold.
 
 For each call the model chose, :class:`RunGate` builds the :class:`~.approval.ApprovalRequest` the policy

@@ -164,7 +164,7 @@ class LoopGuard:
 
     @classmethod
     def of(cls, profile: Any) -> LoopGuard:
-        """The guard a prompt profile asks for (agent/profiles.py: its cautions and guide)."""
+        """The guard a prompt profile asks for (agent/prompt/profiles.py: its cautions and guide)."""
         return cls(repeat_caution=profile.repeat_caution, field_caution=profile.field_caution, guide=profile.guide)
 
     def page(self, page_text: str) -> list[str]:

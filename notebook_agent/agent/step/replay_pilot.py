@@ -3,7 +3,7 @@ was, and asking the model only for the steps that cannot be replayed as they are
 
 A replay is an ordinary page-agent run whose "model" is a :class:`ReplayModel`: each step, after the page was
 read, the :class:`ReplayPilot` takes the next recorded action; an action on an element finds that element
-again by its recorded fingerprint (browser/targets.py) and uses its index in the current state. The action then
+again by its recorded fingerprint (browser/session/targets.py) and uses its index in the current state. The action then
 goes through everything a model's action goes through (the approval gate, allowed domains, secrets filled in
 from their placeholders, the run file). When the element cannot be found with confidence, or the page is not
 the one the step saw, that step alone goes to the model, told what the recorded step meant to do (``heal``); the

@@ -428,7 +428,7 @@ async def _read_ahead(
 ) -> asyncio.Future[dict[str, Any] | None] | None:
     """What an action on element ``index`` acts on, read while the previous picture finishes and the gate judges
     (both before the action changes the page), not after them: the element itself, found for the action
-    (browser/prefetch.py), and its fingerprint for replay, being read (a replay's recorded one when it has it;
+    (browser/page/prefetch.py), and its fingerprint for replay, being read (a replay's recorded one when it has it;
     the run keeps it only when the action goes ahead)."""
     if not isinstance(index, int):
         return None
@@ -454,7 +454,7 @@ def _step_spec(tools: list[Tool], browser: BrowserSession | None, loops: LoopGua
 
 
 def _unfilled(browser: BrowserSession, action: str, args: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The fields a click would submit empty although its form needs them (browser/affordances.py), as the loop
+    """The fields a click would submit empty although its form needs them (browser/page/actionable.py), as the loop
     guard reads elements, each with its line."""
     snapshot = browser.last_snapshot
     index = args.get("index")
@@ -465,7 +465,7 @@ def _unfilled(browser: BrowserSession, action: str, args: Mapping[str, Any]) -> 
 
 def _excluded(loops: LoopGuard, elements: dict[int, ElementInfo], actions: list[str]) -> dict[str, set[int] | None]:
     """What the decoding schema leaves out: moves the loop guard refused, elements a form action cannot act on
-    (a button for input_text: browser/affordances.py), and, right after a caution that named fields to fill
+    (a button for input_text: browser/page/actionable.py), and, right after a caution that named fields to fill
     with the small profile's guide, everything but typing into them (and done)."""
     expected = loops.expected(elements)
     if expected is not None:

@@ -1,6 +1,6 @@
 """``extract_table``: read a table or repeated list exactly and hand it on as data, not as text to retype.
 
-The model names an index; the rows are read from the live DOM (browser/extract.py) and kept in the result's
+The model names an index; the rows are read from the live DOM (browser/extract/tables.py) and kept in the result's
 ``details`` as an :class:`~notebook_agent.browser.extract.tables.ExtractedTable` named t1, t2, ... (per tool instance,
 so per run); the model reads only the summary and names the table in ``done``. A next-page click is made here
 like a click action's (a trusted click inside the session's watch), so the guard and the effect gate see it.
