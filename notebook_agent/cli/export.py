@@ -1,8 +1,8 @@
 """``notebook-agent export RUN --to FILE``: a saved run as a Playwright-for-Python script, from a terminal.
 
-The script does the run's steps again with no model and needs only Playwright (agent/runs/playwright_export.py says how it is
-made and why it is safe to make from any run file). Nothing is launched here: the file is written and its path
-printed with the command that runs it, so exporting works on a machine with no browser.
+The script does the run's steps again with no model and needs only Playwright (agent/runs/playwright_export.py
+says how it is made and why it is safe to make from any run file). Nothing is launched here: the file is
+written and its path printed with the command that runs it, so exporting works on a machine with no browser.
 """
 
 from __future__ import annotations

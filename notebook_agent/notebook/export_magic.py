@@ -1,7 +1,7 @@
 """``%agent export RUN [--sync|--async] [--to FILE]``: a saved run as a Playwright-for-Python script.
 
-The script does the run's steps again with no model (agent/runs/playwright_export.py). With ``--to`` it is written to a file;
-without, it is put in the next cell, where it runs as it is (it takes a thread of its own there, since the
+The script does the run's steps again with no model (agent/runs/playwright_export.py). With ``--to`` it is written
+to a file; without, it is put in the next cell, where it runs as it is (it takes a thread of its own there, since the
 kernel's event loop is running) and can be read and edited first. Kept apart from :mod:`.commands` so that
 class stays one screenful per command.
 """

@@ -44,11 +44,11 @@ class Profile:
     """Actions offered only when the request names a web address, or the run starts on no page: a 1.5B model,
     measured, opened addresses it made up (``/docs``, ``/account``: 404s) instead of clicking the link."""
     repeat_caution: bool = False
-    """Refuse once the move the run has just made, made again at once (agent/step/loop_guard.py): a 1.5B model, measured,
-    clicked "Save" three times after it had worked instead of calling done."""
+    """Refuse once the move the run has just made, made again at once (agent/step/loop_guard.py): a 1.5B model,
+    measured, clicked "Save" three times after it had worked instead of calling done."""
     field_caution: bool = False
-    """Refuse once a click on an empty text field (agent/step/loop_guard.py): a 1.5B model, measured, clicked the password
-    field again and again to "fill" it, and never typed."""
+    """Refuse once a click on an empty text field (agent/step/loop_guard.py): a 1.5B model, measured, clicked the
+    password field again and again to "fill" it, and never typed."""
     guide: bool = False
     """After a caution that names fields to fill, the next step's decoding offers only typing into them (or
     done): a 1.5B model, measured, kept its thoughts and clicked elsewhere instead (agent/step/loop_guard.py)."""
