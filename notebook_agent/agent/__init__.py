@@ -50,6 +50,7 @@ from .page_agent import PageAgent
 from .prompt import default_system_prompt, prompt_hash
 from .results import PageAgentResult, PageStep, Status, StepRequest
 from .runs import compare_runs, find_run, list_runs, load_run, save_run
+from .secrets import CaseInsensitive
 from .toolset import BUILTIN_ORDER
 
 __all__ = [
@@ -66,6 +67,7 @@ __all__ = [
     "ApprovalRequest",
     "ApprovalRequested",
     "Approver",
+    "CaseInsensitive",
     "MapEvent",
     "MapFinished",
     "MapInputError",
