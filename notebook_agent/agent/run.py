@@ -64,7 +64,7 @@ from .output import OutputSpec, with_typed_done
 from .profiles import Profile
 from .prompt import prompt_hash
 from .recorder import Recorder
-from .replay import ReplayPilot
+from .replay import REPLAY_HINT, ReplayPilot
 from .results import PageAgentResult, PageStep, StepRequest
 from .screenshots import StepScreenshots
 from .secrets import Redactor, SecretVault
@@ -219,6 +219,10 @@ class PageRun:
         start = self.agent.start_url
         if self.previous is not None:  # a follow-up goes on from where the earlier run left the page, never back
             start = resume_url(self.previous, _url_of(browser))
+        if start and self.pilot is not None and not self.pilot.chosen:  # a recording's, not the user's: judged
+            refusal = await self.gate.admit(start, _url_of(browser))
+            if refusal:
+                raise StartUrlError(f"The replay's start URL {start} was not opened: {refusal}. {REPLAY_HINT}")
         if start:
             self.gate.trust(navigation_target(start))  # the user chose it (or the run being continued was there)
             await self.lease.open(start, self.controller.signal)
