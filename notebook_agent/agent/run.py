@@ -219,10 +219,7 @@ class PageRun:
         start = self.agent.start_url
         if self.previous is not None:  # a follow-up goes on from where the earlier run left the page, never back
             start = resume_url(self.previous, _url_of(browser))
-        if start and self.pilot is not None and not self.pilot.chosen:  # a recording's, not the user's: judged
-            refusal = await self.gate.admit(start, _url_of(browser))
-            if refusal:
-                raise StartUrlError(f"The replay's start URL {start} was not opened: {refusal}. {REPLAY_HINT}")
+        await _admit_recorded_start(self.gate, self.pilot, start, browser)
         if start:
             self.gate.trust(navigation_target(start))  # the user chose it (or the run being continued was there)
             await self.lease.open(start, self.controller.signal)
@@ -417,6 +414,17 @@ class PageRun:
             self.outcome.end("failed", stuck)  # honest: the run went round in circles, and says what it tried
             return True
         return self.outcome.should_stop(len(self.steps))
+
+
+async def _admit_recorded_start(
+    gate: RunGate, pilot: ReplayPilot | None, start: str | None, browser: BrowserSession
+) -> None:
+    """A replay's start URL that came from its recording, not from the user (``url=``), is judged as the model's
+    ``go_to_url`` would be; a refusal raises :class:`StartUrlError` saying what to do."""
+    if start and pilot is not None and not pilot.chosen:
+        refusal = await gate.admit(start, _url_of(browser))
+        if refusal:
+            raise StartUrlError(f"The replay's start URL {start} was not opened: {refusal}. {REPLAY_HINT}")
 
 
 async def _read_ahead(
