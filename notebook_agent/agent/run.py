@@ -214,8 +214,7 @@ class PageRun:
             self._put(RunFinished(result))
 
     async def _drive(self, browser: BrowserSession) -> None:
-        if self.agent.trace:
-            self.trace = await start_trace(browser, self.redactor.scrub_text(self.task)[:200])
+        self.trace = await start_trace(browser, self.redactor.scrub_text(self.task)[:200]) if self.agent.trace else None
         start = self.agent.start_url
         if self.previous is not None:  # a follow-up goes on from where the earlier run left the page, never back
             start = resume_url(self.previous, _url_of(browser))
