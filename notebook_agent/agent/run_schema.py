@@ -125,7 +125,4 @@ def check_record(kind: str, record: Any, where: str) -> dict[str, Any]:
             f"{where}{which}: the {part}'s field '{_where(first['loc'])}' is not valid: {first['msg']}{found}{more}. "
             "The run file was edited or damaged; fix that field or record the run again."
         ) from None
-    data = checked.model_dump(exclude_unset=False)
-    if kind == "run":
-        data["settings"] = checked.settings.model_dump()
-    return data
+    return checked.model_dump()  # the settings' extra fields included (``extra="allow"``)
