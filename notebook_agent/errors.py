@@ -34,12 +34,14 @@ without knowing the layout. Every one derives from :class:`NotebookAgentError`, 
         * OptionError (also ValueError)
         * OutputError (also ValueError)
         * OutputTypeError (also TypeError)
+        * RunFileError (also ValueError)
         * ScreenshotWithheld
         * SecretError (also ValueError)
         * StartUrlError
         * ToolArgumentError (also ValueError)
         * ToolPlanError (also ValueError)
         * TraceBusyError
+            * TraceRefusedError
         * URLError (also ValueError)
 
 Errors a model can fix (bad arguments, an unknown element index, a blocked call) never reach the caller: they
@@ -56,6 +58,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .agent.batch.map_table import MapInputError
     from .agent.prompt.agent_output import OutputError
+    from .agent.runs.run_schema import RunFileError
     from .agent.safety.secrets import SecretError
     from .agent.step.run_browser import StartUrlError
     from .agent.step.typed_output import OutputTypeError
@@ -65,7 +68,7 @@ if TYPE_CHECKING:
     from .browser.page.mask import ScreenshotWithheld
     from .browser.session.launch import BrowserNotFoundError
     from .browser.session.ownership import BrowserBusyError
-    from .browser.session.tracing import TraceBusyError
+    from .browser.session.tracing import TraceBusyError, TraceRefusedError
     from .browser.urls import URLError
     from .config.options import OptionError
     from .core.abort import AbortedError
@@ -120,6 +123,7 @@ __all__ = [
     "ProviderError",
     "ProviderTimeoutError",
     "RateLimitError",
+    "RunFileError",
     "ScreenshotWithheld",
     "SecretError",
     "ServerError",
@@ -128,6 +132,7 @@ __all__ = [
     "ToolArgumentError",
     "ToolPlanError",
     "TraceBusyError",
+    "TraceRefusedError",
     "URLError",
 ]
 
@@ -159,6 +164,7 @@ _WHERE = {
     "ProviderError": "notebook_agent.llm.errors",
     "ProviderTimeoutError": "notebook_agent.llm.errors",
     "RateLimitError": "notebook_agent.llm.errors",
+    "RunFileError": "notebook_agent.agent.runs.run_schema",
     "ScreenshotWithheld": "notebook_agent.browser.page.mask",
     "SecretError": "notebook_agent.agent.safety.secrets",
     "ServerError": "notebook_agent.llm.errors",
@@ -167,6 +173,7 @@ _WHERE = {
     "ToolArgumentError": "notebook_agent.core.tools",
     "ToolPlanError": "notebook_agent.core.planner",
     "TraceBusyError": "notebook_agent.browser.session.tracing",
+    "TraceRefusedError": "notebook_agent.browser.session.tracing",
     "URLError": "notebook_agent.browser.urls",
 }
 

@@ -50,6 +50,7 @@ from .safety.approval import (
     decide,
     risk_reason,
 )
+from .safety.secrets import CaseInsensitive
 from .step.toolset import BUILTIN_ORDER
 
 __all__ = [
@@ -66,6 +67,7 @@ __all__ = [
     "ApprovalRequest",
     "ApprovalRequested",
     "Approver",
+    "CaseInsensitive",
     "MapEvent",
     "MapFinished",
     "MapInputError",

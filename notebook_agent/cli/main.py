@@ -121,6 +121,11 @@ def build_parser() -> argparse.ArgumentParser:
     mp.add_argument("--vision", action="store_true", help="also send a screenshot to the model each step")
     mp.add_argument("--js", action="store_true", help="enable the execute_javascript action")
     mp.add_argument("--profile", default=None, help="prompt profile: auto (small for a local model), default, small")
+    mp.add_argument(
+        "--raw-cells",
+        action="store_true",
+        help="write CSV cells starting with = + - @ as they are (default: a ' in front, so no spreadsheet runs them)",
+    )
 
     from .replay import add_parser as add_replay
 

@@ -67,18 +67,19 @@ def _cell(value: Any) -> Any:
     return json.dumps(value, ensure_ascii=False, default=str) if isinstance(value, (dict, list)) else value
 
 
-def write_table(result: Any, path: str) -> None:
-    """``result``'s table (:meth:`MapResult.records`) to ``path``, in the format its extension names."""
+def write_table(result: Any, path: str, *, raw_cells: bool = False) -> None:
+    """``result``'s table (:meth:`MapResult.records`) to ``path``, in the format its extension names. In a CSV,
+    a cell a spreadsheet would run as a formula gets a single quote in front unless ``raw_cells`` (see
+    :mod:`.agent.map_cells`); the other formats keep every value as it is."""
+    from ..agent.batch.map_cells import write_csv
+
     kind = _format(path, "--out")
     columns = result.table_columns()
     records = [{k: _cell(v) for k, v in r.items()} for r in result.records()]
     if kind == ".parquet":
         _parquet_pandas().DataFrame(records, columns=columns).to_parquet(path, index=False)
     elif kind == ".csv":
-        with open(path, "w", encoding="utf-8", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=columns)
-            writer.writeheader()
-            writer.writerows({k: "" if v is None else v for k, v in r.items()} for r in records)
+        write_csv(path, columns, records, raw=raw_cells)
     elif kind == ".json":
         Path(path).write_text(json.dumps(records, ensure_ascii=False, indent=1, default=str) + "\n", encoding="utf-8")
     else:
@@ -132,7 +133,7 @@ def map_command(args: argparse.Namespace) -> int:
         "profile": options.profile(args.profile),
     }
     result, interrupted = asyncio.run(_map(args, rows, name, url, settings))
-    write_table(result, args.out)
+    write_table(result, args.out, raw_cells=getattr(args, "raw_cells", False))
     if interrupted:
         print(f"\ninterrupted: {result.summary()}\nwritten: {args.out}", file=sys.stderr)
         return 130

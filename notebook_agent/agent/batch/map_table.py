@@ -13,6 +13,7 @@ gave: ``status``, ``success``, ``answer``, the typed output's fields (one column
 from __future__ import annotations
 
 import dataclasses
+import os
 import string
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -256,6 +257,15 @@ class MapResult:
     def to_pandas(self) -> Any:
         """The table as a DataFrame (pandas is the optional extra ``notebook-agent[data]``)."""
         return pandas_module().DataFrame(self.records(), columns=self.table_columns())
+
+    def to_csv(self, path: str | os.PathLike[str], *, raw_cells: bool = False) -> None:
+        """The table as a UTF-8 CSV file (no pandas needed). A text cell beginning with ``=``, ``+``, ``-``, ``@``,
+        a tab or a carriage return gets a single quote in front, so a spreadsheet shows it rather than running
+        it as a formula; ``raw_cells=True`` writes every cell as it is (see :mod:`.map_cells`). The DataFrame
+        and :meth:`records` keep the true values."""
+        from .map_cells import write_csv
+
+        write_csv(os.fspath(path), self.table_columns(), self.records(), raw=raw_cells)
 
     def summary(self) -> str:
         """``10 rows: 9 succeeded, 1 failed · 42.0 s``"""

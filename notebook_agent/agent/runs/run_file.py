@@ -24,6 +24,7 @@ from ...core.messages import AssistantMessage, Usage
 from ...core.text import clean_text, map_strings
 from .result import PageAgentResult, PageStep, StepRequest
 from .run_data import differences, table_from_dict, table_to_dict, to_json
+from .run_schema import RunFileError, check_record
 
 FORMAT_VERSION = 1
 
@@ -197,33 +198,41 @@ def save_run(result: PageAgentResult, runs_dir: str | Path) -> Path:
 
 
 def load_run(path: str | Path, *, with_screenshots: bool = True) -> PageAgentResult:
-    """Read a run saved by :func:`save_run`. A run cut short (no closing line) loads with status ``error``."""
+    """Read a run saved by :func:`save_run`. A run cut short (no closing line) loads with status ``error``.
+    Every line is checked first (:mod:`.run_schema`): a file that is not a run file, or a line with a field of
+    the wrong type, raises :class:`~.run_schema.RunFileError` naming the line, the step and the field."""
     path = Path(path)
     head: dict[str, Any] = {}
     end: dict[str, Any] = {}
     steps: list[PageStep] = []
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise RunFileError(f"{path} is not UTF-8 text (byte {exc.start}); is this a notebook_agent run file?") from None
     # Lines end at "\n" only: JSON keeps U+0085, U+2028 and the like raw inside strings, which splitlines() cuts.
-    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
+    for number, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         try:
             record = json.loads(line)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             if end:  # anything after the closing line is ignored
                 break
-            raise ValueError(f"{path}:{number} is not valid JSON; is this a notebook_agent run file?") from None
-        if not head and record.get("kind") != "run":
-            raise ValueError(f"{path} is not a notebook_agent run file (no header line)")
-        kind = record.pop("kind", None)
+            raise RunFileError(f"{path}:{number} is not valid JSON; is this a notebook_agent run file?") from None
+        kind = record.get("kind") if isinstance(record, dict) else None
+        if not head and kind != "run":
+            raise RunFileError(f"{path} is not a notebook_agent run file (no header line)")
+        if kind not in ("run", "step", "end"):
+            continue  # a kind a newer writer may add
+        checked = check_record(kind, record, f"{path}:{number}")
         if kind == "run":
-            record.pop("format", None)
-            head = record
+            head = checked
         elif kind == "step":
-            steps.append(step_from_dict(record))
-        elif kind == "end":
-            end = record
+            steps.append(step_from_dict(checked))
+        else:
+            end = checked
     if not head:
-        raise ValueError(f"{path} is not a notebook_agent run file (no header line)")
+        raise RunFileError(f"{path} is not a notebook_agent run file (no header line)")
     # A run file is input too: only files inside its own folder are read, whatever the file says.
     for s in steps:
         inside = _inside(path.parent, s.screenshot_ref)
@@ -236,6 +245,10 @@ def load_run(path: str | Path, *, with_screenshots: bool = True) -> PageAgentRes
         prompt_file = path.parent / "prompts" / "-"  # not a content hash: never a path
     known = {f.name for f in dataclasses.fields(PageAgentResult)}
     fields = {k: v for k, v in head.items() if k in known and k not in ("output", "tables")}
+    try:
+        tables = {str(k): table_from_dict(str(k), v) for k, v in (end.get("tables") or {}).items() if v}
+    except (TypeError, ValueError) as exc:
+        raise RunFileError(f"{path}: the closing line's field 'tables' is not valid: {exc}.") from None
     return PageAgentResult(
         **fields,
         steps=steps,
@@ -245,7 +258,7 @@ def load_run(path: str | Path, *, with_screenshots: bool = True) -> PageAgentRes
         error=end.get("error", None if end else "The run file ends before the run did."),
         usage=Usage.model_validate(end.get("usage") or {}),
         output=end.get("output"),
-        tables={str(k): table_from_dict(str(k), v) for k, v in (end.get("tables") or {}).items() if v},
+        tables=tables,
         duration_s=end.get("duration_s", 0.0),
         system_prompt=prompt_file.read_text(encoding="utf-8") if prompt_file.exists() else "",
     )

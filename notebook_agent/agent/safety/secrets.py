@@ -8,6 +8,11 @@ or out-of-scope placeholder is an error the model reads, never typed literally.
 
 Separately, text typed into a field the snapshot marks sensitive (password, one-time code, card number, token,
 API key, secret, ...) is redacted after the fact, secrets or not.
+
+Every value is found as a reader would see it (:mod:`notebook_agent.agent.safety.lookalike`): split by zero-width
+characters, wrapped in bidi controls or spelled in compatibility look-alikes (full-width letters, ligatures)
+it is still the value. A secret given as :class:`CaseInsensitive` (an e-mail address, a user name) is found
+in any case too; others are case-sensitive, as passwords are.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from ...core.messages import AssistantMessage, TextContent
 from ...core.text import map_strings
 from ...core.tools import Tool, ToolCallContext, ToolResult, WrappedTool, get_argument, replace_argument
 from .domains import DomainPattern, matches_any, parse_domains
+from .lookalike import replace_values
 
 PLACEHOLDER = re.compile(r"<secret>\s*([^<>\s]+)\s*</secret>")
 REDACTED = "[redacted]"
@@ -32,6 +38,13 @@ REDACTED = "[redacted]"
 
 def placeholder(name: str) -> str:
     return f"<secret>{name}</secret>"
+
+
+class CaseInsensitive(str):
+    """A secret value that is the same in any case (``secrets={"email": CaseInsensitive("Ada@Example.org")}``):
+    it is redacted wherever it appears, whatever the case it is written in."""
+
+    __slots__ = ()
 
 
 class SecretError(NotebookAgentError, ValueError):
@@ -43,6 +56,7 @@ class Secret:
     name: str
     value: str
     domains: tuple[DomainPattern, ...]  # empty: wherever the agent may go (its allowed domains)
+    case_sensitive: bool = True
 
 
 class SecretVault:
@@ -65,7 +79,7 @@ class SecretVault:
             raise ValueError(f"secret {name!r}: the value must be a non-empty string")
         if name in self._secrets:
             raise ValueError(f"secret {name!r} is given twice")
-        self._secrets[name] = Secret(name, value, domains)
+        self._secrets[name] = Secret(name, str(value), domains, not isinstance(value, CaseInsensitive))
 
     def __bool__(self) -> bool:
         return bool(self._secrets)
@@ -105,11 +119,15 @@ class SecretVault:
         return PLACEHOLDER.sub(one, text)
 
     def redact(self, text: str) -> str:
-        """``text`` with every secret value replaced by its placeholder (longest values first)."""
-        for secret in sorted(self._secrets.values(), key=lambda s: -len(s.value)):
-            if secret.value in text:
-                text = text.replace(secret.value, placeholder(secret.name))
-        return text
+        """``text`` with every secret value, in any spelling that reads the same, replaced by its placeholder
+        (longest values first)."""
+        return replace_values(text, self.matches(lambda s: placeholder(s.name)))
+
+    def matches(self, replacement: Callable[[Secret], str]) -> list[tuple[str, str, bool]]:
+        """``(value, replacement, fold)`` for each secret, as
+        :func:`~notebook_agent.agent.safety.lookalike.replace_values` takes them (``fold``: the secret is not
+        case-sensitive)."""
+        return [(s.value, replacement(s), not s.case_sensitive) for s in self._secrets.values()]
 
     def values(self) -> list[str]:
         return [s.value for s in self._secrets.values()]
@@ -181,19 +199,24 @@ class Redactor:
         return {k: map_strings(v, self.scrub_text) for k, v in out.items()}  # nested values too (an answer's data)
 
     def scrub_text(self, text: str) -> str:
-        """``text`` with secret values replaced by placeholders and hidden typed text by ``[redacted]``."""
-        text = self.vault.redact(text) if self.vault else text
-        for literal in sorted(self.hidden, key=len, reverse=True):
-            text = text.replace(literal, "[redacted]")
-        return text
+        """``text`` with secret values replaced by placeholders and hidden typed text by ``[redacted]``, each
+        found in any spelling that reads the same (the one place every redaction of a run matches)."""
+        if not (self.vault or self.hidden):
+            return text
+        hidden = [(literal, REDACTED, False) for literal in self.hidden]
+        return replace_values(text, [*self.vault.matches(lambda s: placeholder(s.name)), *hidden])
 
     def scrub_message(self, message: AssistantMessage | None) -> AssistantMessage | None:
         """The model's raw output as kept for the inspector, run files and replay, with hidden text removed."""
         if message is None or not (self.hidden or self.vault):
             return message
         raw = message.model_dump_json()
-        clean = raw
-        for literal in [*self.vault.values(), *self.hidden]:
-            escaped = json.dumps(literal, ensure_ascii=False)[1:-1]
-            clean = clean.replace(escaped, "[redacted]")
-        return message if clean == raw else AssistantMessage.model_validate_json(clean)
+        values = [*self.vault.matches(lambda s: REDACTED), *((v, REDACTED, False) for v in self.hidden)]
+        # the values as JSON spells them (a quote or backslash in a value is escaped in the dump), then every
+        # decoded string of the message
+        escaped = [(json.dumps(v, ensure_ascii=False)[1:-1], r, fold) for v, r, fold in values]
+        clean = replace_values(raw, escaped)
+        data = map_strings(json.loads(clean), lambda text: replace_values(text, values))
+        if clean == raw and data == json.loads(raw):
+            return message
+        return AssistantMessage.model_validate(data)

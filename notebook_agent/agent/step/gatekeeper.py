@@ -3,7 +3,7 @@
 Two lines, one policy. The first judges a call before it runs, by what it looks like (its element, its href,
 its keys). The second judges what it really does, where every effect passes: the browser holds each request
 that would navigate or open a tab on another site, or send data to another site, and asks
-:meth:`RunGate.judge_effect` (see ``browser/door/route.py``). A page decides what a click does; the second line is
+:meth:`RunGate.judge_effect` (see ``browser/guard.py``). A page decides what a click does; the second line is
 what makes the policy hold.
 
 For each call the model chose, :class:`RunGate` builds the :class:`~.approval.ApprovalRequest` the policy
@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from ...browser.door.route import Effect
 from ...browser.session.browser_session import BrowserSession
 from ...browser.session.crop import target_crop
-from ...browser.urls import site
+from ...browser.urls import navigation_target, site
 from ...core.abort import AbortedError, AbortSignal
 from ...core.loop import BeforeToolCall, BlockToolCall
 from ...core.tools import Tool
@@ -110,6 +110,25 @@ class RunGate:
         there = site(url or "")
         if there is not None:
             self.trusted.add(there)
+
+    async def admit(self, url: str, current: str) -> str | None:
+        """Why a start URL nobody chose (a replay's, read from its recording) may not be opened, or None. It is
+        judged as the model's ``go_to_url`` from the page the browser is on would be: ``allowed_domains``, then
+        the policy (under ``deny-risky`` another site is refused; under ``ask-risky`` the approver is asked)."""
+        target = navigation_target(url)
+        domains = self.agent.allowed_domains
+        allowed = bool(domains) and matches_any(target, domains)
+        if domains and not allowed:
+            return f"{target} is outside the allowed domains ({', '.join(d.text for d in domains)})"
+        request = ApprovalRequest("go_to_url", {"url": url}, current, None, target_url=target, target_allowed=allowed)
+        answer = await gate(
+            self.agent.approval,
+            request,
+            approver=self.agent.approver,
+            timeout=self.agent.approval_timeout,
+            signal=self.signal,
+        )
+        return None if answer is None or answer.approved else denial_text(answer)
 
     @property
     def judges_effects(self) -> bool:

@@ -3,7 +3,7 @@ was, and asking the model only for the steps that cannot be replayed as they are
 
 A replay is an ordinary page-agent run whose "model" is a :class:`ReplayModel`: each step, after the page was
 read, the :class:`ReplayPilot` takes the next recorded action; an action on an element finds that element
-again by its recorded fingerprint (browser/session/targets.py) and uses its index in the current state. The action then
+again by its recorded fingerprint (browser/targets.py) and uses its index in the current state. The action then
 goes through everything a model's action goes through (the approval gate, allowed domains, secrets filled in
 from their placeholders, the run file). When the element cannot be found with confidence, or the page is not
 the one the step saw, that step alone goes to the model, told what the recorded step meant to do (``heal``); the
@@ -31,6 +31,12 @@ from ..safety.secrets import PLACEHOLDER
 
 #: How a run file keeps text typed into a sensitive field (see secrets.Redactor): the value itself is gone.
 REDACTED = re.compile(r"\[redacted: \d+ characters\]")
+
+#: What to do when a recording's start URL is refused (a run file is input: it does not choose the site).
+REPLAY_HINT = (
+    "A run file does not choose the site a replay opens: give the site with replay(url=...) (--url), or allow "
+    "it with allowed_domains"
+)
 
 #: Actions whose ``index`` names an element of the page.
 ELEMENT_ACTIONS = frozenset(
@@ -97,6 +103,11 @@ class ReplayPilot:
         first = str(recorded.settings.get("start_url") or next((s.url for s in recorded.steps if s.url), ""))
         self.old_origin = origin(first)
         self.new_base = url.rstrip("/") if url else ""
+        self.chosen = bool(url)
+        """The user named the site to replay on (``url=``): its start URL is theirs, not the recording's."""
+        self.current: tuple[PageStep, PageStep] | None = None
+        """(this run's step, the recorded step it replays) for the latest replayed step: the result of the first
+        says whether it worked."""
         self.position = 0
         self.decision: Decision | None = None
         self.known: tuple[int, dict[str, Any]] | None = None
@@ -123,8 +134,13 @@ class ReplayPilot:
                 self._stop(step, "the end of the recorded run")
                 return None
             return self.decision.note
+        if not self.heal and self.current is not None and self.current[0].is_error:  # its action failed
+            ran, was = self.current
+            self._stop(step, f"step {was.index}: its action failed ({' '.join(ran.result.split())[:300]})")
+            return None
         recorded = self.steps[self.position]
         self.position += 1
+        self.current = (step, recorded)
         self.known = None
         args = {k: self.url(v) if isinstance(v, str) else v for k, v in recorded.args.items()}
         if recorded.action == "done" and not self.typed:

@@ -72,7 +72,7 @@ from .ending import RunOutcome
 from .event_bridge import LoopEvents
 from .gatekeeper import RunGate, target_element
 from .loop_guard import LoopGuard
-from .replay_pilot import ReplayPilot
+from .replay_pilot import REPLAY_HINT, ReplayPilot
 from .run_browser import RunBrowser, StartUrlError
 from .screenshots import StepScreenshots
 from .tool_context import tool_context_factory
@@ -222,11 +222,11 @@ class PageRun:
             self._put(RunFinished(result))
 
     async def _drive(self, browser: BrowserSession) -> None:
-        if self.agent.trace:
-            self.trace = await start_trace(browser, self.redactor.scrub_text(self.task)[:200])
+        self.trace = await start_trace(browser, self.redactor.scrub_text(self.task)[:200]) if self.agent.trace else None
         start = self.agent.start_url
         if self.previous is not None:  # a follow-up goes on from where the earlier run left the page, never back
             start = resume_url(self.previous, _url_of(browser))
+        await _admit_recorded_start(self.gate, self.pilot, start, browser)
         if start:
             self.gate.trust(navigation_target(start))  # the user chose it (or the run being continued was there)
             await self.lease.open(start, self.controller.signal)
@@ -423,12 +423,23 @@ class PageRun:
         return self.outcome.should_stop(len(self.steps))
 
 
+async def _admit_recorded_start(
+    gate: RunGate, pilot: ReplayPilot | None, start: str | None, browser: BrowserSession
+) -> None:
+    """A replay's start URL that came from its recording, not from the user (``url=``), is judged as the model's
+    ``go_to_url`` would be; a refusal raises :class:`StartUrlError` saying what to do."""
+    if start and pilot is not None and not pilot.chosen:
+        refusal = await gate.admit(start, _url_of(browser))
+        if refusal:
+            raise StartUrlError(f"The replay's start URL {start} was not opened: {refusal}. {REPLAY_HINT}")
+
+
 async def _read_ahead(
     browser: BrowserSession, pilot: ReplayPilot | None, index: Any
 ) -> asyncio.Future[dict[str, Any] | None] | None:
     """What an action on element ``index`` acts on, read while the previous picture finishes and the gate judges
     (both before the action changes the page), not after them: the element itself, found for the action
-    (browser/page/prefetch.py), and its fingerprint for replay, being read (a replay's recorded one when it has it;
+    (browser/prefetch.py), and its fingerprint for replay, being read (a replay's recorded one when it has it;
     the run keeps it only when the action goes ahead)."""
     if not isinstance(index, int):
         return None
@@ -454,7 +465,7 @@ def _step_spec(tools: list[Tool], browser: BrowserSession | None, loops: LoopGua
 
 
 def _unfilled(browser: BrowserSession, action: str, args: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The fields a click would submit empty although its form needs them (browser/page/actionable.py), as the loop
+    """The fields a click would submit empty although its form needs them (browser/affordances.py), as the loop
     guard reads elements, each with its line."""
     snapshot = browser.last_snapshot
     index = args.get("index")
@@ -465,7 +476,7 @@ def _unfilled(browser: BrowserSession, action: str, args: Mapping[str, Any]) -> 
 
 def _excluded(loops: LoopGuard, elements: dict[int, ElementInfo], actions: list[str]) -> dict[str, set[int] | None]:
     """What the decoding schema leaves out: moves the loop guard refused, elements a form action cannot act on
-    (a button for input_text: browser/page/actionable.py), and, right after a caution that named fields to fill
+    (a button for input_text: browser/affordances.py), and, right after a caution that named fields to fill
     with the small profile's guide, everything but typing into them (and done)."""
     expected = loops.expected(elements)
     if expected is not None:

@@ -43,6 +43,24 @@ def current_values(source: HiddenValues | None) -> list[str]:
     return sorted({v for v in values if isinstance(v, str) and v.strip()}, key=len, reverse=True)
 
 
+def _context_root(session: object) -> object:
+    """The session whose context ``session`` acts in (a tab session's root, else itself)."""
+    return getattr(session, "_tab_of", None) or session
+
+
+def remember_hidden(session: object, values: HiddenValues | None) -> None:
+    """Note that ``session``'s context was given ``values`` to hide: they stay in its pages, history and cache
+    after the run that typed them (see :func:`has_held_secrets`)."""
+    if values is not None:
+        _context_root(session).__dict__.setdefault("_ever_hidden", []).append(values)
+
+
+def has_held_secrets(session: object) -> bool:
+    """Whether ``session``'s context holds or has held a value to hide (a run's secrets, text typed into a
+    sensitive field); a trace of it is never recorded (see ``tracing.py``)."""
+    return any(current_values(v) for v in _context_root(session).__dict__.get("_ever_hidden", []))
+
+
 async def _call(frame: Frame, op: dict[str, object]) -> object:
     return await asyncio.wait_for(call_page_api(frame, op, timeout=MASK_TIMEOUT), MASK_TIMEOUT)
 

@@ -24,7 +24,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 from ..door.route import EffectJudge, NavigationGate, NavigationGuard
 from ..errors import BrowserTimeoutError, Notices, short
 from ..page.hung_tabs import HungPages, is_responsive
-from ..page.mask import HiddenValues, current_values, masked_capture
+from ..page.mask import HiddenValues, current_values, masked_capture, remember_hidden
 from ..page.page_script import op_selector
 from ..page.prefetch import Key, Prefetch
 from ..page.reader import SENSITIVE_FIELDS, PageReader, index_in_snapshot
@@ -280,6 +280,7 @@ class SessionPages:
         every screenshot: the view's, the model's and approval crops. None hides nothing. Returns what was
         hidden before, so a run can put it back (see :meth:`hiding`)."""
         previous, self._hidden = self._hidden, values
+        remember_hidden(self, values)  # for the whole context: a trace of it could show them
         return previous
 
     @contextlib.contextmanager

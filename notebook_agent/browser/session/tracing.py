@@ -5,6 +5,13 @@ Tracing belongs to a browser *context*, and tab sessions share their root's cont
 traces the context it acts in, and a context already being traced (by another run) is refused with
 :class:`TraceBusyError`; a trace of a shared context shows every tab of that context during the run. Every
 Playwright call goes through ``browser.call`` so it works in threaded mode too.
+
+A trace belongs to the context's secrets, not to one run's flags: its DOM snapshots, screenshots, titles and
+network bodies are not masked, and a secret typed once stays in the context's pages, history and cache. So a
+context that holds or has held a value to hide (a run's ``secrets=``, text typed into a sensitive field; see
+``mask.has_held_secrets``) is never traced: :func:`start_trace` refuses it with
+:class:`TraceRefusedError`, and a trace during which the context came to hold one (another tab's run with
+secrets, a password typed mid-run) is discarded by :func:`stop_trace`, not written.
 """
 
 from __future__ import annotations
@@ -20,9 +27,10 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError
 
 from ...core.errors import NotebookAgentError
+from ..page.mask import has_held_secrets
 from .browser_session import BrowserSession
 
-__all__ = ["Trace", "TraceBusyError", "begin_group", "end_group", "start_trace", "stop_trace"]
+__all__ = ["Trace", "TraceBusyError", "TraceRefusedError", "begin_group", "end_group", "start_trace", "stop_trace"]
 
 _tracing: weakref.WeakSet[Any] = weakref.WeakSet()
 """The contexts being traced now (one trace per context)."""
@@ -30,6 +38,17 @@ _tracing: weakref.WeakSet[Any] = weakref.WeakSet()
 
 class TraceBusyError(NotebookAgentError):
     """The run's browser context is already being traced (by another run sharing it)."""
+
+
+class TraceRefusedError(TraceBusyError):
+    """The run's browser context holds or has held a secret, which a trace would record unmasked."""
+
+
+REFUSED = (
+    "No trace is recorded: this browser session holds or has held a secret (a run's secrets=, or text typed into "
+    "a sensitive field), and a trace's DOM snapshots, screenshots and network log are not masked, so they could "
+    "keep its value. Trace in a browser session that never had one (a new BrowserSession, a run without secrets)."
+)
 
 
 @dataclass
@@ -52,6 +71,8 @@ async def start_trace(browser: BrowserSession, title: str) -> Trace:
     async def start() -> Trace:
         await browser.ensure_page()
         context = browser.context
+        if has_held_secrets(browser):
+            raise TraceRefusedError(REFUSED)
         if context in _tracing:
             raise TraceBusyError(
                 "This browser is already recording a trace for another run (tabs of one browser share it): "
@@ -101,7 +122,15 @@ async def stop_trace(browser: BrowserSession, trace: Trace | None, runs_dir: str
     if trace is None:
         return None
 
-    async def stop() -> str:
+    async def stop() -> str | None:
+        if has_held_secrets(browser):  # a secret reached the context during the trace: nothing is written
+            try:
+                with contextlib.suppress(PlaywrightError):
+                    await _end(trace)
+                await asyncio.wait_for(trace.context.tracing.stop(), STOP_TIMEOUT)
+            finally:
+                _tracing.discard(trace.context)
+            return None
         folder = os.path.join(runs_dir, name) if runs_dir else tempfile.mkdtemp(prefix="agent-trace-")
         os.makedirs(folder, exist_ok=True)
         path = os.path.join(folder, "trace.zip")

@@ -1,0 +1,103 @@
+"""Finding a hidden value in text the way a reader would see it, not the way the bytes spell it.
+
+A secret split by a zero-width space (``hun\\u200bter2``), wrapped in bidi controls, or written in full-width
+letters (``ｈｕｎｔｅｒ2``) reads as the secret, and a plain ``in`` test does not find it. Every redaction matches
+through :func:`replace_values`, which compares both sides after the same normalisation:
+
+* compatibility decomposition (NFKD: the same equivalence as NFKC, without recomposing, so an index in the
+  normalised text still points at one character of the original);
+* format characters removed: Unicode category ``Cf`` (zero-width space, joiners, bidi embeddings, overrides
+  and isolates, the word joiner, the byte-order mark, the soft hyphen, tag characters) and the other invisible
+  characters that render as nothing (variation selectors, the combining grapheme joiner, Hangul fillers);
+* case folded (``str.casefold``) when the value is not case-sensitive.
+
+The replacement covers the whole span of the original text the match came from, invisible characters inside
+it included, so what is left never holds the value in any spelling.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable
+from functools import lru_cache
+
+#: Characters that render as nothing but are not of category Cf.
+INVISIBLE = frozenset(
+    "\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u3164\uffa0"
+    + "".join(chr(c) for c in range(0xFE00, 0xFE10))
+    + "".join(chr(c) for c in range(0xE0100, 0xE01F0))
+)
+
+
+def ignored(ch: str) -> bool:
+    """Whether ``ch`` is dropped before matching (it is invisible)."""
+    return ch in INVISIBLE or unicodedata.category(ch) == "Cf"
+
+
+@lru_cache(maxsize=4096)
+def _char(ch: str, fold: bool) -> str:
+    if ignored(ch):
+        return ""
+    out = unicodedata.normalize("NFKD", ch)
+    if fold:
+        out = unicodedata.normalize("NFKD", out.casefold())
+    return "".join(c for c in out if not ignored(c))
+
+
+def normalise(text: str, *, fold: bool = False) -> tuple[str, list[int] | None]:
+    """``text`` as it is matched, and for each of its characters the index in ``text`` it came from (None when
+    they are the same: ASCII text, the common case, is its own normal form but for case)."""
+    if text.isascii():
+        return (text.lower() if fold else text), None
+    out: list[str] = []
+    where: list[int] = []
+    for i, ch in enumerate(text):
+        part = _char(ch, fold)
+        out.append(part)
+        where.extend([i] * len(part))
+    return "".join(out), where
+
+
+def key(value: str, *, fold: bool = False) -> str:
+    """The normal form of a value to find."""
+    return normalise(value, fold=fold)[0]
+
+
+def spans(text: str, value: str, *, fold: bool = False) -> list[tuple[int, int]]:
+    """The ``(start, end)`` spans of ``text`` that read as ``value``, left to right, not overlapping."""
+    needle = key(value, fold=fold)
+    if not needle:
+        return []
+    hay, where = normalise(text, fold=fold)
+    found: list[tuple[int, int]] = []
+    i = hay.find(needle)
+    while i >= 0:
+        last = i + len(needle) - 1
+        found.append((i, last + 1) if where is None else (where[i], where[last] + 1))
+        i = hay.find(needle, i + len(needle))
+    return found
+
+
+def contains(text: str, value: str, *, fold: bool = False) -> bool:
+    """Whether ``text`` holds ``value`` in any spelling that reads the same."""
+    needle = key(value, fold=fold)
+    return bool(needle) and needle in normalise(text, fold=fold)[0]
+
+
+def replace_values(text: str, values: Iterable[tuple[str, str, bool]]) -> str:
+    """``text`` with every span that reads as a value replaced. ``values``: ``(value, replacement, fold)``;
+    longer values are replaced first, so a value holding another is replaced whole."""
+    ordered = sorted(values, key=lambda v: -len(key(v[0], fold=v[2])))
+    for value, replacement, fold in ordered:
+        found = spans(text, value, fold=fold)
+        if not found:
+            continue
+        parts: list[str] = []
+        at = 0
+        for start, end in found:
+            parts.append(text[at:start])
+            parts.append(replacement)
+            at = end
+        parts.append(text[at:])
+        text = "".join(parts)
+    return text
