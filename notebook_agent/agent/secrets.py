@@ -114,6 +114,23 @@ class SecretVault:
     def values(self) -> list[str]:
         return [s.value for s in self._secrets.values()]
 
+    def kept_from(self, url: str) -> list[tuple[str, str]]:
+        """The (name, value) of each secret that may not go to ``url``: ``url`` is not one of its own sites
+        (its scope, or the allowed domains for a flat secret). The browser's door asks this for every request,
+        WebSocket and frame (browser/egress.py), under every approval policy."""
+        target = _as_http(url)
+        return [(s.name, s.value) for s in self._secrets.values() if s.domains and not matches_any(target, s.domains)]
+
+
+def _as_http(url: str) -> str:
+    """A WebSocket URL as the http(s) URL of the same site, so domain patterns apply to it."""
+    lower = url[:6].lower()
+    if lower.startswith("wss://"):
+        return "https://" + url[6:]
+    if lower.startswith("ws://"):
+        return "http://" + url[5:]
+    return url
+
 
 def _origin(url: str) -> str:
     parts = urlsplit(url)
