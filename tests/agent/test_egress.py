@@ -46,6 +46,8 @@ class Sites:
     there: str = ""  # http://localhost:Q: the other site; everything it receives is logged
     ws: str = ""  # ws://localhost:W: the other site's WebSocket server, logged too
     log: list[str] = field(default_factory=list)
+    pages: dict[str, str] = field(default_factory=dict)
+    """Pages of the run's site by name, served at ``/raw/NAME`` (for the tests of one listed case)."""
 
 
 SEND_JS = r"""
@@ -150,6 +152,10 @@ def _server(sites: Sites, role: str) -> ThreadingHTTPServer:
             elif path.path == "/top":
                 q = {k: v[0] for k, v in parse_qs(path.query).items()}
                 data = top_page(sites, q["c"], q["t"], q["f"], q["e"])
+            elif path.path.startswith("/raw/"):
+                data = sites.pages[path.path[5:]]
+            elif path.path == "/iframe-form":  # the other site's own form, shown in an iframe of the run's page
+                data = "<!doctype html><form method=post action=/submit><input name=q aria-label=Search></form>"
             elif path.path in ("/send", "/popup"):
                 data = sender_page(sites, popup=path.path == "/popup")
             else:
