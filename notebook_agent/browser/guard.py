@@ -397,8 +397,7 @@ class NavigationGate:
             await route.fallback()  # the tab's own interception held it first and judged it (backstop.py)
             return
         reason = guard(url) if navigation and guard is not None else None  # frames and popups included
-        effect = None
-        if reason is None:
+        if reason is None and self.secrets is not None:
             outgoing = Outgoing("request", url, request.method, await request.all_headers(), body)
             name = leak(outgoing, self.secrets)
             if name is not None:

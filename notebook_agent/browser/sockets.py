@@ -23,9 +23,10 @@ from typing import Any, Protocol
 from playwright.async_api import BrowserContext, Page, WebSocketRoute
 from playwright.async_api import Error as PlaywrightError
 
-from .backstop import Backstop
+from .backstop import ATTACH_WAIT, Backstop
 from .egress import Outgoing, SecretSites, describe_leak, frame_bytes, leak
 from .report import Notices
+from .unanswering import confirmed
 
 
 class Gate(Protocol):
@@ -59,7 +60,8 @@ class SocketDoor:
             return
         self._contexts.append(context)
         context.on("page", self._on_page)
-        await asyncio.gather(*(self._route(page) for page in list(context.pages)))
+        # bounded like the other parts of the door: a tab whose script never yields cannot confirm the route
+        await asyncio.gather(*(confirmed(page, self._route(page), ATTACH_WAIT) for page in list(context.pages)))
 
     async def close(self, context: BrowserContext) -> None:
         with contextlib.suppress(Exception):
