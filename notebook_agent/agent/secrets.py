@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..browser.actions import ActionHost
+from ..browser.egress import as_http
 from ..core.errors import NotebookAgentError
 from ..core.messages import AssistantMessage, TextContent
 from ..core.text import map_strings
@@ -118,18 +119,8 @@ class SecretVault:
         """The (name, value) of each secret that may not go to ``url``: ``url`` is not one of its own sites
         (its scope, or the allowed domains for a flat secret). The browser's door asks this for every request,
         WebSocket and frame (browser/egress.py), under every approval policy."""
-        target = _as_http(url)
+        target = as_http(url)
         return [(s.name, s.value) for s in self._secrets.values() if s.domains and not matches_any(target, s.domains)]
-
-
-def _as_http(url: str) -> str:
-    """A WebSocket URL as the http(s) URL of the same site, so domain patterns apply to it."""
-    lower = url[:6].lower()
-    if lower.startswith("wss://"):
-        return "https://" + url[6:]
-    if lower.startswith("ws://"):
-        return "http://" + url[5:]
-    return url
 
 
 def _origin(url: str) -> str:

@@ -48,6 +48,16 @@ SecretSites = Callable[[str], "list[tuple[str, str]]"]
 """``secrets(url)``: the (name, value) of each secret that may NOT go to ``url`` (it is outside its own sites)."""
 
 
+def as_http(url: str) -> str:
+    """A WebSocket URL as the http(s) URL of the same site, so sites and domain patterns apply to it."""
+    lower = url[:6].lower()
+    if lower.startswith("wss://"):
+        return "https://" + url[6:]
+    if lower.startswith("ws://"):
+        return "http://" + url[5:]
+    return url
+
+
 def carries_data(outgoing: Outgoing) -> bool:
     """More than a plain read: a WebSocket or a frame, a body, a method other than GET/HEAD/OPTIONS, or a query
     string (an image's ``?d=`` is data sent as surely as a POST's body)."""

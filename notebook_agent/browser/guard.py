@@ -31,7 +31,7 @@ from playwright.async_api import BrowserContext, Frame, Page, Request, Route
 from playwright.async_api import Error as PlaywrightError
 
 from .backstop import Backstop
-from .egress import Outgoing, SecretSites, carries_data, describe_leak, leak
+from .egress import Outgoing, SecretSites, as_http, carries_data, describe_leak, leak
 from .redirects import Hop, RedirectWatch
 from .report import Notices
 from .sockets import SocketDoor
@@ -120,7 +120,7 @@ def classify_outgoing(
 ) -> Effect | None:
     """The one rule for where something goes (egress.py has the one for what it carries): another site than
     the tab's (``origin``) and more than a plain read, or a top-level navigation or popup there."""
-    there, here = site(_as_http(outgoing.url)), site(origin)
+    there, here = site(as_http(outgoing.url)), site(origin)
     if there is None or there == here:
         return None
     method, size = outgoing.method.upper(), len(outgoing.body)
@@ -133,10 +133,6 @@ def classify_outgoing(
     if carries_data(outgoing):
         return Effect("data", outgoing.url, method, origin, fields, size)
     return None
-
-
-def _as_http(url: str) -> str:
-    return "http" + url[2:] if url[:3].lower() == "ws:" else "https" + url[3:] if url[:4].lower() == "wss:" else url
 
 
 def _document_url(frame: Frame) -> str:

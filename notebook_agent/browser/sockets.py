@@ -93,10 +93,11 @@ class SocketDoor:
 
     async def _open(self, page: Page, ws: WebSocketRoute) -> None:
         gate = self.gate
-        if not gate.active or page not in self._routed:
-            ws.connect_to_server()
+        if page not in self._routed:
+            ws.connect_to_server()  # another session's tab now, or a session that closed
             return
-        reason = await gate.egress(Outgoing("websocket", ws.url), page.url)
+        judged = gate.active  # when not (a run without a door in this tab): connected, as if no door were there
+        reason = await gate.egress(Outgoing("websocket", ws.url), page.url) if judged else None
         if reason is not None:
             with contextlib.suppress(PlaywrightError):
                 await ws.close(code=1008, reason="refused by the approval policy")
@@ -114,7 +115,7 @@ class SocketDoor:
 
         def to_server(message: str | bytes) -> None:
             frame = Outgoing("frame", ws.url, body=frame_bytes(message))
-            name = leak(frame, gate.secrets)
+            name = leak(frame, gate.secrets)  # the secrets of whichever run is in the tab when it is sent
             if name is None:
                 server.send(message)
                 return

@@ -180,6 +180,11 @@ def _server(sites: Sites, role: str) -> ThreadingHTTPServer:
 
 @pytest.fixture(scope="module")
 def sites() -> Iterator[Sites]:
+    yield from serve_sites()
+
+
+def serve_sites() -> Iterator[Sites]:
+    """The run's site, a third site for the cross-site iframe, and the logged other site (HTTP and WebSocket)."""
     s = Sites()
     servers = {role: _server(s, role) for role in ("here", "frames", "there")}
     s.here = f"http://127.0.0.1:{servers['here'].server_address[1]}"

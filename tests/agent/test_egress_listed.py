@@ -5,6 +5,7 @@ carried out through them, Enter in a field of another site's iframe, and WebRTC.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -12,9 +13,14 @@ import pytest
 from notebook_agent.agent import PageAgent
 from notebook_agent.browser import BrowserSession
 from notebook_agent.llm.scripted import ScriptedModel
-from tests.agent.test_egress import ANY_POLICY, POLICIES, Sites, carries_secret, run
-from tests.agent.test_egress import sites as sites_fixture  # noqa: F401  (the fixture "sites")
+from tests.agent.test_egress import ANY_POLICY, POLICIES, Sites, carries_secret, run, serve_sites
 from tests.agent.test_page_agent import index_of, step
+
+
+@pytest.fixture(scope="module")
+def sites() -> Iterator[Sites]:
+    yield from serve_sites()
+
 
 UNASKED = [
     ("beacon", "unload", "top", "raw"),
@@ -125,3 +131,29 @@ async def test_webrtc_is_not_there(browser: BrowserSession, sites: Sites) -> Non
         )
     )
     assert found == ["undefined", "undefined", "undefined"], found
+
+
+async def test_a_run_without_a_door_after_one_with_it_opens_its_sockets(browser: BrowserSession, sites: Sites) -> None:
+    """The tab's refusal of native sockets stays with the tab after a gated run; a later run under ``auto``
+    without secrets has nothing to judge, and its page's sockets connect as if there were no door."""
+    sites.pages["socket"] = (
+        "<!doctype html><title>socket</title><button onclick='go()'>Continue</button><script>"
+        f"function go() {{ const w = new WebSocket({json.dumps(sites.ws + '/after')});"
+        " w.onopen = () => w.send('hello'); }</script>"
+    )
+    script = [
+        step("click_element_by_index", lambda c: {"index": index_of(c, r"Continue")}),
+        step("wait", {"seconds": 1}),
+        step("done", {"text": "ok", "success": True}),
+    ]
+    for approval, arrives in (("deny-risky", False), ("auto", True)):
+        sites.log.clear()
+        agent = PageAgent(
+            model=ScriptedModel(list(script)),
+            browser=browser,
+            start_url=f"{sites.here}/raw/socket",
+            approval=approval,
+        )
+        result = await agent.run("Continue")
+        assert result.status == "completed", result.error
+        assert (sites.log == ["WS /after", "WSMSG hello"]) is arrives, (approval, sites.log)
