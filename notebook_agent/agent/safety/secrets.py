@@ -25,6 +25,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ...browser.actions import ActionHost
+from ...browser.door.egress import as_http
 from ...core.errors import NotebookAgentError
 from ...core.messages import AssistantMessage, TextContent
 from ...core.text import map_strings
@@ -131,6 +132,13 @@ class SecretVault:
 
     def values(self) -> list[str]:
         return [s.value for s in self._secrets.values()]
+
+    def kept_from(self, url: str) -> list[tuple[str, str]]:
+        """The (name, value) of each secret that may not go to ``url``: ``url`` is not one of its own sites
+        (its scope, or the allowed domains for a flat secret). The browser's door asks this for every request,
+        WebSocket and frame (browser/egress.py), under every approval policy."""
+        target = as_http(url)
+        return [(s.name, s.value) for s in self._secrets.values() if s.domains and not matches_any(target, s.domains)]
 
 
 def _origin(url: str) -> str:

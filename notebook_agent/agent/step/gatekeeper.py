@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from ...browser.door.egress import as_http
 from ...browser.door.route import Effect
 from ...browser.session.browser_session import BrowserSession
 from ...browser.session.crop import target_crop
@@ -141,9 +142,9 @@ class RunGate:
         None lets it through; a sentence aborts it and the action's result tells the model why."""
         if self.closed:
             return "the run that would have to approve it has ended"
-        if effect.kind != "data" and site(effect.url) in self.trusted:
+        if effect.kind != "data" and site(as_http(effect.url)) in self.trusted:
             return None
-        if self.agent.allowed_domains and matches_any(effect.url, self.agent.allowed_domains):
+        if self.agent.allowed_domains and matches_any(as_http(effect.url), self.agent.allowed_domains):
             return None
         step = self.step()
         if effect.via and step is None:
@@ -181,7 +182,7 @@ class RunGate:
             self._record(step, request, answer)
         if answer.approved:
             if effect.kind != "data":
-                self.trust(effect.url)
+                self.trust(as_http(effect.url))
             return None
         return denial_text(answer)
 

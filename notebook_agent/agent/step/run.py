@@ -175,15 +175,15 @@ class PageRun:
             step=lambda: self.step,
             browser=lambda: self.browser,
         )
-        guarded = bool(agent.allowed_domains or agent.blocked_domains)
         self.lease = RunBrowser(
             browser,
             own_tab=agent.own_tab,
             run_id=self.run_id,
             download_filter=self.downloads.refusal,
-            navigation_guard=self.navigation_refusal if guarded else None,
+            navigation_guard=self.navigation_refusal if agent.allowed_domains or agent.blocked_domains else None,
             effect_judge=self.gate.judge_effect if self.gate.judges_effects else None,
             hidden_values=lambda: [*agent.secrets.values(), *self.redactor.hidden],
+            secret_sites=agent.secrets.kept_from if agent.secrets else None,
         )
 
     @property

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from types import TracebackType
 from typing import Any
 
+from ...browser.door.egress import SecretSites
 from ...browser.door.route import EffectJudge
 from ...browser.session.browser_session import BrowserSession
 from ...browser.urls import URLError
@@ -47,6 +48,7 @@ class RunBrowser:
         navigation_guard: Callable[[str], str | None] | None,
         effect_judge: EffectJudge | None = None,
         hidden_values: Callable[[], Iterable[str]] | None = None,
+        secret_sites: SecretSites | None = None,
     ) -> None:
         self.given = given
         self.own_tab = own_tab
@@ -55,6 +57,8 @@ class RunBrowser:
         self.navigation_guard = navigation_guard
         self.effect_judge = effect_judge
         self.hidden_values = hidden_values
+        self.secret_sites = secret_sites
+        """``secret_sites(url)``: the secrets that may not go to ``url``; the browser's door refuses them."""
         """What no screenshot may show (the secrets' values, text typed into sensitive fields), read each time."""
         self.browser: BrowserSession | None = None
         self._undo = contextlib.AsyncExitStack()
@@ -92,6 +96,9 @@ class RunBrowser:
             if self.effect_judge is not None:
                 await browser.set_effect_judge(self.effect_judge)
                 undo.push_async_callback(_quietly, lambda: browser.set_effect_judge(None))
+            if self.secret_sites is not None:
+                await browser.set_secret_sites(self.secret_sites)
+                undo.push_async_callback(_quietly, lambda: browser.set_secret_sites(None))
         except BaseException:
             await self._undo.aclose()
             raise

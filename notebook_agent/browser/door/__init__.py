@@ -1,5 +1,9 @@
-"""The door every effect passes: the route on the browser context that judges requests before they leave
-(``route``) and the redirect hops it judges before the browser follows them (``redirects``).
+"""The door every byte passes on its way out: one rule for where a request, WebSocket or frame goes and whether
+it carries a secret in any encoding (``egress``), and the three places that hold traffic and ask it: the route on
+the browser context (``route``), a DevTools interception on each tab for what the route never sees, such as
+beacons and keepalive fetches sent while a page unloads (``backstop``), and a WebSocket route that judges the
+handshake and every frame (``sockets``); redirect hops are judged before the browser follows them
+(``redirects``).
 
 May import ``browser.page`` (the tabs it asks and the frozen ones it does not wait for) besides the base modules.
 """

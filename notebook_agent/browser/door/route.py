@@ -34,12 +34,15 @@ from ..errors import Notices
 from ..page.frozen_tabs import confirmed, later
 from ..page.tabs import Tabs
 from ..urls import site
+from .backstop import Backstop
+from .egress import Outgoing, SecretSites, as_http, carries_data, describe_leak, leak
 from .redirects import Hop, RedirectWatch
+from .sockets import SocketDoor
 
 NavigationGuard = Callable[[str], "str | None"]
 """``guard(url)`` returns why a top-level navigation to ``url`` is refused, or None to let it through."""
 
-EffectKind = Literal["navigation", "popup", "data"]
+EffectKind = Literal["navigation", "popup", "data", "websocket"]
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,8 @@ class Effect:
         return f"{what}, following a redirect from {_short(self.via)}" if self.via else what
 
     def _what(self) -> str:
+        if self.kind == "websocket":
+            return f"open a WebSocket to {self.target}"
         if self.kind == "popup":
             return f"open {self.target} in a new tab"
         if self.kind == "navigation" and self.method in ("GET", "HEAD"):
@@ -76,7 +81,7 @@ class Effect:
             shown = ", ".join(self.fields[:6]) + (", …" if len(self.fields) > 6 else "")
             n = len(self.fields)
             return f"{self.method} {n} form field{'' if n == 1 else 's'} ({shown}) to {self.target}"
-        size = f" ({self.body_size} bytes)" if self.body_size else ""
+        size = f" ({self.body_size} bytes)" if self.body_size else " (in its URL)"
         return f"send a {self.method} request with data{size} to {self.target}"
 
 
@@ -103,26 +108,37 @@ def _form_fields(request: Request) -> tuple[str, ...]:
 
 
 def classify(request: Request, origin: str, *, top: bool, popup: bool) -> Effect | None:
-    """The effect ``request`` would have, made from a document at ``origin``: None when it stays on the same
-    site, or is a plain read (a GET without a body that is not a top-level navigation)."""
-    there, here = site(request.url), site(origin)
+    """The effect ``request`` would have, made from a tab whose top document is at ``origin``: None when it
+    stays on that site, or is a plain read (no body, no query string, not a top-level navigation)."""
+    outgoing = Outgoing("request", request.url, request.method, {}, request.post_data_buffer or b"")
+    fields = _form_fields(request) if outgoing.body else ()
+    return classify_outgoing(outgoing, origin, top=top and request.is_navigation_request(), popup=popup, fields=fields)
+
+
+def classify_outgoing(
+    outgoing: Outgoing, origin: str, *, top: bool = False, popup: bool = False, fields: tuple[str, ...] = ()
+) -> Effect | None:
+    """The one rule for where something goes (egress.py has the one for what it carries): another site than
+    the tab's (``origin``) and more than a plain read, or a top-level navigation or popup there."""
+    there, here = site(as_http(outgoing.url)), site(origin)
     if there is None or there == here:
         return None
-    method = request.method.upper()
-    body = request.post_data_buffer or b""
+    method, size = outgoing.method.upper(), len(outgoing.body)
     if popup:
-        return Effect("popup", request.url, method, origin, _form_fields(request), len(body))
-    if top and request.is_navigation_request():
-        return Effect("navigation", request.url, method, origin, _form_fields(request), len(body))
-    if body or method not in ("GET", "HEAD", "OPTIONS"):
-        return Effect("data", request.url, method, origin, _form_fields(request), len(body))
+        return Effect("popup", outgoing.url, method, origin, fields, size)
+    if top:
+        return Effect("navigation", outgoing.url, method, origin, fields, size)
+    if outgoing.kind == "websocket":
+        return Effect("websocket", outgoing.url, "GET", origin)
+    if carries_data(outgoing):
+        return Effect("data", outgoing.url, method, origin, fields, size)
     return None
 
 
 def _document_url(frame: Frame) -> str:
-    """The URL whose site ``frame``'s document has: an ``about:srcdoc`` or ``about:blank`` frame has its
-    parent's (so a srcdoc iframe posting to its own site is not "another site")."""
-    while frame.url.startswith("about:") and frame.parent_frame is not None:
+    """The URL whose site a request of ``frame`` is judged from: the tab's top document, whichever frame sends
+    it (a form of another site's iframe that Enter submits reaches a site the run never chose)."""
+    while frame.parent_frame is not None:
         frame = frame.parent_frame
     return frame.url
 
@@ -181,12 +197,16 @@ class NavigationGate:
         self.notices = notices
         self.guard: NavigationGuard | None = None
         self.judge: EffectJudge | None = None
+        self.secrets: SecretSites | None = None
+        """``secrets(url)``: the secrets that may not go to ``url`` (egress.py); held under every policy."""
         self.judge_loop: asyncio.AbstractEventLoop | None = None
         """The loop the judge runs on (the caller's; the route may run on the browser thread's)."""
         self.routed: BrowserContext | None = None
         """The context the route is on (it stays there when the guard is removed, and lets everything by)."""
         self.asked = 0
         self.redirects = RedirectWatch(self._hop)
+        self.backstop = Backstop(self._held_by_tab)
+        self.sockets = SocketDoor(self)
         """How many effects were put to the judge so far (an action compares it before and after)."""
         self._asking = 0
         self._idle: asyncio.Event | None = None
@@ -213,25 +233,43 @@ class NavigationGate:
             return
         await self._door(context)
 
+    async def set_secrets(self, secrets: SecretSites | None, context: BrowserContext | None) -> None:
+        """Hold every request, WebSocket and frame carrying a secret to a site not its own (whatever the
+        policy); route ``context`` if it is not yet."""
+        self.secrets = secrets
+        if context is None or self.routed is context or secrets is None:
+            return
+        await self._door(context)
+
+    @property
+    def active(self) -> bool:
+        return self.guard is not None or self.judge is not None or self.secrets is not None
+
     async def adopt(self, context: BrowserContext) -> None:
-        """A new context of the session (a relaunched browser) keeps the guard and the judge."""
-        if self.guard is not None or self.judge is not None:
+        """A new context of the session (a relaunched browser) keeps the guard, the judge and the secrets."""
+        if self.active:
             await self._door(context)
 
     async def close(self) -> None:
         """The session is done: its route and its redirect watch leave the context, which other sessions may
         share (a run in its own tab; every request of the context would pass one more handler otherwise)."""
-        self.guard = self.judge = None
+        self.guard = self.judge = self.secrets = None
         context, self.routed = self.routed, None
         if context is not None:
             with contextlib.suppress(PlaywrightError):
                 await _route_change(context, context.unroute("**/*", self.route))
-        await self.redirects.close()
+            await self.sockets.close(context)
+        await asyncio.gather(self.redirects.close(), self.backstop.close())
 
     async def _door(self, context: BrowserContext) -> None:
         """Route ``context`` and watch its redirects."""
         self.routed = context
-        await asyncio.gather(_route_change(context, context.route("**/*", self.route)), self.redirects.watch(context))
+        await asyncio.gather(
+            _route_change(context, context.route("**/*", self.route)),
+            self.redirects.watch(context),
+            self.backstop.watch(context),
+            self.sockets.watch(context),
+        )
 
     async def settled(self) -> None:
         """Wait until no effect is waiting for the judge (a person may be answering)."""
@@ -239,6 +277,32 @@ class NavigationGate:
             if self._idle is None:
                 self._idle = asyncio.Event()
             await self._idle.wait()
+
+    async def egress(self, outgoing: Outgoing, origin: str, **where: Any) -> str | None:
+        """The one rule, for the route, the tab's own interception and the WebSocket route alike: a secret
+        going to a site not its own never leaves; anything else that reaches another site than the tab's
+        (``origin``) is put to the judge (:func:`classify_outgoing`). Why it may not leave, or None; a refusal
+        is a notice the model reads."""
+        name = leak(outgoing, self.secrets)
+        if name is not None:
+            leaked = describe_leak(name, outgoing)
+            self.notices.add(f"Blocked: {leaked}.")
+            return leaked
+        effect = classify_outgoing(outgoing, origin, **where)
+        if effect is None:
+            return None
+        reason = await self._judged(effect)
+        if reason is not None:
+            self.notices.add(f"Blocked: {effect.describe()} ({reason})")
+        return reason
+
+    async def _held_by_tab(self, page: Page, outgoing: Outgoing) -> str | None:
+        """A request the tab's own interception holds (backstop.py), judged from the tab's top document."""
+        if self.tabs.tab_id(page) < 0:
+            opener = await page.opener()
+            if opener is None or self.tabs.tab_id(opener) < 0:
+                return None  # another session's tab
+        return await self.egress(outgoing, page.url)
 
     async def _judged(self, effect: Effect) -> str | None:
         """The judge's answer, on the judge's loop; a judge that fails refuses (the effect is not let by)."""
@@ -300,8 +364,8 @@ class NavigationGate:
             pass  # the page or request went away meanwhile
 
     async def _route(self, route: Route, request: Request) -> None:
-        guard, judge = self.guard, self.judge
-        if guard is None and judge is None:
+        guard = self.guard
+        if not self.active:
             await route.fallback()
             return
         navigation = request.is_navigation_request()
@@ -324,7 +388,16 @@ class NavigationGate:
         origin = opener.url if opener is not None else (_document_url(frame) if frame is not None and not popup else "")
         origin = origin or request.headers.get("referer") or ""
         url = request.url
+        body = request.post_data_buffer or b""
+        if not navigation and self.backstop.judged(request.method, url, body):
+            await route.fallback()  # the tab's own interception held it first and judged it (backstop.py)
+            return
         reason = guard(url) if navigation and guard is not None else None  # frames and popups included
+        if reason is None and self.secrets is not None:
+            outgoing = Outgoing("request", url, request.method, await request.all_headers(), body)
+            name = leak(outgoing, self.secrets)
+            if name is not None:
+                reason = describe_leak(name, outgoing)
         effect = classify(request, origin, top=top, popup=popup) if reason is None else None
         if reason is None and effect is not None:
             reason = await self._judged(effect)
@@ -349,6 +422,8 @@ class NavigationGate:
             return
         if effect is not None and url == request.url:
             self.notices.add(f"Blocked: {effect.describe()} ({reason})")
+        elif effect is None and url == request.url and "carried the secret" in reason:
+            self.notices.add(f"Blocked: {reason}.")
         else:
             self.notices.add(f"A navigation to {url} was blocked: {reason}")
         await route.abort("aborted")  # "aborted" cancels: no error page, the tab stays where it was

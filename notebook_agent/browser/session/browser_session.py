@@ -38,6 +38,7 @@ from ...core.abort import AbortSignal
 from ...core.text import clean_text
 from ...core.tools import Tool, ToolResult
 from ..actions import AskUser, builtin_tools, run_action
+from ..door.egress import SecretSites
 from ..door.route import NavigationGate
 from ..errors import ActionError, Notices
 from ..page.action_watch import ActionWatch
@@ -288,6 +289,13 @@ class BrowserSession(SessionAccessors, SessionPages):
         """Close the current tab (without running its unload handlers, which could hang too) and open a new
         one at about:blank; returns the URL the hung tab was at."""
         return await self._hung.replace_current(self._life.safe_new_page)
+
+    @on_browser_loop
+    async def set_secret_sites(self, secrets: SecretSites | None) -> None:
+        """Refuse every request, WebSocket and frame of this session's tabs that would carry a secret's value
+        to a site not its own (``secrets(url)`` names those, see egress.py), whatever the approval policy.
+        None removes it."""
+        await self._gate.set_secrets(secrets, self._life.context)
 
     # -- where the browser runs (see threaded.py) and its tools ----------------------------------------------
     @on_browser_loop

@@ -45,6 +45,10 @@ DEFAULT_ARGS: tuple[str, ...] = (
     # A page restored from the back/forward cache makes no request, so the effect gate (guard.py) would not
     # see go_back/go_forward reach another site.
     "--disable-features=BackForwardCache",
+    # WebRTC's UDP goes past every route and interception (the door, guard.py): none without a proxy. Pages
+    # also find no RTCPeerConnection (egress.py NO_WEBRTC_SCRIPT).
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
 )
 
 #: Playwright's default Chromium flags left out (see :func:`open_browser`).

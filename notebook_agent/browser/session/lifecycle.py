@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from playwright.async_api import Browser, BrowserContext, Page, Playwright, ViewportSize
 from playwright.async_api import Error as PlaywrightError
 
+from ..door.egress import NO_WEBRTC_SCRIPT
 from ..door.route import NavigationGate
 from ..errors import Notices, log
 from ..page.page_script import tracker_script
@@ -104,6 +105,7 @@ class Lifecycle:
     async def adopt(self, context: BrowserContext) -> None:
         """Make ``context`` the session's: page script, guard, tab routing, and a current tab."""
         await context.add_init_script(tracker_script(listeners=self.options.track_listeners))
+        await context.add_init_script(NO_WEBRTC_SCRIPT)  # a channel the door cannot see (egress.py)
         await self.gate.adopt(context)  # a relaunched browser keeps its guard
         context.on("page", self.router.on_context_page)
         existing = [p for p in context.pages if not p.is_closed()]

@@ -1,0 +1,105 @@
+"""What the door costs per step on the 3,000-row page: a scripted run clicking checkboxes, with and without it.
+
+Figures, not asserts. Each click also sends a same-site ``fetch`` with a body and loads a same-site image with
+a query string, so every step has requests for the door to judge. Variants, interleaved in each repeat so a
+slow spell of the machine falls on all of them alike:
+
+- ``no door``: ``approval="auto"`` and no secrets: no route, no interception, nothing judged;
+- ``door``: ``approval="deny-risky"``: the context's route, each tab's DevTools interception and WebSocket
+  route (the door as it is in the checked-out package);
+- ``door+secret``: the same with a secret scoped to the page's site: every request's URL, headers and body
+  are also searched for its value in every encoding.
+
+Run against two checkouts to compare the door with an earlier one: ``PYTHONPATH=OTHER python
+benchmarks/door_step.py``. Run: .venv/bin/python benchmarks/door_step.py [--repeats N] [--steps N]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from snapshot import serve, table  # benchmarks/snapshot.py: page generators, a local server
+
+import notebook_agent
+from notebook_agent.agent import PageAgent
+from notebook_agent.agent.prompt.agent_output import agent_output
+from notebook_agent.browser import BrowserSession
+from notebook_agent.llm.scripted import ScriptedModel
+
+
+def checkboxes(steps: int) -> str:
+    return "".join(
+        f"<p><input type=checkbox id=c{i} name=c{i} "
+        f"onchange=\"fetch('/ping?i={i}',{{method:'POST',body:'n={i}'}});new Image().src='/img?i={i}'\">"
+        f"<label for=c{i}>Option {i}</label></p>"
+        for i in range(steps)
+    )
+
+
+VARIANTS: dict[str, dict[str, Any]] = {
+    "no door": {"approval": "auto"},
+    "door": {"approval": "deny-risky"},
+    "door+secret": {"approval": "deny-risky", "secret": True},
+}
+
+
+async def main() -> None:
+    repeats = int(sys.argv[sys.argv.index("--repeats") + 1]) if "--repeats" in sys.argv else 3
+    steps = int(sys.argv[sys.argv.index("--steps") + 1]) if "--steps" in sys.argv else 20
+    print(f"package: {Path(notebook_agent.__file__).parent}")
+    print(f"door cost per step, table 3000 rows, {steps} checkbox clicks x {repeats} repeats (median ms per step):")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        server, port = serve(root)
+        (root / "t.html").write_text(table(3000).replace("<body>", "<body>" + checkboxes(steps), 1))
+        url = f"http://127.0.0.1:{port}/t.html"
+        per_step: dict[str, list[float]] = {v: [] for v in VARIANTS}
+        actions: dict[str, list[float]] = {v: [] for v in VARIANTS}
+        try:
+            async with BrowserSession() as browser:
+                await browser.open(url)
+                by_id = {e.attributes.get("id"): i for i, e in (await browser.snapshot()).elements.items()}
+                indices = [by_id[f"c{i}"] for i in range(steps)]
+                for _ in range(repeats):
+                    for name, variant in VARIANTS.items():
+                        script = [agent_output("click_element_by_index", {"index": index}) for index in indices]
+                        script.append(agent_output("done", {"text": "ok", "success": True}))
+                        kw: dict[str, Any] = {"approval": variant["approval"]}
+                        if variant.get("secret"):
+                            kw["secrets"] = {f"http://127.0.0.1:{port}": {"pw": "S3cr3t-Value-42"}}
+                        agent = PageAgent(
+                            model=ScriptedModel(script),
+                            browser=browser,
+                            start_url=url,
+                            screenshots=False,
+                            max_steps=steps + 1,
+                            **kw,
+                        )
+                        result = await agent.run("tick every checkbox")
+                        assert result.status == "completed", result.error
+                        for a, nxt in itertools.pairwise(result.steps):
+                            per_step[name].append((nxt.started_at - a.started_at) * 1000)
+                        actions[name].extend(s.action_ms for s in result.steps if s.action != "done")
+        finally:
+            server.shutdown()
+    base = statistics.median(per_step["no door"])
+    print(f"  {'variant':12} {'step':>7} {'vs no door':>10} {'action':>7}")
+    for name in VARIANTS:
+        med = statistics.median(per_step[name])
+        print(f"  {name:12} {med:7.1f} {med - base:+10.1f} {statistics.median(actions[name]):7.1f}")
+    print("  (step = from one step's start to the next's; action = the click itself, its requests judged)")
+
+
+if __name__ == "__main__":
+    t0 = time.perf_counter()
+    asyncio.run(main())
+    print(f"  ({time.perf_counter() - t0:.0f} s)")

@@ -1,0 +1,147 @@
+"""WebSockets through the door: the handshake judged like a request, every frame the page sends checked for
+secrets.
+
+A page's ``new WebSocket(url)`` is caught by Playwright's WebSocket route on each of the run's tabs: the
+handshake is put to the gate's one rule (guard.py ``egress``: a secret in its URL never leaves; a socket to
+another site than the tab's is an effect the approval policy judges). Let through, the socket is connected
+and each message the page sends is checked for a secret's value before it is passed on; one that carries a
+secret to a site not its own closes the socket instead. Messages from the server reach the page unchanged.
+
+That route is a script in the page, which a page can step around; the native socket it would then open is
+refused by the tab's network (backstop.py), which lets a WebSocket out only to the host of a socket judged
+here, while that socket is open. A Playwright without WebSocket routes (before 1.48) leaves that refusal
+alone: WebSockets are then disabled in the run's tabs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from playwright.async_api import BrowserContext, Page, WebSocketRoute
+from playwright.async_api import Error as PlaywrightError
+
+from ..errors import Notices
+from ..page.frozen_tabs import confirmed
+from .backstop import ATTACH_WAIT, Backstop
+from .egress import Outgoing, SecretSites, describe_leak, frame_bytes, leak
+
+
+class Gate(Protocol):
+    """What the WebSocket route uses of the session's gate (guard.py ``NavigationGate``)."""
+
+    secrets: SecretSites | None
+    notices: Notices
+    backstop: Backstop
+
+    @property
+    def active(self) -> bool: ...
+
+    async def egress(self, outgoing: Outgoing, origin: str) -> str | None: ...
+
+
+def _every(url: str) -> bool:
+    return True
+
+
+class SocketDoor:
+    """The WebSocket route of one session's tabs (see the module doc)."""
+
+    def __init__(self, gate: Gate) -> None:
+        self.gate = gate
+        self._routed: dict[Page, Callable[[WebSocketRoute], Any]] = {}
+        self._contexts: list[BrowserContext] = []
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    async def watch(self, context: BrowserContext) -> None:
+        if any(c is context for c in self._contexts):
+            return
+        self._contexts.append(context)
+        context.on("page", self._on_page)
+        # bounded like the other parts of the door: a tab whose script never yields cannot confirm the route
+        await asyncio.gather(*(confirmed(page, self._route(page), ATTACH_WAIT) for page in list(context.pages)))
+
+    async def close(self, context: BrowserContext) -> None:
+        with contextlib.suppress(Exception):
+            context.remove_listener("page", self._on_page)
+        self._contexts = [c for c in self._contexts if c is not context]
+        # the pages keep their route (Playwright cannot remove one WebSocket route alone); it connects
+        # every socket of a page no longer listed here, unjudged, as if it were not there
+        self._routed = {p: h for p, h in self._routed.items() if p.context is not context}
+
+    def _on_page(self, page: Page) -> None:
+        self._spawn(self._route(page))
+
+    def _spawn(self, work: Any) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def _route(self, page: Page) -> None:
+        if page in self._routed or not hasattr(page, "route_web_socket"):
+            return
+
+        async def handler(ws: WebSocketRoute) -> None:
+            await self._open(page, ws)
+
+        self._routed[page] = handler
+        with contextlib.suppress(PlaywrightError):
+            await page.route_web_socket(_every, handler)
+
+    async def _open(self, page: Page, ws: WebSocketRoute) -> None:
+        gate = self.gate
+        if page not in self._routed:
+            ws.connect_to_server()  # another session's tab now, or a session that closed
+            return
+        judged = gate.active  # when not (a run without a door in this tab): connected, as if no door were there
+        reason = await gate.egress(Outgoing("websocket", ws.url), page.url) if judged else None
+        if reason is not None:
+            with contextlib.suppress(PlaywrightError):
+                await ws.close(code=1008, reason="refused by the approval policy")
+            return
+        backstop = gate.backstop
+        await backstop.open_socket(page, ws.url)
+        server = ws.connect_to_server()
+        closed = False
+
+        def done() -> None:
+            nonlocal closed
+            if not closed:
+                closed = True
+                self._spawn(backstop.close_socket(page, ws.url))
+
+        def to_server(message: str | bytes) -> None:
+            frame = Outgoing("frame", ws.url, body=frame_bytes(message))
+            name = leak(frame, gate.secrets)  # the secrets of whichever run is in the tab when it is sent
+            if name is None:
+                server.send(message)
+                return
+            gate.notices.add(f"Blocked: {describe_leak(name, frame)}; the socket was closed.")
+            self._spawn(_close_both(ws, server))
+            done()
+
+        def page_closed(code: int | None, reason: str | None) -> None:
+            self._spawn(_close(server, code, reason))
+            done()
+
+        def server_closed(code: int | None, reason: str | None) -> None:
+            self._spawn(_close(ws, code, reason))
+            done()
+
+        ws.on_message(to_server)
+        server.on_message(lambda message: ws.send(message))
+        ws.on_close(page_closed)
+        server.on_close(server_closed)
+
+
+async def _close(side: WebSocketRoute, code: int | None, reason: str | None) -> None:
+    with contextlib.suppress(PlaywrightError):
+        await side.close(code=code, reason=reason)
+
+
+async def _close_both(ws: WebSocketRoute, server: WebSocketRoute) -> None:
+    await _close(ws, 1008, "refused")
+    await _close(server, 1000, "")
