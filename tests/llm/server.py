@@ -15,6 +15,7 @@ import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -88,6 +89,8 @@ class ScriptedServer:
         self.finished_streams = 0
         self.client_closed = 0
         self.closed_event = threading.Event()
+        self.responder: Callable[[Recorded], Reply] | None = None
+        """Answers each request from what it asked (a model that reads its input) instead of the queue."""
         server_ref = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -111,7 +114,9 @@ class ScriptedServer:
                 )
                 server_ref.got_request.set()
                 reply = (
-                    server_ref.replies.popleft()
+                    server_ref.responder(server_ref.requests[-1])
+                    if server_ref.responder is not None
+                    else server_ref.replies.popleft()
                     if server_ref.replies
                     else json_reply(500, {"error": {"message": "no scripted reply left", "type": "server_error"}})
                 )
