@@ -68,6 +68,8 @@ class State:
     query: str
     episodes_done: int
     last_reward: float | None
+    last_result: str = ""
+    """What the agent said the previous action did (the last "Action Results:" of the history)."""
 
     def text_lines(self) -> list[tuple[int, str]]:
         """The lines that are page text, not elements: (line number, text)."""
@@ -111,6 +113,7 @@ def parse_state(message: str) -> State:
                 Element(int(m.group(2)), m.group(3), attrs, m.group(5) or "", m.group(6), len(m.group(1)), number)
             )
     query = next((t.strip() for t in lines if t.strip() and not ELEMENT.match(t)), "")
+    results = re.findall(r"Action Results: (.*)", _between(message, "<agent_history>", "</agent_history>"))
     done = re.search(r"Episodes done: (\d+)", browser)
     reward = re.search(r"Last reward: (-?[\d.]+)", browser)
     return State(
@@ -120,6 +123,7 @@ def parse_state(message: str) -> State:
         query,
         int(done.group(1)) if done else 0,
         float(reward.group(1)) if reward else None,
+        results[-1] if results else "",
     )
 
 
@@ -194,10 +198,18 @@ class Oracle:
             reward = state.last_reward if state.last_reward is not None else 0.0
             return done(f"The episode ended with reward {reward:.2f}.", reward > 0), "the page shows the episode ended"
         assert self.plan is not None, "no plan set for this episode"
+        previous = self.memory.actions[-1] if self.memory.actions else None
+        if state.last_result.startswith("Not done") and previous is not None and not self.memory.notes.get("repeat"):
+            # the documented override of a refusal: the same move once more
+            self.memory.notes["repeat"] = True
+            return previous, "repeat the refused move"
+        self.memory.notes["repeat"] = False
         try:
             action = self.plan(state, self.memory)
         except GiveUp as exc:
             return done(f"I cannot do this: {exc}", False), f"gave up: {exc}"
+        except Exception as exc:  # a plan that cannot read this state: a failure with its cause, not a dead server
+            return done(f"The plan failed: {type(exc).__name__}: {exc}", False), f"plan error: {exc}"
         return action, ""
 
     def __call__(self, request: Recorded) -> Reply:

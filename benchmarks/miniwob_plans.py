@@ -258,6 +258,8 @@ def autocomplete(s: State, m: Memory) -> Action:
                 return click(e)
     if m.notes.get("pick"):
         return submit(s)
+    if m.once("wait"):  # the suggestions appear after a delay
+        return "wait", {"seconds": 1}
     raise GiveUp(f"the state shows no suggestion starting with {start!r} and ending with {end!r}")
 
 
@@ -335,6 +337,8 @@ def read_table(s: State, m: Memory) -> Action:
     keys = re.findall(r"value of (.+?)(?: and| into)", s.query)
     table = dict(t.split(" | ", 1) for _, t in s.text_lines() if " | " in t)
     boxes = s.all(tag="input", type="text")
+    if not keys:  # read-table-2: each field is labelled with a row's key
+        keys = [s.label_before(e).rstrip(":").strip() for e in boxes]
     if not keys or any(k not in table for k in keys):
         raise GiveUp(f"the state's table has no row {keys!r}")
     return fill_then(s, m, list(zip(boxes, [table[k] for k in keys], strict=False)), lambda: submit(s))
@@ -354,25 +358,17 @@ def find_word(s: State, m: Memory) -> Action:
 @plan("simple-arithmetic", "simple-algebra")
 def arithmetic(s: State, m: Memory) -> Action:
     box = need(s.find(tag="input", id="math-answer"), "answer field")
-    problem = next((t for _, t in s.text_lines() if "=" in t and t != "x =" and t != s.query), "")
-    sides = [p.strip() for p in problem.split("=")]
-    if "x" in problem:
-        left, right = sides[0], int(sides[1])
-        a, op, _ = left.split()  # "a - x" or "a + x"
-        answer = right - int(a) if op == "+" else int(a) - right
-    else:
-        a, op, b = sides[0].split()
-        answer = {"+": int(a) + int(b), "-": int(a) - int(b), "x": int(a) * int(b), "*": int(a) * int(b)}[op]
+    problem = next((t for _, t in s.text_lines() if re.fullmatch(r"[-\dx +*/=]+", t) and re.search(r"\d", t)), "")
+    left, _, right = problem.partition("=")
+    if not re.fullmatch(r"[-\dx +*/]+", left) or not re.fullmatch(r"[-\dx +*/]*", right):
+        raise GiveUp(f"no problem in the state ({problem!r})")
+
+    def value(x: int) -> int:
+        side = lambda t: eval(re.sub(r"(?<=\d) ?x ?(?=\d)", "*", t).replace("x", f"({x})") or "0")  # noqa: E731, S307
+        return int(side(left) - (side(right) if right.strip() else 0))
+
+    answer = value(0) if not right.strip() else -value(0) // (value(1) - value(0))
     return fill_then(s, m, [(box, str(answer))], lambda: submit(s))
-
-
-def whole_value(e: Element) -> str:
-    value = e.attr("value")
-    line = next((v for k, v in e.attrs.items() if k == "value"), "")
-    del line
-    if "…" in e.text or "…" in " ".join(e.attrs.values()):
-        raise GiveUp(f"the state shows the text of [{e.index}] cut short ('…')")
-    return value
 
 
 def textarea_value(s: State, e: Element) -> str:
@@ -389,14 +385,29 @@ def textarea_value(s: State, e: Element) -> str:
 
 @plan("copy-paste", "copy-paste-2")
 def copy_paste(s: State, m: Memory) -> Action:
+    """Copied with the keyboard, as a person would: the state trims a value's outer spaces, which the task's
+    exact comparison counts."""
     areas = s.all(tag="textarea")
     n = ordinal(s.query) if re.search(r"\d+(st|nd|rd|th)", s.query) else 1
-    text = textarea_value(s, areas[n - 1])
     box = need(s.find(tag="input", id="answer-input"), "answer field")
-    return fill_then(s, m, [(box, text)], lambda: submit(s))
+    if len(areas) < n:
+        raise GiveUp(f"fewer than {n} text areas")
+    if m.once("copy"):
+        return "send_keys", {"index": areas[n - 1].index, "keys": "Control+A Control+C"}
+    if m.once("paste"):
+        return "send_keys", {"index": box.index, "keys": "Control+V"}
+    return submit(s)
 
 
-@plan("scroll-text", "scroll-text-2")
+@plan("scroll-text-2")
+def scroll_text_2(s: State, m: Memory) -> Action:
+    area = need(s.find(tag="textarea"), "text area")
+    if m.once("scroll"):
+        return "scroll", {"index": area.index, "down": True, "num_pages": 10}
+    return submit(s)
+
+
+@plan("scroll-text")
 def scroll_text(s: State, m: Memory) -> Action:
     area = need(s.find(tag="textarea"), "text area")
     words = textarea_value(s, area).split()
@@ -410,6 +421,8 @@ def enter_date(s: State, m: Memory) -> Action:
     box = need(s.find(tag="input", type="date"), "date field")
     if not found:
         raise GiveUp(f"no date in {s.query!r}")
+    if "its value is now ''" in s.last_result and m.once("iso"):  # the field took nothing: its own format
+        return type_text(box, f"{found.group(3)}-{found.group(1)}-{found.group(2)}")
     return fill_then(s, m, [(box, found.group(0))], lambda: submit(s))
 
 
@@ -419,6 +432,9 @@ def enter_time(s: State, m: Memory) -> Action:
     box = need(s.find(tag="input", type="time"), "time field")
     if not found:
         raise GiveUp(f"no time in {s.query!r}")
+    if "its value is now ''" in s.last_result and m.once("iso"):  # the field took nothing: its own format
+        hour = int(found.group(1)) % 12 + (12 if found.group(3) == "PM" else 0)
+        return type_text(box, f"{hour:02d}:{found.group(2)}")
     return fill_then(s, m, [(box, found.group(0))], lambda: submit(s))
 
 
