@@ -183,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--peer", default="", choices=["", "browser-use"], help="also run browser-use")
     parser.add_argument("--tasks", default="", help=f"comma-separated task names (default: the {len(PLANS)} planned)")
     parser.add_argument("--seeds", type=int, default=1, help="episodes per task (seeds 1..N)")
-    parser.add_argument("--max-steps", type=int, default=10)
+    parser.add_argument("--max-steps", type=int, default=15)
     parser.add_argument("--profile", default="auto", help="the agent's prompt profile (auto, default, small)")
     parser.add_argument("--threads", type=int, default=None, help="llama-server threads for local: models")
     parser.add_argument("--context", type=int, default=16384, help="llama-server context for local: models")
@@ -223,16 +223,19 @@ async def run(args: argparse.Namespace) -> int:
         oracle_server, responder = start_oracle()
         model = oracle_model(oracle_server)
     else:
-        model = get_model(args.model, threads=args.threads, context=args.context) if args.model.startswith(
-            ("local:", "hf:")
-        ) else get_model(args.model)
+        model = (
+            get_model(args.model, threads=args.threads, context=args.context)
+            if args.model.startswith(("local:", "hf:"))
+            else get_model(args.model)
+        )
         if args.peer:
             from notebook_agent.llm.local_server import get_server
 
             path = args.model.removeprefix("local:")
-            peer_base, peer_model = get_server(path, threads=args.threads, context=args.context).base_url, Path(
-                path
-            ).stem
+            peer_base, peer_model = (
+                get_server(path, threads=args.threads, context=args.context).base_url,
+                Path(path).stem,
+            )
     site, base = serve()
     print(
         f"MiniWoB++ · model {args.model} · profile {args.profile} · {len(tasks)} tasks × {args.seeds} seeds · "
@@ -277,7 +280,8 @@ async def run(args: argparse.Namespace) -> int:
     summary = print_table(runs)
     print(f"\nwall time {wall:.0f}s")
     if args.json:
-        Path(args.json).write_text(json.dumps({"summary": summary, "runs": runs}, indent=1, ensure_ascii=False))
+        text = json.dumps({"summary": summary, "runs": runs}, indent=1, ensure_ascii=False)
+        await asyncio.to_thread(Path(args.json).write_text, text)
     return 0
 
 

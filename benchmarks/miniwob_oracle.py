@@ -26,11 +26,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root: tests.llm.server
 
-from tests.llm.server import Recorded, Reply, ScriptedServer, sse_reply  # noqa: E402
-from tests.llm.wire import chat_chunk, split  # noqa: E402
-
-from notebook_agent.llm import get_model  # noqa: E402
-from notebook_agent.llm.tokens import count_tokens  # noqa: E402
+from notebook_agent.llm import get_model
+from notebook_agent.llm.tokens import count_tokens
+from tests.llm.server import Recorded, Reply, ScriptedServer, sse_reply
+from tests.llm.wire import chat_chunk, split
 
 ELEMENT = re.compile(r"^(\t*)\*?\[(\d+)\]<([\w-]+)(.*?)(?:>(.*?))? />(.*)$")
 ATTR = re.compile(r"([\w-]+)(?:=(\S*))?")

@@ -17,9 +17,9 @@ undone (or a failure retried).
 from __future__ import annotations
 
 import threading
-from importlib import metadata
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -46,13 +46,13 @@ START_SCRIPT = """<script>
   window.addEventListener('load', function () {
     setTimeout(function () {
       Math.seedrandom(seed);
-      core.EPISODE_MAX_TIME = %d;
+      core.EPISODE_MAX_TIME = EPISODE_MS;
       core.startEpisodeReal();
     }, 0);
   });
 })();
 </script>
-""" % EPISODE_MS
+""".replace("EPISODE_MS", str(EPISODE_MS))
 
 READY_JS = "() => !!(window.__wob && window.__wob.started > 0 && window.WOB_TASK_READY !== false)"
 READ_JS = """() => ({

@@ -1,7 +1,8 @@
 """A scripted HTTP server on 127.0.0.1 that replays provider wire formats, for the real SDK clients.
 
-Each request pops the next scripted :class:`Reply` and is recorded (path, headers, JSON body), so a test can
-assert both what the adapter produced and what it sent. Streaming replies are written chunk by chunk with
+Each request pops the next scripted :class:`Reply` (or, with ``responder`` set, gets the reply that function makes
+of it) and is recorded (path, headers, JSON body), so a test can assert both what the adapter produced and what it
+sent. Streaming replies are written chunk by chunk with
 chunked transfer encoding, which lets a script pause, hang (for abort and deadline tests), drip bytes
 forever, or cut the connection in the middle of a body exactly as a dropped network would. While hanging or
 dripping the server watches the socket, and counts in ``client_closed`` the connections the client closed.
