@@ -189,6 +189,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--context", type=int, default=16384, help="llama-server context for local: models")
     parser.add_argument("--json", default=None, help="write every episode and the summary to this file")
     args = parser.parse_args(argv)
+    path = args.model.removeprefix("local:")
+    if args.model.startswith("local:") and not path.startswith("hf:") and not Path(path).is_file():
+        print(f"no model file at {path}: give --model local:PATH.gguf (an existing file)")
+        return 2
     return asyncio.run(run(args))
 
 
