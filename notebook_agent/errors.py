@@ -56,44 +56,44 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .core.abort import AbortedError
-    from .browser.errors import ActionError
-    from .core.agent import AgentBusyError
-    from .llm.errors import AuthenticationError
-    from .llm.errors import BadRequestError
-    from .browser.session.ownership import BrowserBusyError
-    from .browser.session.launch import BrowserNotFoundError
-    from .browser.errors import BrowserTimeoutError
-    from .llm.errors import ContextLengthError
-    from .llm.deadlines import DeadlineExceeded
+    from .agent.batch.map_table import MapInputError
+    from .agent.prompt.agent_output import OutputError
+    from .agent.runs.run_schema import RunFileError
+    from .agent.safety.secrets import SecretError
+    from .agent.step.run_browser import StartUrlError
+    from .agent.step.typed_output import OutputTypeError
+    from .browser.errors import ActionError, BrowserTimeoutError
     from .browser.extract.tables import ExtractError
     from .browser.fingerprint.finder import FingerprintUnavailable
-    from .llm.errors import LLMError
-    from .llm.local.llama_server import LocalServerError
-    from .llm.errors import MalformedResponseError
-    from .core.tool_arguments import MalformedToolCallError
-    from .agent.batch.map_table import MapInputError
-    from .llm.errors import ModelConfigError
-    from .llm.local.model_files import ModelFileError
-    from .core.errors import NotebookAgentError
-    from .config.options import OptionError
-    from .agent.prompt.agent_output import OutputError
-    from .agent.step.typed_output import OutputTypeError
-    from .llm.errors import ProviderConnectionError
-    from .llm.errors import ProviderError
-    from .llm.errors import ProviderTimeoutError
-    from .llm.errors import RateLimitError
-    from .agent.runs.run_schema import RunFileError
     from .browser.page.mask import ScreenshotWithheld
-    from .agent.safety.secrets import SecretError
-    from .llm.errors import ServerError
-    from .agent.step.run_browser import StartUrlError
-    from .llm.errors import StreamCutError
-    from .core.tools import ToolArgumentError
-    from .core.planner import ToolPlanError
-    from .browser.session.tracing import TraceBusyError
-    from .browser.session.tracing import TraceRefusedError
+    from .browser.session.launch import BrowserNotFoundError
+    from .browser.session.ownership import BrowserBusyError
+    from .browser.session.tracing import TraceBusyError, TraceRefusedError
     from .browser.urls import URLError
+    from .config.options import OptionError
+    from .core.abort import AbortedError
+    from .core.agent import AgentBusyError
+    from .core.errors import NotebookAgentError
+    from .core.planner import ToolPlanError
+    from .core.tool_arguments import MalformedToolCallError
+    from .core.tools import ToolArgumentError
+    from .llm.deadlines import DeadlineExceeded
+    from .llm.errors import (
+        AuthenticationError,
+        BadRequestError,
+        ContextLengthError,
+        LLMError,
+        MalformedResponseError,
+        ModelConfigError,
+        ProviderConnectionError,
+        ProviderError,
+        ProviderTimeoutError,
+        RateLimitError,
+        ServerError,
+        StreamCutError,
+    )
+    from .llm.local.llama_server import LocalServerError
+    from .llm.local.model_files import ModelFileError
 
 __all__ = [
     "AbortedError",

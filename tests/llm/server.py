@@ -1,7 +1,8 @@
 """A scripted HTTP server on 127.0.0.1 that replays provider wire formats, for the real SDK clients.
 
-Each request pops the next scripted :class:`Reply` and is recorded (path, headers, JSON body), so a test can
-assert both what the adapter produced and what it sent. Streaming replies are written chunk by chunk with
+Each request pops the next scripted :class:`Reply` (or, with ``responder`` set, gets the reply that function makes
+of it) and is recorded (path, headers, JSON body), so a test can assert both what the adapter produced and what it
+sent. Streaming replies are written chunk by chunk with
 chunked transfer encoding, which lets a script pause, hang (for abort and deadline tests), drip bytes
 forever, or cut the connection in the middle of a body exactly as a dropped network would. While hanging or
 dripping the server watches the socket, and counts in ``client_closed`` the connections the client closed.
@@ -15,6 +16,7 @@ import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -88,6 +90,8 @@ class ScriptedServer:
         self.finished_streams = 0
         self.client_closed = 0
         self.closed_event = threading.Event()
+        self.responder: Callable[[Recorded], Reply] | None = None
+        """Answers each request from what it asked (a model that reads its input) instead of the queue."""
         server_ref = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -111,7 +115,9 @@ class ScriptedServer:
                 )
                 server_ref.got_request.set()
                 reply = (
-                    server_ref.replies.popleft()
+                    server_ref.responder(server_ref.requests[-1])
+                    if server_ref.responder is not None
+                    else server_ref.replies.popleft()
                     if server_ref.replies
                     else json_reply(500, {"error": {"message": "no scripted reply left", "type": "server_error"}})
                 )
