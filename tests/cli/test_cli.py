@@ -148,12 +148,15 @@ def test_replay_a_saved_run_from_the_terminal(tmp_path: Path) -> None:
     with serve_demo() as shop:
         recorded = asyncio.run(PageAgent(model="demo", start_url=shop.url, runs_dir=str(tmp_path)).run(DEMO_TASK))
         assert recorded.success
-        out = cli("replay", "-1", "--runs-dir", str(tmp_path), "--json", "--no-heal")
+        # a run file does not choose the site: under the default policy the replay is told where it runs
+        refused = cli("replay", "-1", "--runs-dir", str(tmp_path), "--json", "--no-heal")
+        assert refused.returncode == 1 and "give the site with replay(url=...) (--url)" in refused.stderr
+        out = cli("replay", "1", "--runs-dir", str(tmp_path), "--json", "--no-heal", "--url", shop.url)
         assert out.returncode == 0, out.stderr
         result = json.loads(out.stdout)
         assert [s["replay"] for s in result["steps"]] == ["replayed"] * len(recorded.steps)
         assert f"replay: {len(recorded.steps)} replayed · 0 tokens" in out.stderr
-        assert len(list(tmp_path.glob("*.jsonl"))) == 2  # the replay is saved beside the recording
+        assert len(list(tmp_path.glob("*.jsonl"))) == 3  # the replays are saved beside the recording
         missing = cli("replay", "nope", "--runs-dir", str(tmp_path))
         assert missing.returncode == 2 and missing.stderr.startswith("error: No run matches 'nope'")
 
