@@ -47,7 +47,10 @@ from .mapping import (
     RowEvent,
 )
 from .page_agent import PageAgent
+from .pilot import Pilot
 from .prompt import default_system_prompt, prompt_hash
+from .recipe import Recipe, RecipeError
+from .recipe_map import RecipeMapResult
 from .results import PageAgentResult, PageStep, Status, StepRequest
 from .runs import compare_runs, find_run, list_runs, load_run, save_run
 from .toolset import BUILTIN_ORDER
@@ -78,8 +81,12 @@ __all__ = [
     "PageAgentResult",
     "PageEvent",
     "PageStep",
+    "Pilot",
     "PolicyFunction",
     "PolicyName",
+    "Recipe",
+    "RecipeError",
+    "RecipeMapResult",
     "ReflectionPartial",
     "RowEvent",
     "RunFinished",

@@ -61,10 +61,10 @@ from .loops import LoopGuard
 from .macro import MACRO_NAME, ParsedOutput, macro_spec, parse_output, with_indices
 from .outcome import RunOutcome
 from .output import OutputSpec, with_typed_done
+from .pilot import Pilot
 from .profiles import Profile
 from .prompt import prompt_hash
 from .recorder import Recorder
-from .replay import ReplayPilot
 from .results import PageAgentResult, PageStep, StepRequest
 from .screenshots import StepScreenshots
 from .secrets import Redactor, SecretVault
@@ -131,7 +131,7 @@ class PageRun:
         interactive: bool = False,
         runs_dir: str | None = None,
         previous: PageAgentResult | None = None,
-        pilot: ReplayPilot | None = None,
+        pilot: Pilot | None = None,
     ) -> None:
         self.agent = agent
         self.previous = previous
@@ -319,7 +319,7 @@ class PageRun:
             step, self.steps, page_text, self.agent.max_steps, self.outcome.last_output_error
         ) + self.loops.page(page_text)
         if self.pilot is not None:
-            note = await self.pilot.prepare(self.browser, step)
+            note = await self.pilot.prepare(self.browser, step, page_text)
             if note:
                 step.observations.append(note)
         self.history.extend(step.observations)
@@ -416,7 +416,7 @@ class PageRun:
 
 
 async def _read_ahead(
-    browser: BrowserSession, pilot: ReplayPilot | None, index: Any
+    browser: BrowserSession, pilot: Pilot | None, index: Any
 ) -> asyncio.Future[dict[str, Any] | None] | None:
     """What an action on element ``index`` acts on, read while the previous picture finishes and the gate judges
     (both before the action changes the page), not after them: the element itself, found for the action
