@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import subprocess
 import sys
@@ -22,6 +23,13 @@ ROOT = Path(__file__).resolve().parents[2]
 class Price(BaseModel):
     name: str
     price: float
+
+
+def cli(args: list[str]) -> subprocess.CompletedProcess[str]:
+    """The terminal command in a process of its own (the demo shop it visits is served by this one)."""
+    return subprocess.run(
+        [sys.executable, "-m", "notebook_agent", *args], capture_output=True, text=True, timeout=300, cwd=ROOT
+    )
 
 
 async def record(runs_dir: Path) -> Path:
@@ -64,9 +72,7 @@ async def test_the_terminal_maps_a_recipe_over_a_table(tmp_path: Path) -> None:
     rows.write_text("product\nLumen 400 Headlamp\nBasecamp 28L Daypack\nGlacier Parka\n")
     out = tmp_path / "out.csv"
     args = ["map", "--recipe", str(recipe_file), "--rows", str(rows), "--out", str(out), "--no-heal"]
-    done = subprocess.run(
-        [sys.executable, "-m", "notebook_agent", *args], capture_output=True, text=True, timeout=300, cwd=ROOT
-    )
+    done = await asyncio.to_thread(cli, args)
     assert done.returncode == 1, done.stderr  # one row is not sold: it fails, saying why
     assert "/min" in done.stdout and "1 replayed, 1 failed" in done.stdout
     with out.open(newline="") as f:
@@ -76,7 +82,5 @@ async def test_the_terminal_maps_a_recipe_over_a_table(tmp_path: Path) -> None:
     # from the run file, the TASK its template
     out2 = tmp_path / "out2.csv"
     args = ["map", PRICE_TASK, "--recipe", str(run_file), "--rows", str(rows), "--out", str(out2)]
-    again = subprocess.run(
-        [sys.executable, "-m", "notebook_agent", *args], capture_output=True, text=True, timeout=300, cwd=ROOT
-    )
+    again = await asyncio.to_thread(cli, args)
     assert again.returncode == 1 and out2.is_file(), again.stderr
