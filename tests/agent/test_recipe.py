@@ -232,4 +232,3 @@ async def test_the_gate_and_secrets_apply_to_every_row(browser: BrowserSession, 
         click = row.result.steps[0]
         assert row.result.steps[0].url.endswith(f"?user={row.values['user']}")
         assert click.replay == "replayed" and click.approval is not None and click.approval["decision"] == "denied"
-
