@@ -34,6 +34,7 @@ without knowing the layout. Every one derives from :class:`NotebookAgentError`, 
         * OptionError (also ValueError)
         * OutputError (also ValueError)
         * OutputTypeError (also TypeError)
+        * RecipeError (also ValueError)
         * RunFileError (also ValueError)
         * ScreenshotWithheld
         * SecretError (also ValueError)
@@ -58,6 +59,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .agent.batch.map_table import MapInputError
     from .agent.prompt.agent_output import OutputError
+    from .agent.recipes.slots import RecipeError
     from .agent.runs.run_schema import RunFileError
     from .agent.safety.secrets import SecretError
     from .agent.step.run_browser import StartUrlError
@@ -123,6 +125,7 @@ __all__ = [
     "ProviderError",
     "ProviderTimeoutError",
     "RateLimitError",
+    "RecipeError",
     "RunFileError",
     "ScreenshotWithheld",
     "SecretError",
@@ -164,6 +167,7 @@ _WHERE = {
     "ProviderError": "notebook_agent.llm.errors",
     "ProviderTimeoutError": "notebook_agent.llm.errors",
     "RateLimitError": "notebook_agent.llm.errors",
+    "RecipeError": "notebook_agent.agent.recipes.slots",
     "RunFileError": "notebook_agent.agent.runs.run_schema",
     "ScreenshotWithheld": "notebook_agent.browser.page.mask",
     "SecretError": "notebook_agent.agent.safety.secrets",

@@ -21,6 +21,9 @@ from .batch.map_runner import (
 from .page_agent import PageAgent
 from .prompt.agent_output import MACRO_NAME, agent_output, macro_spec, parse_output
 from .prompt.system_prompt import default_system_prompt, prompt_hash
+from .recipes.recipe import Recipe
+from .recipes.recipe_map import RecipeMapResult
+from .recipes.slots import RecipeError
 from .runs.events import (
     ActionFinished,
     ActionProgress,
@@ -51,6 +54,7 @@ from .safety.approval import (
     risk_reason,
 )
 from .safety.secrets import CaseInsensitive
+from .step.pilot import Pilot
 from .step.toolset import BUILTIN_ORDER
 
 __all__ = [
@@ -80,8 +84,12 @@ __all__ = [
     "PageAgentResult",
     "PageEvent",
     "PageStep",
+    "Pilot",
     "PolicyFunction",
     "PolicyName",
+    "Recipe",
+    "RecipeError",
+    "RecipeMapResult",
     "ReflectionPartial",
     "RowEvent",
     "RunFinished",

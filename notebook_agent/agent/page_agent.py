@@ -26,7 +26,8 @@ from .runs.result import PageAgentResult
 from .safety.approval import Approver, PolicyFunction, PolicyName, check_policy
 from .safety.domains import parse_domains
 from .safety.secrets import SecretVault
-from .step.replay_pilot import ReplayPilot, replaying_agent
+from .step.pilot import Pilot
+from .step.replay_pilot import replaying
 from .step.run import PageRun
 from .step.toolset import offered_tools
 from .step.typed_output import OutputSpec
@@ -206,10 +207,7 @@ class PageAgent:
         if isinstance(run, str):
             path = run if run.endswith(".jsonl") else str(find_run(runs_dir or self.runs_dir or "agent_runs", run))
             run = load_run(path, with_screenshots=False)
-        pilot = ReplayPilot(run, heal=heal, url=url, typed=self.output_spec is not None, secrets=self.secrets.names)
-        if not pilot.steps:
-            raise ValueError(f"Run {run.run_id or run.task!r} has no action that ran, so there is nothing to replay.")
-        clone = replaying_agent(self, pilot)
+        clone, pilot = replaying(self, run, heal=heal, url=url)
         result: PageAgentResult | None = None
         async for event in clone.stream(run.task, pilot=pilot, runs_dir=runs_dir):
             if on_event is not None:
@@ -253,7 +251,7 @@ class PageAgent:
         interactive: bool = False,
         runs_dir: str | None = None,
         continue_from: PageAgentResult | None = None,
-        pilot: ReplayPilot | None = None,
+        pilot: Pilot | None = None,
     ) -> AsyncIterator[PageEvent]:
         """Run ``task`` and yield its page events (:mod:`.events`) as they happen. Leaving early stops the run.
 

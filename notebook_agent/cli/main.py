@@ -107,7 +107,12 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--json", action="store_true", help="print every run as JSON")
 
     mp = sub.add_parser("map", help="run one task for every row of a table (CSV, JSON Lines, parquet)")
-    mp.add_argument("task", help="the task, {column} filled from each row ({{ and }} for literal braces)")
+    mp.add_argument(
+        "task", nargs="?", default=None, help="the task, {column} filled from each row ({{ and }} for literal braces)"
+    )
+    mp.add_argument("--recipe", default=None, metavar="RUN", help="replay RUN per row with its values, no model call")
+    mp.add_argument("--no-heal", action="store_true", help="with --recipe: fail a row whose page differs, saying why")
+    mp.add_argument("--runs-dir", default="agent_runs", help="where --recipe RUN is looked up (default agent_runs)")
     mp.add_argument("--rows", required=True, metavar="ROWS", help="the input table: .csv, .jsonl, .json or .parquet")
     mp.add_argument("--out", required=True, metavar="OUT", help="the table written: .csv, .jsonl, .json or .parquet")
     mp.add_argument("--concurrency", type=int, default=4, help="rows at a time (default 4)")

@@ -96,7 +96,11 @@ def _row_line(progress: Any) -> str:
     steps = f"{len(r.steps)} steps" if r is not None else "-"
     mark = "✓" if rec.success else "✗"
     count = f"[{progress.done}/{progress.total}]"
-    return f"  {mark} {count:>9} row {rec.index:<4} {rec.status:<11} {steps:>8} {rec.seconds:6.1f}s  {said}"
+    left = f", {progress.eta_s:.0f}s left" if progress.eta_s is not None and progress.done < progress.total else ""
+    pace = f"  · {progress.rows_per_minute:.1f}/min{left}"
+    replay = r.replay_text().removeprefix("replay: ") if r is not None else ""
+    said = f"({replay}) {said}" if replay else said
+    return f"  {mark} {count:>9} row {rec.index:<4} {rec.status:<11} {steps:>8} {rec.seconds:6.1f}s  {said}{pace}"
 
 
 def map_command(args: argparse.Namespace) -> int:
@@ -123,6 +127,14 @@ def map_command(args: argparse.Namespace) -> int:
     from ..agent.batch.map_table import check_template, normalise_rows
 
     columns, values = normalise_rows(rows)  # a typo in a placeholder is said before any browser starts
+    recipe = None
+    if getattr(args, "recipe", None):
+        from .agent.recipe import open_recipe
+
+        recipe = open_recipe(args.recipe, template=args.task, runs_dir=args.runs_dir)
+        args.task = recipe.task
+    elif not args.task:
+        raise options.OptionError("map needs the TASK (with {column}s), or --recipe RUN.")
     check_template(args.task, columns, values)
     if url is not None:
         check_template(url, columns, values, "--url template")
@@ -132,7 +144,7 @@ def map_command(args: argparse.Namespace) -> int:
         "output": answer_type,
         "profile": options.profile(args.profile),
     }
-    result, interrupted = asyncio.run(_map(args, rows, name, url, settings))
+    result, interrupted = asyncio.run(_map(args, rows, name, url, settings, recipe))
     write_table(result, args.out, raw_cells=getattr(args, "raw_cells", False))
     if interrupted:
         print(f"\ninterrupted: {result.summary()}\nwritten: {args.out}", file=sys.stderr)
@@ -143,7 +155,7 @@ def map_command(args: argparse.Namespace) -> int:
 
 
 async def _map(
-    args: argparse.Namespace, rows: Any, name: str, url: str | None, settings: dict[str, Any]
+    args: argparse.Namespace, rows: Any, name: str, url: str | None, settings: dict[str, Any], recipe: Any = None
 ) -> tuple[Any, bool]:
     from ..agent import PageAgent
     from ..agent.batch.map_runner import MapInterrupted
@@ -167,14 +179,19 @@ async def _map(
                 print(_row_line(event), flush=True)
 
         try:
-            result = await agent.map(
-                args.task,
-                rows,
-                concurrency=args.concurrency,
-                isolation=args.isolation,
-                start_url=url,
-                on_event=on_event,
-            )
+            if recipe is not None:  # each row replays the recipe; the model only heals
+                result = await recipe.map(
+                    rows, agent, heal=not args.no_heal, url=url, concurrency=args.concurrency, on_event=on_event
+                )
+            else:
+                result = await agent.map(
+                    args.task,
+                    rows,
+                    concurrency=args.concurrency,
+                    isolation=args.isolation,
+                    start_url=url,
+                    on_event=on_event,
+                )
         except MapInterrupted as stopped:  # Ctrl-C: the rows were stopped, the finished ones are kept
             return stopped.result, True
     return result, False

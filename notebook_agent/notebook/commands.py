@@ -35,6 +35,7 @@ COMMANDS = frozenset(
         "runs",
         "rerun",
         "replay",
+        "recipe",
         "export",
         "compare",
         "prompt",
@@ -58,6 +59,8 @@ HELP = (
     "                                             repeat a saved run's task with a change\n"
     "%agent replay RUN [--no-heal] [--url BASE] [--model M] [--approve POLICY] [--out NAME]\n"
     "                                             the run's actions again, no model call (it heals)\n"
+    "%agent recipe RUN --template TASK [--save FILE] [--out NAME]\n"
+    "                                             a recipe of the run: %%agent --each ROWS --recipe NAME\n"
     "%agent export RUN [--sync|--async] [--to FILE]\n"
     "                                             a Playwright script of the run (no model)\n"
     "%agent compare RUN_A RUN_B                   two runs side by side, first divergence marked\n"
@@ -225,6 +228,11 @@ class Commands:
             replay_url=base,
         )
 
+    def recipe(self, rest: list[str]) -> Any:
+        from .recipe_magic import recipe_command
+
+        return recipe_command(rest, _user_namespace(), _options)
+
     def compare(self, rest: list[str]) -> None:
         from IPython.display import HTML
 
@@ -357,6 +365,13 @@ class Commands:
             )
 
         return Shown(show(), "%agent browser")
+
+
+def _user_namespace() -> dict[str, Any]:
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    return shell.user_ns if shell is not None else {}
 
 
 def cfg_policy() -> str:

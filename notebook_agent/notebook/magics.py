@@ -18,7 +18,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 
 from ..agent import PageAgent, PageAgentResult
 from ..agent.safety.approval import POLICY_NAMES
-from ..agent.step.replay_pilot import ReplayPilot, replaying_agent
+from ..agent.step.replay_pilot import replaying
 from ..config import options
 from .commands import COMMANDS, Commands
 from .interrupt import install_interrupt, uninstall_interrupt
@@ -75,6 +75,13 @@ class AgentMagics(Magics):
         help="run the cell's task for every row of ROWS (a DataFrame or list in the notebook): {column} per row",
     )
     @argument("--concurrency", default=None, help="with --each: rows at a time (default 4)")
+    @argument(
+        "--recipe",
+        default=None,
+        metavar="RUN",
+        help="with --each: replay RUN per row with its values, no model call (a run, a recipe file or variable)",
+    )
+    @argument("--no-heal", action="store_true", help="with --recipe: fail a row whose page differs, saying why")
     @argument(
         "--continue",
         dest="follow",
@@ -201,8 +208,11 @@ class AgentMagics(Magics):
         )
         pilot = None
         if replay is not None:  # %agent replay: the recorded actions, this agent's model heals
-            pilot = ReplayPilot(replay, heal=heal, url=replay_url, typed=agent.output_spec is not None, secrets=[])
-            agent = replaying_agent(agent, pilot)
+            try:
+                agent, pilot = replaying(agent, replay, heal=heal, url=replay_url)
+            except ValueError as exc:
+                print(f"{label}: {exc}")
+                return None
         run = NotebookRun(agent, task, view, kernel_browser=True, name=out, previous=previous, pilot=pilot)
         STATE.runs.append(run)
         run.show()
@@ -233,6 +243,11 @@ class AgentMagics(Magics):
             answer_type = options.output_in_namespace(args.output, namespace) if args.output else None
             chosen_profile = options.profile(args.profile)
             chosen, _ = resolve_model(model, template)
+            recipe = None
+            if args.recipe is not None:
+                from .recipe_magic import recipe_in
+
+                recipe = recipe_in(args.recipe, template, namespace)
         except (ValueError, OSError, MapInputError) as exc:
             print(f"%%agent: {exc}")
             return None
@@ -251,6 +266,7 @@ class AgentMagics(Magics):
         view = MapView(template, len(values), f"{chosen.provider}:{chosen.id}")
         view.max_steps = steps
         run = MapRun(agent, template, rows, view, name=args.out, concurrency=concurrency)
+        run.recipe, run.heal = recipe, not args.no_heal
         STATE.runs.append(run)
         run.show()
         run.start()

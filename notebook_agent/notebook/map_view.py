@@ -181,6 +181,9 @@ class MapRun:
         self.error: BaseException | None = None
         self.task: asyncio.Task[MapResult | None] | None = None
         self.display_handle: Any = None
+        self.recipe: Any = None
+        """``--recipe``: each row follows this recipe (agent/recipe_map.py) instead of asking the model."""
+        self.heal = True
 
     @property
     def done(self) -> bool:
@@ -207,9 +210,17 @@ class MapRun:
         try:
             self.session = await STATE.get_browser()
             self.agent.browser = self.session  # each row in a tab of its own of the kernel's browser
-            async for event in self.agent.map_stream(
-                self.task_text, self.rows, concurrency=self.concurrency, interactive=True
-            ):
+            if self.recipe is not None:
+                from ..agent.recipe_map import stream_recipe
+
+                events = stream_recipe(
+                    self.recipe, self.rows, self.agent, heal=self.heal, concurrency=self.concurrency, interactive=True
+                )
+            else:
+                events = self.agent.map_stream(
+                    self.task_text, self.rows, concurrency=self.concurrency, interactive=True
+                )
+            async for event in events:
                 self.view.handle(event)
                 if isinstance(event, MapFinished):
                     self.result = event.result

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..agent import AnyEvent, Approval, ApprovalAnswered, ApprovalRequested, PageAgent, PageAgentResult, RunFinished
 from ..agent.safety.approval import ApprovalRequest
-from ..agent.step.replay_pilot import ReplayPilot
+from ..agent.step.pilot import Pilot
 from ..core.abort import AbortSignal
 from ..core.errors import error_message
 from .interrupt import RunInterrupted
@@ -52,7 +52,7 @@ class NotebookRun:
         kernel_browser: bool = False,
         name: str = "",
         previous: PageAgentResult | None = None,
-        pilot: ReplayPilot | None = None,
+        pilot: Pilot | None = None,
     ) -> None:
         self.agent = agent
         self.previous = previous

@@ -31,7 +31,9 @@ from ...core.errors import error_message
 from ...core.model import Model
 from ..runs.events import PageEvent, RunFinished
 from ..runs.result import PageAgentResult
+from ..step.pilot import Pilot, piloted_agent
 from .map_table import Row
+from .pool import BrowserPool
 
 Isolation: TypeAlias = Literal["tab", "context"]
 ModelFactory: TypeAlias = Callable[[Row], Model]
@@ -62,26 +64,51 @@ async def run_row(
     put: Callable[[PageEvent], None],
     register: Callable[[Any], bool],
     interactive: bool = False,
+    pilot: Pilot | None = None,
+    pool: BrowserPool | None = None,
 ) -> PageAgentResult | None:
     """Run one row in a tab or context of its own of ``browser``; every event goes to ``put``.
 
     ``register(row_agent)`` hands the row's agent to whoever may stop it, just before the run starts; when it
-    returns False (a stop came first) the row does not start and None is returned."""
+    returns False (a stop came first) the row does not start and None is returned. ``pilot``: the row follows
+    it (a recipe's row: pilot.py). ``pool``: the row takes a clean context of the pool (reused by later rows)
+    instead of opening one."""
+    if pool is not None:
+        async with pool.lease() as leased:
+            return await _stream(agent, task, leased, False, model, start_url, put, register, interactive, pilot)
     session = await browser.fork() if isolation == "context" else browser
     try:
-        clone = row_agent(agent, model=model, browser=session, own_tab=isolation == "tab", start_url=start_url)
-        if not register(clone):
-            return None
-        result: PageAgentResult | None = None
-        async for event in clone.stream(task, interactive=interactive):
-            put(event)
-            if isinstance(event, RunFinished):
-                result = event.result
-        return result
+        return await _stream(agent, task, session, isolation == "tab", model, start_url, put, register, interactive,
+                             pilot)  # fmt: skip
     finally:
         if session is not browser:
             with contextlib.suppress(Exception):
                 await session.close()
+
+
+async def _stream(
+    agent: Any,
+    task: str,
+    session: BrowserSession,
+    own_tab: bool,
+    model: Model,
+    start_url: str | None,
+    put: Callable[[PageEvent], None],
+    register: Callable[[Any], bool],
+    interactive: bool,
+    pilot: Pilot | None,
+) -> PageAgentResult | None:
+    clone = row_agent(agent, model=model, browser=session, own_tab=own_tab, start_url=start_url)
+    if pilot is not None:
+        clone = piloted_agent(clone, pilot)
+    if not register(clone):
+        return None
+    result: PageAgentResult | None = None
+    async for event in clone.stream(task, interactive=interactive, pilot=pilot):
+        put(event)
+        if isinstance(event, RunFinished):
+            result = event.result
+    return result
 
 
 # -- on an executor's worker ------------------------------------------------------------------------------------
@@ -98,6 +125,10 @@ class RowJob:
     model_factory: ModelFactory | None
     isolation: Isolation
     cdp_url: str | None = None
+    recipe: Any = None
+    """A recipe's row: the recipe (plain data) the row follows with its values, and how (heal, url)."""
+    heal: bool = True
+    url: str | None = None
 
 
 @dataclass
@@ -187,9 +218,12 @@ def worker_browser_launches() -> int:
 def close_worker_browser() -> int:
     """Close this process's map browsers (``client.run(close_worker_browser)`` on a cluster); returns how many.
     A later row starts a new one."""
+    from .pool import forget_worker_pools
+
     with _lock:
         browsers = list(_browsers.values())
         _browsers.clear()
+    forget_worker_pools()
     for browser in browsers:
         with contextlib.suppress(Exception):
             _call(browser.close)
@@ -206,6 +240,13 @@ def run_row_job(job: RowJob) -> RowOutcome:
 
     async def main(browser: BrowserSession) -> PageAgentResult | None:
         model = build_model(job.model, job.model_factory, job.values)
+        pilot = pool = None
+        if job.recipe is not None:
+            from .pool import worker_pool
+            from .recipe_pilot import RecipePilot
+
+            pilot = RecipePilot(job.recipe, job.values, heal=job.heal, url=job.url, agent=job.agent)
+            pool = worker_pool(browser)
         return await run_row(
             job.agent,
             job.task,
@@ -215,6 +256,8 @@ def run_row_job(job: RowJob) -> RowOutcome:
             start_url=job.start_url,
             put=lambda _event: None,
             register=lambda _agent: True,
+            pilot=pilot,
+            pool=pool,
         )
 
     try:

@@ -128,6 +128,10 @@ class MapOptions:
     model_factory: ModelFactory | None = None
     start_url: str | None = None
     interactive: bool = False
+    recipe: Any = None
+    """Each row follows this recipe with its values (agent/recipe_map.py), healing with the model (``heal``)."""
+    heal: bool = True
+    url: str | None = None
 
 
 def _check(agent: Any, options: MapOptions) -> None:
@@ -269,6 +273,7 @@ async def _drive(agent: Any, result: MapResult, todo: list[int]) -> AsyncGenerat
     own_browser = options.executor is None and browser is None and bool(todo)
     shipped = shippable_agent(agent) if options.executor is not None else None
     cdp_url = getattr(agent.browser, "cdp_url", None)
+    pool: Any = None  # a recipe's rows reuse clean contexts (agent/pool.py)
 
     def register(i: int, row_agent: Any) -> bool:
         if signal.aborted:
@@ -303,10 +308,13 @@ async def _drive(agent: Any, result: MapResult, todo: list[int]) -> AsyncGenerat
                     put=lambda event: queue.put_nowait(RowEvent(i, event)),
                     register=started,
                     interactive=options.interactive,
+                    pilot=_pilot(agent, options, rec.values),
+                    pool=pool,
                 )
             else:
                 job = RowJob(i, rec.task, rec.values, rec.start_url, shipped, options.model,
-                             options.model_factory, options.isolation, cdp_url)  # fmt: skip
+                             options.model_factory, options.isolation, cdp_url,
+                             options.recipe, options.heal, options.url)  # fmt: skip
                 outcome = await signal.race(asyncio.wrap_future(options.executor.submit(run_row_job, job)))
                 rec.result, rec.error, rec.worker = outcome.result, outcome.error, outcome.worker
                 if rec.result is not None:
@@ -356,6 +364,11 @@ async def _drive(agent: Any, result: MapResult, todo: list[int]) -> AsyncGenerat
         if own_browser:
             browser = BrowserSession()
             await browser.start()
+        if options.recipe is not None and options.executor is None and options.isolation == "context":
+            from .pool import BrowserPool
+
+            assert browser is not None
+            pool = BrowserPool(browser)
         task = asyncio.create_task(all_rows())
         while True:
             item = await queue.get()
@@ -369,6 +382,9 @@ async def _drive(agent: Any, result: MapResult, todo: list[int]) -> AsyncGenerat
             with contextlib.suppress(TimeoutError, asyncio.CancelledError, Exception):
                 await asyncio.wait_for(task, SETTLE_S)
         remove()
+        if pool is not None:
+            with contextlib.suppress(Exception):
+                await pool.close()
         if agent._controller is controller:
             agent._controller = None
         if own_browser and browser is not None:
@@ -379,6 +395,15 @@ async def _drive(agent: Any, result: MapResult, todo: list[int]) -> AsyncGenerat
                 result.rows[i].status = "stopped"
         result.elapsed_s += clock.elapsed
     yield MapFinished(result)
+
+
+def _pilot(agent: Any, options: MapOptions, values: dict[str, Any]) -> Any:
+    """The pilot of a recipe's row (None for a map driven by the model)."""
+    if options.recipe is None:
+        return None
+    from .recipe_pilot import RecipePilot
+
+    return RecipePilot(options.recipe, values, heal=options.heal, url=options.url, agent=agent)
 
 
 def _options(**kwargs: Any) -> MapOptions:

@@ -205,6 +205,14 @@ class PageAgentResult:
             [s.output for s in self.steps if s.output is not None], id=f"replay:{self.model}"
         )
 
+    def to_recipe(self, params: Any = None, *, template: str | None = None) -> Any:
+        """This run as a :class:`~.recipe.Recipe` to do again for every row of a table, free: ``params`` names
+        the values the run used that are parameters (``{"product": "Rain Jacket"}``), or ``template`` is the
+        task template it was filled from (a map's). See :mod:`.recipe`."""
+        from .recipe import Recipe
+
+        return Recipe.from_run(self, params, template=template)
+
     def to_playwright(self, mode: Literal["sync", "async"] = "sync", base_url: str | None = None) -> str:
         """This run as a Playwright-for-Python script that does its steps again with no model, for where
         notebook_agent is not installed (CI, a colleague): ``python script.py [--base-url URL] [--headed]``.

@@ -13,7 +13,6 @@ run records what the model did, fingerprints included, so replaying *that* run i
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 from collections.abc import AsyncIterator, Iterable
@@ -124,9 +123,9 @@ class ReplayPilot:
     def url(self, value: str) -> str:
         return str(rebase(value, self.old_origin, self.new_base))
 
-    async def prepare(self, browser: BrowserSession, step: PageStep) -> str | None:
+    async def prepare(self, browser: BrowserSession, step: PageStep, page_text: str = "") -> str | None:
         """Decide step ``step`` (the page has just been read). Returns a note for the model when the step goes
-        to it; marks ``step.replay``."""
+        to it; marks ``step.replay``. (``page_text`` is for pilots that read the page: see pilot.py.)"""
         if self.position >= len(self.steps):
             self.decision = Decision(None, "The recorded run has no steps left; finish the task from here.")
             step.replay = "healed"
@@ -267,13 +266,20 @@ class ReplayModel:
 
 
 def replaying_agent(agent: Any, pilot: ReplayPilot) -> Any:
-    """A copy of ``agent`` (a ``PageAgent``) that replays with ``pilot``: its model answers from the recording
-    (the agent's own model heals), it starts where the recording started, and it has room for every recorded
-    step plus a few healed ones."""
-    clone = copy.copy(agent)
-    clone.model = ReplayModel(pilot, agent.model)
-    clone.start_url = pilot.start_url
-    clone.max_steps = max(agent.max_steps, len(pilot.steps) + 5)
-    clone.last_result = None
-    clone._controller = None
-    return clone
+    """A copy of ``agent`` (a ``PageAgent``) that replays with ``pilot`` (see :func:`.pilot.piloted_agent`)."""
+    from .pilot import piloted_agent
+
+    return piloted_agent(agent, pilot)
+
+
+def replaying(agent: Any, run: Any, *, heal: bool = True, url: str | None = None) -> tuple[Any, ReplayPilot]:
+    """``(agent copy, pilot)`` replaying the recorded ``run`` (a ``PageAgentResult``) with ``agent``'s model to
+    heal: the one place a replay is set up (``agent.replay``, ``%agent replay``, the terminal's ``replay``). The
+    pilot knows the agent's secrets (a placeholder of another cannot be typed) and whether it takes a typed
+    answer. A run with no action that ran is refused here, with the reason."""
+    from .pilot import piloted_agent
+
+    pilot = ReplayPilot(run, heal=heal, url=url, typed=agent.output_spec is not None, secrets=agent.secrets.names)
+    if not pilot.steps:
+        raise ValueError(f"Run {run.run_id or run.task!r} has no action that ran, so there is nothing to replay.")
+    return piloted_agent(agent, pilot), pilot

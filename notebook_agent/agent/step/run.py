@@ -72,7 +72,8 @@ from .ending import RunOutcome
 from .event_bridge import LoopEvents
 from .gatekeeper import RunGate, target_element
 from .loop_guard import LoopGuard
-from .replay_pilot import REPLAY_HINT, ReplayPilot
+from .pilot import Pilot
+from .replay_pilot import REPLAY_HINT
 from .run_browser import RunBrowser, StartUrlError
 from .screenshots import StepScreenshots
 from .tool_context import tool_context_factory
@@ -139,7 +140,7 @@ class PageRun:
         interactive: bool = False,
         runs_dir: str | None = None,
         previous: PageAgentResult | None = None,
-        pilot: ReplayPilot | None = None,
+        pilot: Pilot | None = None,
     ) -> None:
         self.agent = agent
         self.previous = previous
@@ -327,7 +328,7 @@ class PageRun:
             step, self.steps, page_text, self.agent.max_steps, self.outcome.last_output_error
         ) + self.loops.page(page_text)
         if self.pilot is not None:
-            note = await self.pilot.prepare(self.browser, step)
+            note = await self.pilot.prepare(self.browser, step, page_text)
             if note:
                 step.observations.append(note)
         self.history.extend(step.observations)
@@ -423,9 +424,7 @@ class PageRun:
         return self.outcome.should_stop(len(self.steps))
 
 
-async def _admit_recorded_start(
-    gate: RunGate, pilot: ReplayPilot | None, start: str | None, browser: BrowserSession
-) -> None:
+async def _admit_recorded_start(gate: RunGate, pilot: Pilot | None, start: str | None, browser: BrowserSession) -> None:
     """A replay's start URL that came from its recording, not from the user (``url=``), is judged as the model's
     ``go_to_url`` would be; a refusal raises :class:`StartUrlError` saying what to do."""
     if start and pilot is not None and not pilot.chosen:
@@ -435,7 +434,7 @@ async def _admit_recorded_start(
 
 
 async def _read_ahead(
-    browser: BrowserSession, pilot: ReplayPilot | None, index: Any
+    browser: BrowserSession, pilot: Pilot | None, index: Any
 ) -> asyncio.Future[dict[str, Any] | None] | None:
     """What an action on element ``index`` acts on, read while the previous picture finishes and the gate judges
     (both before the action changes the page), not after them: the element itself, found for the action

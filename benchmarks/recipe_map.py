@@ -1,0 +1,353 @@
+"""Rows per minute of a recipe map, against a hand-written Playwright loop and against ``agent.map``.
+
+Two sites, one machine, one run:
+
+- the demo shop (``notebook_agent.demo``): the data task "Find the price of {product} on the demo shop." with a
+  typed answer, recorded once with the offline demo model and made a recipe (``run.to_recipe(template=...)``);
+- a fixture site served here: a sign-up form (type a name, choose a plan, submit) whose thanks page says what
+  was submitted, recorded once with a scripted model.
+
+Settings: the recipe map in this process at concurrency 1, 4 and 8 (each row in a pooled context of one
+browser), and on a Dask ``LocalCluster`` of 2 worker processes (the cluster's start-up and each worker's first
+browser are paid by a warm-up map, reported apart); a hand-written Playwright loop doing the same steps on the
+same pages (sequential, and 4 contexts side by side), reading the same values; ``agent.map`` with the offline
+demo model (concurrency 4), the thing a recipe replaces, as it is (the demo model answers in microseconds, so a
+row costs what a recipe's row costs: the same pages read) and with ``--latency`` seconds before each answer (a
+remote model's time to first token). Then memory over ``--memory-rows`` rows of the demo
+recipe: this process's and the browser's resident memory every so many rows (flat means no row leaves anything).
+
+    .venv/bin/python benchmarks/recipe_map.py [--rows 48] [--memory-rows 2000] [--no-dask]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import threading
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import quote_plus
+
+from pydantic import BaseModel
+
+from notebook_agent import BrowserSession, PageAgent
+from notebook_agent.agent import Recipe
+from notebook_agent.demo import PRICE_TASK, serve_demo
+from notebook_agent.llm.scripted import ScriptedModel
+from tests.agent.test_page_agent import index_of, step
+
+PRODUCTS = [
+    "Ridgeline Rain Jacket",
+    "Cascade Hiking Boots",
+    "Merino Trail Socks (2-pack)",
+    "Basecamp 28L Daypack",
+    "Lumen 400 Headlamp",
+    "Insulated Steel Bottle 750 ml",
+    "Pebble Wireless Earbuds",
+]
+NAMES = ["Ada", "Grace", "Linus", "Barbara", "Edsger", "Margaret", "Alan"]
+PLANS = ["Free", "Pro", "Team"]
+
+
+class Price(BaseModel):
+    name: str
+    price: float
+
+
+class Signup(BaseModel):
+    message: str
+
+
+FORM = b"""<!doctype html><html><head><meta charset="utf-8"><title>Sign up</title></head><body>
+<h1>Sign up</h1><form action="thanks.html" method="get">
+<label>Name <input name="name"></label>
+<label>Plan <select name="plan"><option>Free</option><option>Pro</option><option>Team</option></select></label>
+<button type="submit">Create account</button></form></body></html>"""
+THANKS = b"""<!doctype html><html><head><meta charset="utf-8"><title>Welcome</title></head><body>
+<h1 id="msg">...</h1><script>const q = new URLSearchParams(location.search);
+document.getElementById("msg").textContent = `Thanks ${q.get("name")}, plan ${q.get("plan")}`;</script></body></html>"""
+
+
+class _Site(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *_: Any) -> None:
+        return None
+
+    def do_GET(self) -> None:
+        body = THANKS if self.path.startswith("/thanks.html") else FORM
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@contextmanager
+def fixture_site() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Site)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class Waiting:
+    """The demo model with a fixed wait before each answer, like a remote model's time to first token."""
+
+    def __init__(self, seconds: float) -> None:
+        from notebook_agent import get_model
+
+        self.inner = get_model("demo")
+        self.seconds = seconds
+        self.provider, self.id = self.inner.provider, self.inner.id
+
+    async def stream(self, context: Any, options: Any) -> AsyncIterator[Any]:
+        await asyncio.sleep(self.seconds)
+        async for event in self.inner.stream(context, options):
+            yield event
+
+
+def signup_script() -> list[Any]:
+    return [
+        step("input_text", lambda c: {"index": index_of(c, r"name=name"), "text": "Ada"}),
+        step("select_dropdown_option", lambda c: {"index": index_of(c, r"<select name=plan"), "text": "Pro"}),
+        step("click_element_by_index", lambda c: {"index": index_of(c, r"Create account")}),
+        step("done", {"text": "Signed up", "success": True, "data": {"message": "Thanks Ada, plan Pro"}}),
+    ]
+
+
+def line(label: str, rows: int, ok: int, seconds: float, base: float | None, extra: str = "") -> float:
+    rate = 60 * rows / seconds
+    ratio = f"{rate / base:6.2f}×" if base else "    1× "
+    print(f"{label:44} {rows:5} {ok:5} {seconds:8.1f} {rate:9.1f} {ratio:>8}{extra}", flush=True)
+    return rate
+
+
+def header(title: str) -> None:
+    print(f"\n{title}\n{'setting':44} {'rows':>5} {'ok':>5} {'seconds':>8} {'rows/min':>9} {'vs loop':>8}")
+
+
+async def timed(work: Callable[[], Awaitable[Any]]) -> tuple[Any, float]:
+    t0 = time.perf_counter()
+    out = await work()
+    return out, time.perf_counter() - t0
+
+
+# -- the hand-written loops: the same steps on the same pages, the same values read ------------------------------
+async def loop_demo(browser: BrowserSession, shop: str, rows: list[dict[str, str]], concurrency: int) -> int:
+    async def one(page: Any, product: str) -> bool:
+        await page.goto(shop)
+        await page.goto(f"{shop.rstrip('/')}/search.html?q={quote_plus(product)}")
+        name = await page.get_by_role("link", name=product, exact=True).first.inner_text()
+        price = await page.locator("text=/^\\$[0-9.,]+$/").first.inner_text()
+        return name == product and float(price.strip("$").replace(",", "")) > 0
+
+    return await _side_by_side(browser, rows, concurrency, lambda page, row: one(page, row["product"]))
+
+
+async def loop_form(browser: BrowserSession, site: str, rows: list[dict[str, str]], concurrency: int) -> int:
+    async def one(page: Any, row: dict[str, str]) -> bool:
+        await page.goto(f"{site}/form.html")
+        await page.fill("input[name=name]", row["name"])
+        await page.select_option("select[name=plan]", row["plan"])
+        await page.click("text=Create account")
+        await page.wait_for_url("**/thanks.html*")
+        return await page.inner_text("#msg") == f"Thanks {row['name']}, plan {row['plan']}"
+
+    return await _side_by_side(browser, rows, concurrency, one)
+
+
+async def _side_by_side(browser: BrowserSession, rows: list[Any], concurrency: int, one: Any) -> int:
+    ok = 0
+    queue = list(enumerate(rows))
+
+    async def worker() -> None:
+        nonlocal ok
+        fork = await browser.fork()
+        page = await fork.ensure_page()
+        try:
+            while queue:
+                _, row = queue.pop(0)
+                good = bool(await one(page, row))
+                ok += good
+        finally:
+            await fork.close()
+
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return ok
+
+
+# -- the settings ------------------------------------------------------------------------------------------------
+async def record_demo(browser: BrowserSession, shop: str) -> Recipe:
+    agent = PageAgent(model="demo", browser=browser, start_url=shop, output=Price, screenshots=False)
+    run = await agent.run(PRICE_TASK.format(product=PRODUCTS[0]))
+    assert run.success, run.text
+    return run.to_recipe(template=PRICE_TASK)
+
+
+async def record_form(browser: BrowserSession, site: str) -> Recipe:
+    agent = PageAgent(
+        model=ScriptedModel(signup_script()), browser=browser, start_url=f"{site}/form.html", output=Signup
+    )
+    run = await agent.run("Sign up as Ada on the Pro plan")
+    assert run.success, run.text
+    return run.to_recipe(params={"name": "Ada", "plan": "Pro"})
+
+
+def ok_rows(result: Any) -> int:
+    return len(result.succeeded)
+
+
+async def site_table(
+    title: str, browser: BrowserSession, recipe: Recipe, rows: list[Any], loop: Any, answer_type: Any, args: Any
+) -> dict[str, float]:
+    header(title)
+    agent = PageAgent(model=ScriptedModel([]), browser=browser, output=answer_type, screenshots=False)
+    await recipe.map(rows[:4], agent, concurrency=4)  # warm: the pool's contexts, the page cache
+    ok, seconds = await timed(lambda: loop(rows, 1))
+    base = line("Playwright loop, sequential", len(rows), ok, seconds, None)
+    rates = {"loop1": base}
+    ok, seconds = await timed(lambda: loop(rows, 4))
+    rates["loop4"] = line("Playwright loop, 4 contexts", len(rows), ok, seconds, base)
+    for c in (1, 4, 8):
+        result, seconds = await timed(lambda c=c: recipe.map(rows, agent, concurrency=c, heal=False))
+        tokens = sum(r.result.usage.tokens for r in result.rows if r.result is not None)
+        rates[f"recipe{c}"] = line(
+            f"recipe map, concurrency {c}", len(rows), ok_rows(result), seconds, base, f"  tokens {tokens}"
+        )
+    if not args.no_dask:
+        rates["dask"] = await dask_rate(recipe, rows, answer_type, base)
+    return rates
+
+
+async def dask_rate(recipe: Recipe, rows: list[Any], answer_type: Any, base: float) -> float:
+    import distributed
+
+    from notebook_agent.agent.batch.map_rows import close_worker_browser
+
+    t0 = time.perf_counter()
+    cluster = await asyncio.to_thread(
+        distributed.LocalCluster,
+        n_workers=2,
+        threads_per_worker=2,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=None,
+        env={"PYTHONPATH": os.pathsep.join(p for p in (os.getcwd(), os.environ.get("PYTHONPATH")) if p)},
+    )
+    client = await asyncio.to_thread(distributed.Client, cluster)
+    try:
+        executor = client.get_executor()
+        agent = PageAgent(model="demo", output=answer_type, screenshots=False)
+        warm = await recipe.map(rows[:4], agent, executor=executor, concurrency=4, heal=False)
+        print(f"  (cluster start and each worker's first browser: {time.perf_counter() - t0:.1f} s, {ok_rows(warm)}/4)")
+        result, seconds = await timed(lambda: recipe.map(rows, agent, executor=executor, concurrency=4, heal=False))
+        return line("recipe map, LocalCluster 2 workers × 2", len(rows), ok_rows(result), seconds, base)
+    finally:
+        client.run(close_worker_browser)
+        await asyncio.to_thread(client.close)
+        await asyncio.to_thread(cluster.close)
+
+
+def resident_mb(pid: int) -> tuple[float, float]:
+    """(this process, its browser processes) resident memory in MB."""
+    import psutil
+
+    me = psutil.Process(pid)
+    children = 0.0
+    for child in me.children(recursive=True):
+        try:
+            children += child.memory_info().rss
+        except psutil.Error:
+            continue
+    return me.memory_info().rss / 2**20, children / 2**20
+
+
+async def memory(browser: BrowserSession, recipe: Recipe, total: int, concurrency: int) -> None:
+    print(f"\nmemory over {total} rows of the demo recipe (concurrency {concurrency}; MB resident)")
+    print(f"{'rows done':>10} {'python':>8} {'browser':>8} {'rows/min':>9}")
+    agent = PageAgent(model=ScriptedModel([]), browser=browser, output=Price, screenshots=False)
+    step_rows = max(total // 8, 1)
+    samples = []
+    done = 0
+    t0 = time.perf_counter()
+    while done < total:
+        n = min(step_rows, total - done)
+        rows = [{"product": PRODUCTS[(done + i) % len(PRODUCTS)]} for i in range(n)]
+        result = await recipe.map(rows, agent, concurrency=concurrency, heal=False)
+        assert len(result.succeeded) == n, result.summary()
+        done += n
+        del result
+        py, br = resident_mb(os.getpid())
+        samples.append((py, br))
+        print(f"{done:>10} {py:8.0f} {br:8.0f} {60 * done / (time.perf_counter() - t0):9.1f}", flush=True)
+    first, last = samples[0], samples[-1]
+    grew = f"python {last[0] - first[0]:+.0f} MB, browser {last[1] - first[1]:+.0f} MB"
+    print(f"growth from the first sample to the last: {grew}")
+
+
+async def main(args: argparse.Namespace) -> None:
+    demo_rows = [{"product": PRODUCTS[i % len(PRODUCTS)]} for i in range(args.rows)]
+    form_rows = [{"name": NAMES[i % len(NAMES)], "plan": PLANS[i % len(PLANS)]} for i in range(args.rows)]
+    with serve_demo() as shop, fixture_site() as site:
+        async with BrowserSession() as browser:
+            demo = await record_demo(browser, shop.url)
+            form = await record_form(browser, site)
+            print(f"demo recipe: {demo!r}\nform recipe: {form!r}")
+            rates = await site_table(
+                "demo shop (price of {product})",
+                browser,
+                demo,
+                demo_rows,
+                lambda rows, c: loop_demo(browser, shop.url, rows, c),
+                Price,
+                args,
+            )
+            agent = PageAgent(model="demo", browser=browser, start_url=shop.url, output=Price, screenshots=False)
+            n = max(args.rows // 3, 8)
+            result, seconds = await timed(lambda: agent.map(PRICE_TASK, demo_rows[:n], concurrency=4))
+            mapped = line("agent.map, offline demo model, concurrency 4", n, ok_rows(result), seconds, rates["loop1"])
+            slow = PageAgent(
+                model=Waiting(args.latency), browser=browser, start_url=shop.url, output=Price, screenshots=False
+            )
+            result, seconds = await timed(lambda: slow.map(PRICE_TASK, demo_rows[:n], concurrency=4))
+            label = f"agent.map, demo model + {args.latency:g} s/answer, c=4"
+            remote = line(label, n, ok_rows(result), seconds, rates["loop1"])
+            print(
+                f"recipe (c=1) / Playwright loop (sequential): {rates['recipe1'] / rates['loop1']:.2f}×; "
+                f"recipe (c=4) / loop (4 contexts): {rates['recipe4'] / rates['loop4']:.2f}×; "
+                f"best recipe / agent.map: {max(rates['recipe4'], rates['recipe8']) / mapped:.1f}× (offline model), "
+                f"{max(rates['recipe4'], rates['recipe8']) / remote:.1f}× (model answering in {args.latency:g} s)"
+            )
+            form_rates = await site_table(
+                "fixture site (sign-up form: typed name, chosen plan)",
+                browser,
+                form,
+                form_rows,
+                lambda rows, c: loop_form(browser, site, rows, c),
+                Signup,
+                args,
+            )
+            print(
+                f"recipe (c=1) / Playwright loop (sequential): {form_rates['recipe1'] / form_rates['loop1']:.2f}×; "
+                f"recipe (c=4) / loop (4 contexts): {form_rates['recipe4'] / form_rates['loop4']:.2f}×"
+            )
+            if args.memory_rows:
+                await memory(browser, demo, args.memory_rows, 8)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=int, default=48, help="rows per setting (default 48)")
+    parser.add_argument("--memory-rows", type=int, default=2000, help="rows of the memory run (0: skip)")
+    parser.add_argument("--latency", type=float, default=1.0, help="seconds before each answer of the slow model")
+    parser.add_argument("--no-dask", action="store_true", help="skip the LocalCluster settings")
+    asyncio.run(main(parser.parse_args()))

@@ -1,0 +1,168 @@
+"""A recipe over every row of a table: ``await recipe.map(df, agent, concurrency=8)``.
+
+Each row is a run of the agent that follows the recipe with the row's values (:class:`~.recipe_pilot.RecipePilot`
+through the one pilot seam, :mod:`.pilot`): no model call for a step that replays, the agent's model for a step
+whose page differs (``heal=True``: counted per row as ``healed``), or the row failed with the reason
+(``heal=False``). Every step is a step of an ordinary run, so the approval gate, allowed domains and secrets
+apply to each row as to any run, and a row's run file is written when the agent has ``runs_dir``.
+
+It runs on :mod:`.mapping`'s engine: ``concurrency`` rows at a time in one browser, each row in a clean
+context of a pool reused across rows (:mod:`.pool`), or on an executor (Dask's ``client.get_executor()``): rows
+go to the workers as they free up, each worker keeps one browser and one pool, results come back into input
+order, and a worker lost mid-map has its rows run again elsewhere by the executor while every finished row is
+kept. ``agent.stop()``, Interrupt and Ctrl-C keep every finished row (:class:`~.mapping.MapInterrupted`).
+
+The result is a map result (:class:`RecipeMapResult`: ``to_pandas()``, ``retry()``) whose table has, after
+``steps``, each row's ``replayed``, ``healed`` and ``failed`` step counts; ``tokens`` is zero for a row nothing
+healed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import AsyncGenerator, Callable
+from typing import Any
+
+from ..batch.map_runner import MapEvent, MapOptions, _check, _consume, _drive
+from ..batch.map_table import MapInputError, MapResult, MapRow, normalise_rows
+from .answer import READ
+from .recipe_pilot import row_values
+from .slots import RecipeError, fill
+
+#: The step counts a recipe's table adds after ``steps``.
+REPLAY_COLUMNS = ("replayed", "healed", "failed")
+
+
+@dataclasses.dataclass(repr=False)
+class RecipeMapResult(MapResult):
+    """A map result of a recipe: the table has each row's replayed / healed / failed step counts."""
+
+    def table_columns(self) -> list[str]:
+        columns = super().table_columns()
+        at = columns.index(self._names()[("result", "steps")]) + 1
+        taken = set(columns)
+        extra = [f"replay_{c}" if c in taken else c for c in REPLAY_COLUMNS]
+        return columns[:at] + extra + columns[at:]
+
+    def records(self) -> list[dict[str, Any]]:
+        columns = self.table_columns()
+        out = []
+        for row, record in zip(self.rows, super().records(), strict=True):
+            counts = row.result.replay_counts if row.result is not None else {}
+            names = [c for c in columns if c not in record]
+            record |= {name: counts.get(kind, 0) for name, kind in zip(names, REPLAY_COLUMNS, strict=True)}
+            out.append({c: record.get(c) for c in columns})
+        return out
+
+    @property
+    def healed_rows(self) -> list[int]:
+        """The rows where the model redid at least one step."""
+        return [r.index for r in self.rows if r.result is not None and r.result.replay_counts.get("healed")]
+
+    def summary(self) -> str:
+        tokens = sum(r.result.usage.tokens for r in self.rows if r.result is not None)
+        return f"{super().summary()} · {len(self.healed_rows)} healed · {tokens:,} tokens"
+
+
+def default_agent(recipe: Any) -> Any:
+    """The agent of a recipe map when none is given: the offline demo model heals (give an agent with a real
+    model to heal real pages), screenshots off."""
+    from ..page_agent import PageAgent
+
+    return PageAgent(model="demo", screenshots=False)
+
+
+def answer_schema(data: Any) -> dict[str, Any]:
+    """A JSON Schema of the recipe's typed answer, for an agent given no ``output=`` (the answer keeps its shape)."""
+    if isinstance(data, dict) and READ in data:
+        return {"type": "string"} if data.get("kind") == "str" else {"type": "number"}
+    if isinstance(data, dict) and "_const" not in data:
+        return {"type": "object", "properties": {str(k): answer_schema(v) for k, v in data.items()}}
+    if isinstance(data, list):
+        return {"type": "array"}
+    if isinstance(data, bool):
+        return {"type": "boolean"}
+    if isinstance(data, (int, float)):
+        return {"type": "number"}
+    return {"type": "string"} if isinstance(data, str) else {}
+
+
+def _agent_for(recipe: Any, agent: Any) -> Any:
+    agent = agent if agent is not None else default_agent(recipe)
+    if agent.output_spec is None and recipe.answer.data is not None:
+        from ..step.typed_output import OutputSpec
+
+        agent = _copy(agent)
+        agent.output_spec = OutputSpec(answer_schema(recipe.answer.data))
+    return agent
+
+
+def _copy(agent: Any) -> Any:
+    import copy
+
+    clone = copy.copy(agent)
+    clone._controller = None
+    clone.last_result = None
+    return clone
+
+
+def plan_recipe(recipe: Any, rows: Any, agent: Any, options: MapOptions) -> RecipeMapResult:
+    """Every row as a record not started yet, after checking that each row has every slot."""
+    if not (hasattr(recipe, "steps") and hasattr(recipe, "answer") and hasattr(recipe, "names")):
+        raise TypeError(f"map_recipe needs a Recipe (result.to_recipe(...), Recipe.load(path)), not {type(recipe)}")
+    columns, values = normalise_rows(rows)
+    missing = [n for n in recipe.names if n not in columns]
+    if missing:
+        raise MapInputError(
+            f"The recipe's slots {', '.join('{' + n + '}' for n in missing)} are not columns of the rows; the "
+            f"columns are: {', '.join(columns) or '(none)'}."
+        )
+    _check(agent, options)
+    records = []
+    for i, row in enumerate(values):
+        try:
+            filled = row_values(recipe, row)
+        except RecipeError as exc:
+            raise MapInputError(f"Row {i}: {exc}") from None
+        start = fill(recipe.start_url, filled) if recipe.start_url else None
+        records.append(MapRow(index=i, values=row, task=fill(recipe.task, filled).strip(), start_url=start))
+    return RecipeMapResult(template=recipe.task, columns=columns, rows=records, options=options, agent=agent)
+
+
+def _options(recipe: Any, heal: bool, url: str | None, kwargs: dict[str, Any]) -> MapOptions:
+    kwargs.setdefault("isolation", "context")
+    if kwargs.get("executor") is not None and kwargs.get("model") is None and kwargs.get("model_factory") is None:
+        kwargs["model"] = "demo"  # each worker builds the healing model by name; give model= for a real one
+    return MapOptions(recipe=recipe, heal=heal, url=url, **kwargs)
+
+
+async def map_recipe(
+    recipe: Any,
+    rows: Any,
+    agent: Any = None,
+    *,
+    heal: bool = True,
+    url: str | None = None,
+    on_event: Callable[[MapEvent], Any] | None = None,
+    **options: Any,
+) -> RecipeMapResult:
+    """``recipe.map(rows, agent, ...)``: options as ``agent.map``'s (``concurrency=4``, ``isolation="context"``
+    by default here, ``executor=``, ``model=``/``model_factory=`` for the healing model) plus ``heal`` and
+    ``url`` (the same site on another base URL)."""
+    agent = _agent_for(recipe, agent)
+    result = plan_recipe(recipe, rows, agent, _options(recipe, heal, url, options))
+    done = await _consume(_drive(agent, result, list(range(len(result.rows)))), result, on_event)
+    assert isinstance(done, RecipeMapResult)
+    return done
+
+
+async def stream_recipe(
+    recipe: Any, rows: Any, agent: Any = None, *, heal: bool = True, url: str | None = None, **options: Any
+) -> AsyncGenerator[MapEvent, None]:
+    """:func:`map_recipe` as its events (``RowEvent``, ``MapProgress``, ``MapFinished``), for a view."""
+    agent = _agent_for(recipe, agent)
+    result = plan_recipe(recipe, rows, agent, _options(recipe, heal, url, options))
+    async with contextlib.aclosing(_drive(agent, result, list(range(len(result.rows))))) as events:
+        async for event in events:
+            yield event

@@ -1,0 +1,115 @@
+"""One row of a recipe: the recorded steps with the row's values (:func:`bind`), walked by a :class:`RecipePilot`.
+
+The pilot is a :class:`~.replay.ReplayPilot` over the recipe filled with the row: each element is found again
+by its fingerprint (with the row's values in it: the link named after this row's product), each page checked
+against the recorded URL pattern, each action put through the gate like a model's. Only the last step
+differs: the answer is read from the row's last page (:mod:`.recipe_answer`), and when it cannot be read that
+step heals (the model reads it) or, without healing, the row fails saying what was missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ...core.messages import Usage
+from ...llm.scripted import ScriptedCall
+from ..prompt.agent_output import MACRO_NAME
+from ..runs.result import PageAgentResult, PageStep
+from ..step.replay_pilot import Decision, ReplayPilot
+from .answer import answer_for
+from .slots import RecipeError, fill, fill_all
+
+
+def row_values(recipe: Any, row: Mapping[str, Any]) -> dict[str, Any]:
+    """The row's value of every slot, or a :class:`RecipeError` naming the slots it lacks."""
+    missing = [n for n in recipe.names if n not in row]
+    if missing:
+        raise RecipeError(
+            f"The row has no {', '.join(missing)} for the recipe's slots (it has: {', '.join(map(str, row)) or '-'})."
+        )
+    return {n: row[n] for n in recipe.names}
+
+
+def bind(recipe: Any, row: Mapping[str, Any]) -> PageAgentResult:
+    """The recipe as the run it would have been with ``row``'s values: steps, fingerprints and URLs filled."""
+    values = row_values(recipe, row)
+    steps = [
+        PageStep(
+            index=s.index,
+            action=s.action,
+            args=fill_all(s.args, values),
+            target=fill_all(s.target, values) if s.target else None,
+            url=fill(s.url, values),
+            title=fill(s.title, values),
+            next_goal=fill(s.next_goal, values),
+            evaluation_previous_goal=fill(s.evaluation_previous_goal, values),
+            memory=fill(s.memory, values),
+            result="ok",
+        )
+        for s in recipe.steps
+    ]
+    start = fill(recipe.start_url, values) if recipe.start_url else None
+    return PageAgentResult(
+        task=fill(recipe.task, values).strip(),
+        status="completed",
+        success=True,
+        text="",
+        steps=steps,
+        usage=Usage(),
+        model="recipe",
+        duration_s=0.0,
+        prompt_version="",
+        run_id=recipe.run_id,
+        settings={"start_url": start},
+        output_type=recipe.output_type,
+    )
+
+
+class RecipePilot(ReplayPilot):
+    """A replay of ``recipe`` with ``row``'s values; its last step reads the answer from the page."""
+
+    def __init__(
+        self, recipe: Any, row: Mapping[str, Any], *, heal: bool = True, url: str | None = None, agent: Any = None
+    ) -> None:
+        typed = agent is not None and agent.output_spec is not None
+        secrets = agent.secrets.names if agent is not None else ()
+        super().__init__(bind(recipe, row), heal=heal, url=url, typed=typed, secrets=secrets)
+        self.recipe = recipe
+        self.values = row_values(recipe, row)
+
+    async def prepare(self, browser: Any, step: PageStep, page_text: str = "") -> str | None:
+        answer = self.recipe.answer
+        last = self.steps[self.position] if self.position < len(self.steps) else None
+        if last is None or last.action != "done" or not (answer.text or answer.data is not None):
+            return await super().prepare(browser, step, page_text)
+        self.position += 1
+        self.known = None
+        text, data, problem = answer_for(answer, page_text, self.values)
+        if problem is None:
+            args: dict[str, Any] = {"text": text, "success": bool(last.args.get("success", True))}
+            if self.typed and data is not None:
+                args["data"] = data
+            self.decision = Decision(
+                ScriptedCall(
+                    MACRO_NAME,
+                    {
+                        "evaluation_previous_goal": last.evaluation_previous_goal,
+                        "memory": last.memory,
+                        "next_goal": last.next_goal,
+                        "action": {"done": args},
+                    },
+                )
+            )
+            step.replay = "replayed"
+            return None
+        note = (
+            f"This run follows a recipe. Its last step reads the answer from the page, and could not: {problem}. "
+            "Read the answer from this page and finish with done."
+        )
+        self.decision = Decision(None, note)
+        step.replay = "healed"
+        if not self.heal:
+            self._stop(step, f"step {last.index} (the answer): {problem}")
+            return None
+        return note

@@ -1,0 +1,98 @@
+"""The one seam of a run that is not driven by the model alone: a :class:`Pilot` decides each step's action.
+
+Three things decide a step: the model (no pilot), a recorded run (:class:`~.replay.ReplayPilot`: the same
+actions again) and a recipe with a row's parameters (:class:`~.recipe_pilot.RecipePilot`: the recorded actions
+with new values). A pilot is asked after the page was read and before the model would be; it either names the
+step's call (no model call, no tokens) or leaves the step to the model with a note saying what the step meant
+to do (healing). Whatever it decides, the action then goes through everything a model's action goes through:
+the approval gate, allowed domains, secrets and the run file, because it is still a step of a
+:class:`~.run.PageRun`.
+
+:func:`piloted_agent` is the one place that makes an agent follow a pilot; ``agent.replay``, ``%agent replay``
+(through :func:`.replay.replaying`) and the recipe's rows all use it.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from ...core.model import Context, Model, StreamEvent, StreamOptions
+from ...llm.scripted import ScriptedModel
+
+if TYPE_CHECKING:
+    from ...browser.session.browser_session import BrowserSession
+    from ..runs.result import PageStep
+
+#: Room a piloted run keeps beyond its recorded steps, for steps the model heals.
+HEAL_ROOM = 5
+
+
+@runtime_checkable
+class Pilot(Protocol):
+    """What decides each step of a piloted run (see the module docstring)."""
+
+    decision: Any
+    """The decision of the step being taken (``.call``: the call to make, or None: the model decides),
+    consumed by the run's model (:class:`PilotModel`)."""
+    chosen: bool
+    """The start URL was chosen by the user (``url=``), not taken from the recording: a recorded start is judged
+    by the gate as the model's ``go_to_url`` would be."""
+    stopped: str | None
+    """Why the run was stopped by the pilot (a step it could not take and was not allowed to heal), or None."""
+
+    @property
+    def start_url(self) -> str | None:
+        """Where the piloted run starts (the recorded start, moved to the replay's site)."""
+        ...
+
+    @property
+    def steps(self) -> list[PageStep]:
+        """The steps the pilot will take (their number sizes the run's step limit)."""
+        ...
+
+    async def prepare(self, browser: BrowserSession, step: PageStep, page_text: str = "") -> str | None:
+        """Decide ``step`` now that the page is read (``page_text``: what the model would read, secrets
+        scrubbed). Returns a note for the model when the step goes to it; marks ``step.replay``."""
+        ...
+
+    def known_target(self, index: Any) -> dict[str, Any] | None:
+        """The recorded fingerprint of element ``index`` when this step found it exactly as recorded."""
+        ...
+
+
+class PilotModel:
+    """The model of a piloted run: the pilot's call (no tokens), or the healing model for a step left to it."""
+
+    def __init__(self, pilot: Pilot, healer: Model) -> None:
+        self.pilot = pilot
+        self.healer = healer
+        self.provider = "replay"
+        self.id = f"{healer.provider}:{healer.id}"
+        self.api = "replay"
+
+    async def stream(self, context: Context, options: StreamOptions) -> AsyncIterator[StreamEvent]:
+        decision = self.pilot.decision
+        self.pilot.decision = None
+        if decision is not None and decision.call is not None:
+            scripted = ScriptedModel([decision.call], id=self.id, provider="replay", chunk=1 << 20)
+            async for event in scripted.stream(context, options):
+                yield event
+            return
+        async for event in self.healer.stream(context, options):
+            yield event
+
+
+def piloted_agent(agent: Any, pilot: Pilot) -> Any:
+    """A copy of ``agent`` (a ``PageAgent``) that follows ``pilot``: its model answers from the pilot (the
+    agent's own model heals), it starts where the pilot starts, and it has room for every step of the pilot
+    plus a few healed ones. Its runs still need ``pilot=`` passed to ``stream`` (the run asks it each step)."""
+    clone = copy.copy(agent)
+    healer = agent.model.healer if isinstance(agent.model, PilotModel) else agent.model
+    clone.model = PilotModel(pilot, healer)
+    clone.start_url = pilot.start_url
+    clone.max_steps = max(agent.max_steps, len(pilot.steps) + HEAL_ROOM)
+    clone.last_result = None
+    clone._controller = None
+    return clone
