@@ -1,4 +1,5 @@
-"""The ``notebook-agent`` command: the same agent from a terminal.
+"""The ``notebook-agent`` command: the same agent from a terminal. This module parses and dispatches; each
+sub-command is a module of its own (``run``, ``evaluate``, ``map``, ``replay``, ``export``, ``snapshot``, ``doctor``).
 
 Each subcommand imports only what it needs, so ``--help`` and ``--version`` answer instantly.
 """
@@ -7,17 +8,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from .. import __version__
-from .terminal import Printer, model_for, terminal_approver, terminal_ask
 
 if TYPE_CHECKING:
-    from ..agent import PageAgentResult
+    pass
 
 
 class _Parser(argparse.ArgumentParser):
@@ -168,11 +166,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return snapshot_command(args.url, full_page=args.full_page, as_json=args.json)
         if args.command == "run":
-            return asyncio.run(_run(args.task, args, as_json=args.json))
+            from .run import run_command
+
+            return asyncio.run(run_command(args.task, args, as_json=args.json))
         if args.command == "demo":
-            return _demo(args)
+            from .run import demo_command
+
+            return demo_command(args)
         if args.command == "eval":
-            return _eval(args)
+            from .evaluate import eval_command
+
+            return eval_command(args)
         if args.command == "map":
             from .map import map_command
 
@@ -186,7 +190,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return export_command(args)
         if args.command == "doctor":
-            return _doctor()
+            from .doctor import doctor_command
+
+            return doctor_command()
         if args.command == "models":
             from ..llm.availability import check_models, models_table
 
@@ -204,212 +210,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise
     parser.error(f"unknown command {args.command!r}")  # pragma: no cover
     return 2
-
-
-async def _run(task: str, args: argparse.Namespace, *, as_json: bool) -> int:
-    from ..agent import PageAgent
-    from ..browser.session.browser_session import BrowserSession
-    from ..config import options
-
-    # the same checks (and messages) as %%agent and %agent config
-    max_steps = options.max_steps(args.max_steps)
-    start_url = None if args.url is None else options.url(args.url)
-    if isinstance(args.model, str):
-        options.model(args.model)
-    answer_type = options.output_from_file_or_module(args.output) if getattr(args, "output", None) else None
-    profile = options.profile(getattr(args, "profile", None))
-    interactive = sys.stdin.isatty()
-    policy = options.approve(args.approve or ("ask-risky" if interactive else "deny-risky"))
-    model, label = (
-        (args.model, f"{args.model.provider}:{args.model.id}")
-        if not isinstance(args.model, (str, type(None)))
-        else model_for(args.model, task)
-    )
-    out = sys.stderr if as_json else sys.stdout
-    print(f"model: {label}", file=out)
-    async with BrowserSession(headless=not args.headed) as browser:
-        agent = PageAgent(
-            model=model,
-            browser=browser,
-            max_steps=max_steps,
-            approval=policy,
-            approver=terminal_approver if interactive else None,
-            on_ask_user=terminal_ask if interactive else None,
-            enable_javascript=args.js,
-            vision=args.vision,
-            screenshots=False,
-            start_url=start_url,
-            trace=args.trace,
-            output=answer_type,
-            runs_dir=getattr(args, "runs_dir", None),
-            profile=profile,
-        )
-        result: PageAgentResult | None = None
-        printer = Printer(out)
-        ticker = asyncio.create_task(printer.tick())
-        try:
-            async for event in agent.stream(task):
-                printer.event(event)
-                if event.type == "run_finished":
-                    result = event.result
-        finally:
-            ticker.cancel()
-    assert result is not None
-    saved = os.path.join(args.runs_dir, f"{result.run_id}.jsonl") if getattr(args, "runs_dir", None) else None
-    if saved is not None and await asyncio.to_thread(os.path.isfile, saved):  # not when it could not be written
-        print(f"run saved: {saved}", file=out)
-    if result.trace_path:
-        print(f"trace: {result.trace_path}  (open it with: playwright show-trace {result.trace_path})", file=out)
-    if as_json:
-        from ..agent.runs.run_file import result_to_dict
-
-        print(json.dumps(result_to_dict(result), indent=2, ensure_ascii=False))
-    elif result.output is not None:
-        from ..agent.runs.run_data import to_json
-
-        print(f"output ({result.output_type}):\n{json.dumps(to_json(result.output), indent=2, ensure_ascii=False)}")
-    return 0 if result.success else 1
-
-
-def _demo(args: argparse.Namespace) -> int:
-    from ..demo import DEMO_TASK, demo_url, serve_demo
-
-    if args.port is not None and not args.lab:
-        raise ValueError("--port is for --lab (the port JupyterLab listens on).")
-    if args.lab:
-        return _lab(args.port)
-    model = args.model
-    server = {k: v for k, v in (("threads", args.threads), ("context", args.context), ("port", args.server_port)) if v}
-    if server and not (args.local and not args.local.startswith("ollama:")):
-        raise ValueError(
-            "--threads, --context and --server-port are for --local MODEL.gguf (the llama-server it runs)."
-        )
-    if args.local:
-        if model:
-            raise ValueError("--local and --model both name a model; give one of them.")
-        model = args.local if args.local.startswith("ollama:") else f"local:{args.local}"
-    if server:
-        from ..llm import get_model
-
-        model = get_model(model, **server)  # the server is started with them (model names cannot carry them)
-    url = serve_demo(args.shop_port).url if args.shop_port else demo_url()
-    print(f"demo shop: {url}")
-    print(f"task: {DEMO_TASK}")
-    ns = argparse.Namespace(
-        url=url,
-        model=model,
-        max_steps=12,
-        approve="ask-risky" if sys.stdin.isatty() else "deny-risky",
-        headed=args.headed,
-        vision=False,
-        js=False,
-        trace=False,
-        output=None,
-        runs_dir=args.runs_dir,
-        profile=args.profile,
-    )
-    return asyncio.run(_run(DEMO_TASK, ns, as_json=False))
-
-
-def _lab(port: int | None = None) -> int:
-    import subprocess
-    from pathlib import Path
-
-    here = Path.cwd() / "notebooks"
-    folder = here if here.is_dir() else Path.cwd()
-    cmd = [sys.executable, "-m", "jupyterlab", "--notebook-dir", str(folder)]
-    if (folder / "quickstart.ipynb").exists():
-        cmd += ["--LabApp.default_url=/lab/tree/quickstart.ipynb"]
-    if port is not None:
-        cmd += [f"--ServerApp.port={port}", "--ServerApp.port_retries=0"]
-    if os.geteuid() == 0:
-        cmd.append("--allow-root")
-    print("starting JupyterLab:", " ".join(cmd))
-    try:
-        return subprocess.call(cmd)
-    except FileNotFoundError:
-        print("JupyterLab is not installed: pip install 'notebook-agent[lab]'", file=sys.stderr)
-        return 2
-
-
-def _eval(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from ..agent.evaluate import Variant, evaluate, load_suite
-
-    variables: dict[str, str] = {}
-    for item in args.var:
-        name, sep, value = item.partition("=")
-        if not sep:
-            raise ValueError(f"--var takes NAME=VALUE, got {item!r}")
-        variables[name] = value
-    suite_path = Path(args.suite)
-    if not suite_path.is_file():
-        raise ValueError(f"There is no suite file {args.suite!r}: give the path of a YAML or JSON suite.")
-    if "{demo}" in suite_path.read_text(encoding="utf-8") and "demo" not in variables:
-        from ..demo import demo_url
-
-        variables["demo"] = demo_url()
-    suite = load_suite(args.suite, variables)
-    variants = [Variant(name=m, model=m) for m in args.model] or suite.variants or [Variant("default")]
-
-    def progress(kind: str, job: Any, row: Any) -> None:
-        if row is not None:
-            mark = "pass" if row.passed else "FAIL"
-            print(
-                f"  {mark} {row.variant:16} {row.task:16} #{row.repeat} {row.steps} steps {row.seconds:.1f}s "
-                + ("; ".join(row.failures) if row.failures else ""),
-                file=sys.stderr,
-            )
-
-    from ..config.models import variant_model
-
-    run = evaluate(
-        suite,
-        variants,
-        repeats=args.repeats,
-        concurrency=args.concurrency,
-        cdp_url=args.cdp_url,
-        on_progress=progress,
-        model_factory=variant_model,
-    )
-    report = asyncio.run(run)
-    if args.json:
-        print(json.dumps({"suite": report.suite, "summary": report.summary(), "runs": report.records()}, indent=2))
-    else:
-        print(f"\n{report.suite}: {len(report.rows)} runs")
-        print(f"{'variant':20} {'success':>8} {'steps':>6} {'tokens':>8} {'cost $':>8} {'time s':>7}")
-        for row in report.summary():
-            print(
-                f"{row['variant']:20} {row['success_rate']:8.0%} {row['mean_steps']:6.1f} "
-                f"{row['mean_tokens']:8.0f} {row['total_cost']:8.4f} {row['mean_seconds']:7.1f}"
-            )
-    return 0
-
-
-def _doctor() -> int:
-    from ..browser.session.launch import BrowserNotFoundError, find_browser
-
-    ok = True
-    try:
-        print(f"browser: {find_browser()}")
-    except BrowserNotFoundError as exc:
-        ok = False
-        print(f"browser: NOT FOUND\n{exc}")
-    name = os.environ.get("NOTEBOOK_AGENT_MODEL")
-    if not name:
-        print("model:   none configured (the offline demo model is used); set NOTEBOOK_AGENT_MODEL=provider:model")
-    else:
-        from ..llm import get_model
-        from ..llm.errors import ModelConfigError
-
-        try:
-            m = get_model(name)
-            print(f"model:   {m.provider}:{m.id}")
-        except ModelConfigError as exc:
-            ok = False
-            print(f"model:   {name}: {exc}")
-    return 0 if ok else 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -129,7 +129,7 @@ def map_command(args: argparse.Namespace) -> int:
     columns, values = normalise_rows(rows)  # a typo in a placeholder is said before any browser starts
     recipe = None
     if getattr(args, "recipe", None):
-        from .agent.recipe import open_recipe
+        from ..agent.recipes.recipe import open_recipe
 
         recipe = open_recipe(args.recipe, template=args.task, runs_dir=args.runs_dir)
         args.task = recipe.task

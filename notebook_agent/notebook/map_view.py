@@ -211,7 +211,7 @@ class MapRun:
             self.session = await STATE.get_browser()
             self.agent.browser = self.session  # each row in a tab of its own of the kernel's browser
             if self.recipe is not None:
-                from ..agent.recipe_map import stream_recipe
+                from ..agent.recipes.recipe_map import stream_recipe
 
                 events = stream_recipe(
                     self.recipe, self.rows, self.agent, heal=self.heal, concurrency=self.concurrency, interactive=True

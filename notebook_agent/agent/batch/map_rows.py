@@ -243,9 +243,8 @@ def run_row_job(job: RowJob) -> RowOutcome:
         pilot = pool = None
         if job.recipe is not None:
             from .pool import worker_pool
-            from .recipe_pilot import RecipePilot
 
-            pilot = RecipePilot(job.recipe, job.values, heal=job.heal, url=job.url, agent=job.agent)
+            pilot = job.recipe.pilot(job.values, heal=job.heal, url=job.url, agent=job.agent)
             pool = worker_pool(browser)
         return await run_row(
             job.agent,

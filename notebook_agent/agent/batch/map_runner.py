@@ -401,9 +401,7 @@ def _pilot(agent: Any, options: MapOptions, values: dict[str, Any]) -> Any:
     """The pilot of a recipe's row (None for a map driven by the model)."""
     if options.recipe is None:
         return None
-    from .recipe_pilot import RecipePilot
-
-    return RecipePilot(options.recipe, values, heal=options.heal, url=options.url, agent=agent)
+    return options.recipe.pilot(values, heal=options.heal, url=options.url, agent=agent)
 
 
 def _options(**kwargs: Any) -> MapOptions:

@@ -209,7 +209,7 @@ class PageAgentResult:
         """This run as a :class:`~.recipe.Recipe` to do again for every row of a table, free: ``params`` names
         the values the run used that are parameters (``{"product": "Rain Jacket"}``), or ``template`` is the
         task template it was filled from (a map's). See :mod:`.recipe`."""
-        from .recipe import Recipe
+        from ..recipes.recipe import Recipe
 
         return Recipe.from_run(self, params, template=template)
 
