@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .agent.step.replay_pilot import ReplayPilot
     from .browser.door.redirects import Hop
-    from .browser.session import BrowserSession
+    from .browser.session.browser_session import BrowserSession
     from .browser.session.browser_thread import BrowserThread
     from .llm.local.llama_server import LocalServer
 
