@@ -22,6 +22,7 @@ import pytest
 import pytest_asyncio
 
 from notebook_agent.browser import BrowserSession
+from notebook_agent.testing import reset_snapshot
 
 PAGES = Path(__file__).parent / "pages"
 
@@ -139,9 +140,7 @@ async def browser(shared_browser: BrowserSession) -> AsyncIterator[BrowserSessio
     await b.close_popups(frozenset())  # every other tab; one that never confirms it closed is closed by force
     b.dialog_policy = "accept"
     b.on_ask_user = None
-    b._tools = None
-    b._reader.last_snapshot = None
-    b._reader.forget()
+    reset_snapshot(b)
     b.take_notices()
     yield b
     b.take_notices()

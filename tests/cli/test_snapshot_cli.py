@@ -11,6 +11,7 @@ from notebook_agent.browser.urls import URLError, normalize_url
 from notebook_agent.cli.snapshot import snapshot_command
 from notebook_agent.llm import tokens
 from notebook_agent.llm.tokens import count_tokens
+from notebook_agent.testing import without_tokenizer
 
 
 def test_count_tokens_offline() -> None:
@@ -22,10 +23,10 @@ def test_count_tokens_offline() -> None:
     assert count_tokens("[3]<input type=text name=q placeholder=Search />") < 20
 
 
-def test_count_tokens_fallback_estimate(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tokens, "_encoding", lambda name: None)
-    assert count_tokens("x" * 40) == 10
-    assert count_tokens("abc") == 1
+def test_count_tokens_fallback_estimate() -> None:
+    with without_tokenizer():
+        assert count_tokens("x" * 40) == 10
+        assert count_tokens("abc") == 1
 
 
 def test_one_url_rule(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:

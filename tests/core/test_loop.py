@@ -24,6 +24,7 @@ from notebook_agent.core.loop import (
 from notebook_agent.core.messages import AssistantMessage, TextContent, ToolResultMessage, UserMessage
 from notebook_agent.core.tools import Tool, ToolCallContext, ToolResult
 from notebook_agent.llm.scripted import ScriptedModel, call, error, reply
+from tests.waits import wait_until
 
 
 class AddArgs(BaseModel):
@@ -450,7 +451,7 @@ async def test_agent_second_run_while_active_is_an_error_and_abort_works() -> No
     model = ScriptedModel(["x" * 400], chunk=1, delay=0.005)
     agent = Agent(model)
     task = asyncio.create_task(agent.run("hi"))
-    await asyncio.sleep(0.02)
+    await wait_until(lambda: agent.is_running, message="the first run started")
     with pytest.raises(AgentBusyError, match="already processing"):
         await agent.run("again")
     agent.abort()

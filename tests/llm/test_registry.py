@@ -19,6 +19,7 @@ from notebook_agent.llm import (
     parse_model_name,
 )
 from notebook_agent.llm.endpoints import is_local_url
+from notebook_agent.testing import sdk_client
 from tests.llm.conftest import collect, context, final
 from tests.llm.server import ScriptedServer
 from tests.llm.wire import ChatWire
@@ -117,6 +118,6 @@ async def test_base_url_from_sdk_env(server: ScriptedServer, monkeypatch: pytest
 def test_retries_and_timeout_reach_the_sdk() -> None:
     model = get_model("openai:gpt-4o-mini", api_key="k", max_retries=5, timeout=12.5)
     assert isinstance(model, OpenAIChatModel)
-    client = model._client
+    client = sdk_client(model)
     assert client.max_retries == 5 and client.timeout == 12.5
     assert get_model("anthropic:claude-sonnet-4-6", api_key="k").max_retries == 2  # default

@@ -19,6 +19,7 @@ import pytest
 from notebook_agent import BrowserSession, PageAgent, PageAgentResult
 from notebook_agent.llm import get_model
 from notebook_agent.llm.local import llama_server as local_server
+from notebook_agent.testing import started_server
 from tests.local_llm.conftest import Recorder, local_model_file, server_timings
 
 # A real model on 2 cores takes minutes per run; the global hang guard (600 s) is for everything else.
@@ -47,7 +48,9 @@ def check_run(result: PageAgentResult, bodies: list[dict[str, Any]]) -> None:
 
 
 def server_for(path: Path) -> local_server.LocalServer:
-    return local_server._SERVERS[path.resolve()]
+    server = started_server(path)
+    assert server is not None, f"no llama-server was started for {path}"
+    return server
 
 
 def report(label: str, result: PageAgentResult, server: local_server.LocalServer, offset: int, seconds: float) -> None:

@@ -56,6 +56,25 @@ def _execute_once(kc: BlockingKernelClient, code: str, timeout: float) -> tuple[
     return reply, out, time.monotonic() - t0
 
 
+def start_awaiting_cell(kc: BlockingKernelClient, code: str, timeout: float = 60) -> str:
+    """Send a cell that awaits (``code``) and return its id once the kernel runs it: the cell prints a line just
+    before its ``await``, and the interrupt a test sends next can only land after that line arrived, so in the
+    await (a fixed pause before it only guessed the kernel had started the cell). stop_on_error=False: no abort
+    of the request after the error the interrupt gives."""
+    msg_id = kc.execute(f"print({AWAITING!r}, flush=True)\n{code}", stop_on_error=False)
+    while True:
+        msg = kc.get_iopub_msg(timeout=timeout)
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        if msg["msg_type"] == "stream" and AWAITING in msg["content"]["text"]:
+            return msg_id
+        if msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            raise AssertionError(f"the cell ended before it awaited: {code!r}")
+
+
+AWAITING = "cell: awaiting"
+
+
 def finish(kc: BlockingKernelClient, msg_id: str, timeout: float = 60) -> tuple[dict[str, Any], str]:
     """Wait for a sent cell to end: its reply content and what it printed."""
     out: list[str] = []
@@ -85,8 +104,7 @@ def test_interrupt_cancels_an_awaiting_cell_and_the_browser_survives(kernel: Blo
     assert "asked input_text" in out, out
 
     # a cell blocked on the run (nobody clicks Approve), then the notebook's Interrupt
-    msg_id = kernel.execute("result = await agent_run", stop_on_error=False)  # no abort of the next request
-    time.sleep(0.5)
+    msg_id = start_awaiting_cell(kernel, "result = await agent_run")
     t0 = time.monotonic()
     kernel_manager_interrupt(kernel)
     while True:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,7 +22,7 @@ from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import KernelManager
 
 from notebook_agent.demo import DELETE_TASK, DEMO_TASK
-from tests.notebook.test_kernel import execute, kernel_manager_interrupt
+from tests.notebook.test_kernel import execute, kernel_manager_interrupt, start_awaiting_cell
 from tests.refusing_loop import KERNEL_CODE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -118,9 +117,9 @@ def test_agent_runs_with_approval_interrupt_and_a_second_run(kernel: BlockingKer
     reply, _, _ = execute(kernel, f"%%agent --model demo --approve ask-all --url {{url}}\n{DEMO_TASK}")
     reply, out, _ = execute(kernel, "req = await agent_run.wait_for_approval(60)\nprint('asked', req.action)")
     assert "asked" in out, (reply, out)
-    # stop_on_error=False: otherwise the kernel aborts the requests that arrive just after this cell's error
-    msg_id = kernel.execute("result = await agent_run", stop_on_error=False)
-    time.sleep(0.5)
+    # stop_on_error=False (in start_awaiting_cell): otherwise the kernel aborts the requests that arrive just
+    # after this cell's error
+    msg_id = start_awaiting_cell(kernel, "result = await agent_run")
     kernel_manager_interrupt(kernel)
     while True:
         reply_msg = kernel.get_shell_msg(timeout=30)

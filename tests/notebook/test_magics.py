@@ -144,8 +144,9 @@ async def test_stop_button_and_agent_stop(shell: InteractiveShell) -> None:
 async def test_interrupting_an_awaiting_cell_cancels_the_run(shell: InteractiveShell) -> None:
     run = await start(shell, "--model demo --approve ask-all", DEMO_TASK, out="run_int")
     await run.wait_for_approval(timeout=30)
-    waiting = asyncio.ensure_future(_await(run))
-    await asyncio.sleep(0.05)
+    awaiting = asyncio.Event()
+    waiting = asyncio.ensure_future(_await(run, awaiting))
+    await awaiting.wait()  # the task set it and went on into `await run` before this wakes: it is blocked there
     loop = asyncio.get_running_loop()
     t0 = loop.time()
     waiting.cancel()  # what Interrupt does to a cell blocked in `await agent_run`
@@ -164,7 +165,10 @@ async def test_interrupting_an_awaiting_cell_cancels_the_run(shell: InteractiveS
     print(f"interrupt to stopped run: {loop.time() - t0:.2f}s")
 
 
-async def _await(run: NotebookRun) -> Any:
+async def _await(run: NotebookRun, awaiting: asyncio.Event | None = None) -> Any:
+    """``await run`` as a cell does; ``awaiting`` is set just before, in the same turn of the loop."""
+    if awaiting is not None:
+        awaiting.set()
     return await run
 
 

@@ -60,14 +60,6 @@ class SessionAccessors:
         self._life.path = path
 
     @property
-    def _pw(self) -> Playwright | None:  # read by tests (the lifecycle holds it)
-        return self._life.pw
-
-    @property
-    def _browser(self) -> Browser | None:
-        return self._life.browser
-
-    @property
     def is_started(self) -> bool:
         return self._started
 

@@ -114,7 +114,7 @@ class BrowserSession(SessionAccessors, SessionPages):
 
         self._started = False
         self._lock = asyncio.Lock()
-        self._tools: dict[str, Tool] | None = None
+        self._tools: tuple[AskUser | None, dict[str, Tool]] | None = None  # (for which on_ask_user, tools)
         self._notices = Notices()
         self._reader = PageReader()
         self._prefetch = Prefetch()
@@ -314,10 +314,11 @@ class BrowserSession(SessionAccessors, SessionPages):
 
     @property
     def tools(self) -> dict[str, Tool]:
-        """The built-in action tools bound to this session (created once)."""
-        if self._tools is None:
-            self._tools = builtin_tools(self, on_ask_user=self.on_ask_user)
-        return self._tools
+        """The built-in action tools bound to this session: made once, and again when ``on_ask_user`` changed
+        (``ask_user`` is offered, and answered, by the callback set now, not by the one set first)."""
+        if self._tools is None or self._tools[0] is not self.on_ask_user:
+            self._tools = (self.on_ask_user, builtin_tools(self, on_ask_user=self.on_ask_user))
+        return self._tools[1]
 
     # -- acting ---------------------------------------------------------------------------------------------
     @contextlib.asynccontextmanager

@@ -12,6 +12,7 @@ from notebook_agent.agent.safety.approval import ApprovalRequest, navigation_ris
 from notebook_agent.browser import BrowserSession
 from notebook_agent.core.tools import Tool, ToolCallContext
 from notebook_agent.llm.scripted import ScriptedModel
+from notebook_agent.testing import pending_prefetch
 from tests.agent.test_page_agent import index_of, step
 from tests.browser.conftest import Servers
 
@@ -201,7 +202,7 @@ async def test_an_element_relabelled_while_a_person_is_asked_is_not_clicked(brow
     )
 
     async def person(request: ApprovalRequest) -> ApprovalAnswer:
-        ahead = browser._prefetch._pending  # the element is being found ahead of the question: let it be found
+        ahead = pending_prefetch(browser)  # the element is being found ahead of the question: let it be found
         assert ahead is not None
         await asyncio.wait({ahead[1]})
         await browser.page.evaluate("() => { document.querySelector('button').textContent = 'Send all my money' }")
@@ -232,11 +233,11 @@ async def test_an_element_found_ahead_is_taken_once_and_dropped_by_a_snapshot(br
     assert await first.evaluate("(e) => e.textContent") == "One"
     await browser.prefetch(two)
     assert (await browser.resolve(one))[0] is not None  # another index: found on its own
-    ahead = browser._prefetch._pending
+    ahead = pending_prefetch(browser)
     assert ahead is not None
     released = await ahead[1]
     await browser.snapshot()  # drops it, and releases the handle nobody took
-    assert browser._prefetch._pending is None
+    assert pending_prefetch(browser) is None
     for _ in range(50):
         try:
             await released[0].evaluate("(e) => e.textContent")

@@ -12,6 +12,7 @@ from notebook_agent.browser import BrowserSession
 from notebook_agent.core.messages import Usage, UserMessage
 from notebook_agent.demo import DEMO_TASK, demo_url, serve_demo
 from notebook_agent.llm.scripted import ScriptedModel
+from notebook_agent.testing import moved_target
 from tests.agent.test_page_agent import index_of, step
 from tests.browser.conftest import LOGIN, LOGINS, Servers
 
@@ -199,6 +200,6 @@ def test_a_links_recorded_path_moves_under_the_new_base() -> None:
         settings={"start_url": "http://a.test/"},
     )
     pilot = ReplayPilot(recorded, url="http://b.test/v2")
-    assert pilot._moved({"href": "/product.html?id=1"})["href"] == "/v2/product.html?id=1"
-    assert pilot._moved({"href": "/v2/x"})["href"] == "/v2/x"
-    assert ReplayPilot(recorded, url="http://b.test")._moved({"href": "/p"})["href"] == "/p"
+    assert moved_target(pilot, {"href": "/product.html?id=1"})["href"] == "/v2/product.html?id=1"
+    assert moved_target(pilot, {"href": "/v2/x"})["href"] == "/v2/x"
+    assert moved_target(ReplayPilot(recorded, url="http://b.test"), {"href": "/p"})["href"] == "/p"

@@ -12,6 +12,7 @@ import pytest
 from notebook_agent.browser import BrowserSession, builtin_tools, match_option
 from notebook_agent.core.abort import AbortController, AbortedError
 from notebook_agent.core.tools import ToolResult, call_context
+from notebook_agent.testing import set_snapshot_time
 from tests.waits import wait_until
 
 MISSING = "Error: no element [{}] in the current page snapshot. Use an index from the latest browser state."
@@ -461,7 +462,7 @@ async def test_execute_javascript(load: Any) -> None:
 async def test_wait_counts_time_since_snapshot(load: Any) -> None:
     b: BrowserSession = await load("nav.html")
     await b.snapshot()
-    b._reader.last_time = time.monotonic() - 5  # the model took 5 s to answer
+    set_snapshot_time(b, time.monotonic() - 5)  # the model took 5 s to answer
     started = time.monotonic()
     assert ok(await b.act({"wait": {"seconds": 2}})) == "Waited for 2 seconds."
     assert time.monotonic() - started < 1.5  # not the 2 s again (a margin for a loaded machine)
@@ -473,7 +474,7 @@ async def test_wait_counts_time_since_snapshot(load: Any) -> None:
 async def test_wait_honours_abort(browser: BrowserSession) -> None:
     tool = browser.tools["wait"]
     controller = AbortController()
-    browser._reader.last_time = None
+    set_snapshot_time(browser, None)
     waiting = asyncio.Event()  # set by the action's first progress line, just before it starts waiting
     ctx = call_context("c1", controller.signal).with_update(lambda _: waiting.set())
     task = asyncio.ensure_future(tool.execute(tool.validate({"seconds": 10}), ctx))
@@ -504,8 +505,7 @@ async def test_ask_user_and_done(browser: BrowserSession) -> None:
     async def one_arg(question: str) -> str:
         return "green"
 
-    browser.on_ask_user = one_arg
-    browser._tools = None
+    browser.on_ask_user = one_arg  # the tools follow the new callback
     assert ok(await browser.act({"ask_user": {"question": "?"}})) == "User answered: green"
     res = await browser.act({"done": {"text": "All set", "success": True}})
     assert res.terminate and res.text_content == "All set" and res.details == {"success": True, "text": "All set"}

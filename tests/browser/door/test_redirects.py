@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from notebook_agent.browser.door.redirects import _hop
+from notebook_agent.testing import redirect_hop
 
 PAGE: Any = object()
 
@@ -42,7 +42,7 @@ anything = st.recursive(
     )
 )
 def test_any_paused_event_reads_without_raising(event: dict[str, Any]) -> None:
-    hop = _hop(PAGE, "main", event)
+    hop = redirect_hop(PAGE, "main", event)
     status = event.get("responseStatusCode")
     if hop is not None:
         assert isinstance(status, int) and 300 <= status < 400
@@ -57,8 +57,8 @@ def test_a_relative_location_is_resolved_against_the_url_that_answered() -> None
         "resourceType": "Document",
         "frameId": "main",
     }
-    hop = _hop(PAGE, "main", event)
+    hop = redirect_hop(PAGE, "main", event)
     assert hop is not None
     assert (hop.url, hop.method, hop.has_body, hop.top) == ("https://b.example/collect?x=1", "POST", True, True)
-    assert _hop(PAGE, "main", {**event, "responseStatusCode": 200}) is None
-    assert _hop(PAGE, "main", {**event, "responseHeaders": []}) is None
+    assert redirect_hop(PAGE, "main", {**event, "responseStatusCode": 200}) is None
+    assert redirect_hop(PAGE, "main", {**event, "responseHeaders": []}) is None

@@ -32,6 +32,7 @@ from notebook_agent.browser.fingerprint.finder import (
     register_fingerprint_engine,
 )
 from notebook_agent.browser.fingerprint.model import FrameStep, Landmark, Neighbours, py_str
+from notebook_agent.testing import mark_element, page_script_data
 from tests.browser.conftest import Servers
 from tests.waits import wait_until
 
@@ -665,8 +666,8 @@ async def test_role_positions_are_what_get_by_role_counts_and_one_read_equals_th
         if it.hidden:
             continue
         handle = await page.locator(f"[data-truth=t{i}]").element_handle()
-        k = await fingerprint_module._mark(handle)
-        parts = await fingerprint_module._data(page.main_frame, {"op": "fp:describe", "k": k, "positions": True})
+        k = await mark_element(handle)
+        parts = await page_script_data(page.main_frame, {"op": "fp:describe", "k": k, "positions": True})
         if not (parts.get("role") and parts.get("name")):
             continue
         matches = page.get_by_role(parts["role"], name=parts["name"], exact=True)
@@ -700,13 +701,13 @@ async def test_a_role_named_like_an_object_property_is_just_a_role_no_element_ha
     the tags each role can have, and a role such as ``constructor`` once found a function there and broke the
     selector query built from it."""
     await browser.page.set_content("<button>Save</button><input type=checkbox aria-label=Keep>")
-    k = await fingerprint_module._mark(await browser.page.locator("button").element_handle())
+    k = await mark_element(await browser.page.locator("button").element_handle())
     for role in ("constructor", "__proto__", "toString", "hasOwnProperty"):
-        found = await fingerprint_module._data(
+        found = await page_script_data(
             browser.page.main_frame, {"op": "fp:rolepos", "k": k, "role": role, "name": "Save"}
         )
         assert found == {"n": 0, "i": None}, role
-    found = await fingerprint_module._data(
+    found = await page_script_data(
         browser.page.main_frame, {"op": "fp:rolepos", "k": k, "role": "button", "name": "Save"}
     )
     assert found == {"n": 1, "i": 0}

@@ -11,6 +11,7 @@ from playwright.async_api import ElementHandle, Frame, Locator
 
 from notebook_agent.browser import BrowserSession
 from notebook_agent.llm.tokens import count_tokens
+from notebook_agent.testing import frame_tokens
 
 
 def line_of(text: str, needle: str) -> str:
@@ -228,7 +229,7 @@ async def test_a_child_frame_its_parent_forgot_is_registered_again(load: Any) ->
     """A token the parent's page script does not know (its isolated world was made anew) is registered again."""
     b: BrowserSession = await load("frames.html")
     first = (await b.snapshot()).text
-    tokens = b._reader._frame_tokens
+    tokens = frame_tokens(b)
     children = [f for f in b.page.frames if f is not b.page.main_frame]
     assert len(children) == 2 and all(f in tokens for f in children)
     for frame in children:

@@ -15,6 +15,7 @@ import pytest
 from notebook_agent.browser import BrowserNotFoundError, BrowserSession, find_browser
 from notebook_agent.browser.session import launch
 from notebook_agent.browser.session.launch import driver_pid, start_playwright
+from notebook_agent.testing import chromium_revision, launched
 
 
 @pytest.fixture
@@ -50,7 +51,7 @@ def test_not_found_lists_every_place_and_how_to_install(nothing_installed: Path)
 def test_search_order(nothing_installed: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     system = fake_executable(nothing_installed / "usr/bin/chromium")
     assert find_browser() == str(system)
-    revision = launch._chromium_revision()
+    revision = chromium_revision()
     assert revision
     pw = fake_executable(nothing_installed / f"pw-browsers/chromium-{revision}/chrome-linux64/chrome")
     if sys.platform.startswith("linux"):
@@ -77,7 +78,7 @@ async def test_session_start_raises_when_nothing_found(nothing_installed: Path) 
     session = BrowserSession()
     with pytest.raises(BrowserNotFoundError):
         await session.start()
-    assert session._pw is None  # Playwright was stopped again
+    assert launched(session)[0] is None  # Playwright was stopped again
 
 
 async def test_driver_runs_in_its_own_session() -> None:

@@ -11,6 +11,7 @@ from typing import Any
 
 from notebook_agent.browser import DEFAULT_ARGS, BrowserSession, DialogInfo, find_browser
 from notebook_agent.browser.session.launch import sandbox_possible
+from notebook_agent.testing import close_tab, launched
 from tests.waits import wait_until
 
 
@@ -85,7 +86,7 @@ async def test_a_tab_that_never_confirms_it_closed_is_closed_by_force_and_never_
     stuck = b.page
     await b.new_tab()
     before = [t.id for t in await b.tab_infos()]
-    await b._tabs.close_page(stuck, timeout=0)
+    await close_tab(b, stuck, timeout=0)
     assert [t.id for t in await b.tab_infos()] == before[1:]
     for _ in range(100):  # the target closes a moment after DevTools is asked
         if stuck.is_closed():
@@ -140,7 +141,7 @@ async def test_own_session_lifecycle_and_relaunch(servers: Any) -> None:
         assert b.browser.is_connected() and b.page.url == "about:blank"
         await b.page.goto(servers.url("nav.html"))
         assert (await b.snapshot()).elements[0].text == "Next page"
-    assert b._pw is None and b._browser is None
+    assert launched(b) == (None, None)
     await b.close()  # twice is fine
 
 

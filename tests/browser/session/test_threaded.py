@@ -20,13 +20,13 @@ from notebook_agent.agent.prompt.agent_output import agent_output
 from notebook_agent.agent.safety.approval import ApprovalAnswer, ApprovalRequest
 from notebook_agent.agent.safety.effects import describe_effects
 from notebook_agent.browser import BrowserSession
-from notebook_agent.browser.session import browser_thread as threaded
 from notebook_agent.browser.session.browser_thread import loop_can_spawn
 from notebook_agent.browser.session.launch import start_playwright
 from notebook_agent.core.abort import AbortController
 from notebook_agent.core.tools import Tool, ToolCallContext
 from notebook_agent.demo import DELETE_TASK, DEMO_TASK, demo_model, demo_url
 from notebook_agent.llm.scripted import ScriptedModel
+from notebook_agent.testing import assume_loop_can_spawn, browser_thread
 from tests.refusing_loop import RefusingEventLoop
 
 T = TypeVar("T")
@@ -93,7 +93,7 @@ def test_a_refusal_the_probe_missed_still_moves_the_browser_to_a_thread() -> Non
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
-        threaded._can_spawn[loop] = True  # what the probe would have concluded
+        assume_loop_can_spawn(loop)  # what the probe would have concluded
         async with BrowserSession() as browser:
             assert browser.is_threaded
             await browser.open(demo_url())
@@ -126,7 +126,7 @@ def test_the_session_moves_to_a_thread_and_its_methods_work_from_the_callers_loo
             finally:
                 await fork.close()
             assert (await browser.snapshot()).url == snap.url  # closing the fork left its parent alone
-            thread = browser._thread
+            thread = browser_thread(browser)
             assert thread is not None
         finally:
             await browser.close()

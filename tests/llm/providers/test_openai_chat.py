@@ -16,6 +16,7 @@ from notebook_agent.core.messages import (
 )
 from notebook_agent.core.model import StreamOptions, ToolSpec
 from notebook_agent.llm import ChatCompat, OpenAIChatModel, get_model
+from notebook_agent.testing import build_request
 from tests.llm.conftest import CLICK, TYPE_TEXT, collect, context, final
 from tests.llm.server import ScriptedServer, sse_reply
 from tests.llm.wire import ChatWire, MistralWire, chat_chunk
@@ -184,7 +185,7 @@ async def test_foreign_responses_ids_are_shortened(server: ScriptedServer) -> No
 async def test_official_endpoint_fields() -> None:
     model = get_model("openai:gpt-4o", api_key="sk-test")
     assert isinstance(model, OpenAIChatModel)
-    body = model._build_request(context(), StreamOptions(max_tokens=10, reasoning="low"))
+    body = build_request(model, context(), StreamOptions(max_tokens=10, reasoning="low"))
     assert body["store"] is False and body["max_completion_tokens"] == 10 and body["reasoning_effort"] == "low"
 
 
