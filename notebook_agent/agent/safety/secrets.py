@@ -12,6 +12,7 @@ API key, secret, ...) is redacted after the fact, secrets or not.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -150,7 +151,7 @@ def redact_result(result: ToolResult, vault: SecretVault) -> ToolResult:
     content = [
         TextContent(text=vault.redact(part.text)) if isinstance(part, TextContent) else part for part in result.content
     ]
-    return ToolResult(content=content, details=result.details, is_error=result.is_error, terminate=result.terminate)
+    return dataclasses.replace(result, content=content)
 
 
 class Redactor:

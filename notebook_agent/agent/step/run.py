@@ -417,7 +417,7 @@ class PageRun:
 
     async def stop_after_turn(self, message: AssistantMessage, results: list[Any], context: AgentContext) -> bool:
         stuck = self.loops.stuck
-        if stuck is not None and self.outcome.done is None:
+        if stuck is not None and self.outcome.finished is None:
             self.outcome.end("failed", stuck)  # honest: the run went round in circles, and says what it tried
             return True
         return self.outcome.should_stop(len(self.steps))
