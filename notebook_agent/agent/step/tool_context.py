@@ -24,12 +24,12 @@ from typing import Any
 from ...browser.session.browser_session import BrowserSession
 from ...core.abort import AbortSignal
 from ...core.messages import ToolCall
-from ...core.tools import OnUpdate, ToolCallContext
+from ...core.tools import Deps, OnUpdate, ToolCallContext
 from ..safety.secrets import SecretVault
 
 
 @dataclass
-class ToolContext(ToolCallContext):
+class ToolContext(ToolCallContext[Deps]):
     """A :class:`ToolCallContext` for a page-agent run.
 
     ``browser``: the run's :class:`BrowserSession` (its own tab session when the agent has ``own_tab``). In
