@@ -109,3 +109,25 @@ def test_any_verdict_settles_the_run_the_same_way(text: str, success: bool, name
     }
     plain = verdict_of(name, ToolResult.text("ok"), step.args)
     assert (plain == verdict) if name == "done" else plain is None
+
+
+async def test_a_tool_reads_the_agents_deps_from_its_context(browser: BrowserSession, servers: Servers) -> None:
+    from notebook_agent.agent.step.tool_context import ToolContext
+
+    seen: list[str] = []
+
+    @tool(parameters=NO_ARGS, risk="safe")
+    async def shop_name(args: Any, ctx: ToolContext[Item]) -> str:
+        """The shop's name."""
+        seen.append(ctx.deps.name)
+        return ctx.deps.name
+
+    agent = PageAgent(
+        model=ScriptedModel([agent_output("shop_name", {}), agent_output("done", {"text": "ok", "success": True})]),
+        browser=browser,
+        start_url=servers.url("nav.html"),
+        custom_tools={"shop_name": shop_name},
+        deps=Item(name="Lamps & Co"),
+    )
+    result = await run_agent(agent)
+    assert result.status == "completed" and seen == ["Lamps & Co"]
