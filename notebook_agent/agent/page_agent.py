@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from typing import Any, TypeAlias
+from typing import Any, Generic, TypeAlias
 
 from ..browser.session.browser_session import BrowserSession
 from ..core.abort import AbortController, AbortSignal
@@ -18,7 +18,7 @@ from ..core.agent import AgentBusyError
 from ..core.channel import events_of
 from ..core.loop import AfterHook
 from ..core.model import Model, StreamOptions
-from ..core.tools import Tool
+from ..core.tools import Deps, Tool
 from .batch.map_runner import MapEvent, MapResult, map_rows, retry_rows, stream_rows
 from .prompt.profiles import resolve_profile
 from .runs.events import PageEvent, RunFinished
@@ -35,7 +35,7 @@ from .step.typed_output import OutputSpec
 AskUser: TypeAlias = Callable[[str, AbortSignal], Awaitable[str]]
 
 
-class PageAgent:
+class PageAgent(Generic[Deps]):
     """``PageAgent(model=..., browser=browser, max_steps=20)``; ``result = await agent.run("task")``.
 
     ``model``: a :class:`Model` or a ``provider:model`` name (default ``NOTEBOOK_AGENT_MODEL``).
@@ -90,6 +90,7 @@ class PageAgent:
         trace: bool = False,
         output: Any = None,
         profile: str = "auto",
+        deps: Deps = None,  # type: ignore[assignment]
     ) -> None:
         if max_steps < 1:
             raise ValueError("max_steps must be at least 1")
@@ -118,6 +119,8 @@ class PageAgent:
         self.max_steps = max_steps
         self.max_failures = max_failures
         self.custom_tools = dict(custom_tools or {})
+        self.deps = deps
+        """Given to every tool as ``ctx.deps`` (a tool declaring ``ctx: ToolContext[Shop]`` reads it typed)."""
         self.on_ask_user = on_ask_user
         self.enable_javascript = enable_javascript
         self.profile = resolve_profile(profile, self.model)

@@ -216,6 +216,7 @@ class ToolCalls:
             details=r.details if override.details is UNSET else override.details,
             terminate=override.terminate if override.terminate is not None else r.terminate,
             is_error=override.is_error if override.is_error is not None else r.is_error,
+            finished=r.finished,
         )
         if override.is_error is not None:
             outcome.is_error = override.is_error

@@ -6,9 +6,14 @@ becomes 5 for an integer, "true" becomes True for a boolean. A failure becomes a
 each failing path and echoes the received arguments, so the model can correct itself.
 
 Every tool is called the same way: ``await tool.execute(args, ctx)``, where ``ctx`` is one
-:class:`ToolCallContext` (the call's id, its abort signal, and a way to report progress). Layers above the core
-hand tools a subclass with more in it (the page agent's ``ToolContext`` adds the browser, the tab, secrets
-and settings); the loop builds it through ``LoopConfig.tool_context``.
+:class:`ToolCallContext` (the call's id, its abort signal, a way to report progress, and the dependencies the
+agent was given, ``ctx.deps``). Layers above the core hand tools a subclass with more in it (the page agent's
+``ToolContext`` adds the browser, the tab, secrets and settings); the loop builds it through
+``LoopConfig.tool_context``.
+
+The context is generic over the dependencies, as pydantic-ai's ``RunContext``: a tool that declares
+``ctx: ToolContext[Shop]`` reads ``ctx.deps`` as a ``Shop``, and ``Tool``/``FunctionTool`` carry the context
+type they take, so a type checker refuses a tool whose dependencies are not the agent's.
 
 A tool that adds behaviour to another one (fills secrets in, runs it on another thread) derives from
 :class:`WrappedTool`, which carries every attribute of the wrapped tool, so wrapping never changes what the
@@ -22,32 +27,68 @@ import inspect
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import Any, ClassVar, Generic, Literal, TypeAlias, cast
 
 import jsonschema
 from pydantic import BaseModel, ValidationError
+from typing_extensions import TypeVar
 
 from .abort import AbortSignal
 from .errors import NotebookAgentError
 from .messages import ResultPart, TextContent
 from .model import ToolSpec
 
+Deps = TypeVar("Deps", default=Any)
+"""The agent's dependencies (its ``deps=``), as a tool's context carries them."""
+Ctx = TypeVar("Ctx", bound="ToolCallContext[Any]", default="ToolCallContext[Any]", contravariant=True)
+"""The context a tool takes: contravariant, so a tool that needs only the core context fits any run."""
+C = TypeVar("C", bound="ToolCallContext[Any]")
+
 ExecutionMode: TypeAlias = Literal["parallel", "sequential"]
 OnUpdate: TypeAlias = Callable[[Any], Awaitable[None] | None]
 
 
+@dataclass(frozen=True)
+class Finished:
+    """The finishing action's verdict, as one value: the answer's ``text``, whether the whole task is done
+    (``success``) and the checked answer in the run's output type (``data``; None without ``output=``).
+
+    A tool that ends the run returns it in :attr:`ToolResult.finished` (see :meth:`ToolResult.finish`), and
+    the run reads its result, success and typed answer from it, whatever the tool is called."""
+
+    text: str
+    success: bool
+    data: Any = None
+
+
 @dataclass
 class ToolResult:
-    """What ``execute`` returns. ``terminate`` asks the loop to stop once every call in the batch agrees."""
+    """What ``execute`` returns. ``terminate`` asks the loop to stop once every call in the batch agrees;
+    ``finished``, set by the action that finishes a run (``done``), is its verdict."""
 
     content: list[ResultPart] = field(default_factory=list)
     details: Any = None
     terminate: bool = False
     is_error: bool = False
+    finished: Finished | None = None
 
     @classmethod
-    def text(cls, text: str, *, details: Any = None, terminate: bool = False, is_error: bool = False) -> ToolResult:
-        return cls([TextContent(text=text)], details=details, terminate=terminate, is_error=is_error)
+    def text(
+        cls,
+        text: str,
+        *,
+        details: Any = None,
+        terminate: bool = False,
+        is_error: bool = False,
+        finished: Finished | None = None,
+    ) -> ToolResult:
+        return cls([TextContent(text=text)], details=details, terminate=terminate, is_error=is_error, finished=finished)
+
+    @classmethod
+    def finish(cls, text: str, finished: Finished, *, details: Any = None) -> ToolResult:
+        """The result of a finishing action: ``text`` for the model and the record, the verdict, and the loop
+        told to stop."""
+        return cls.text(text, details=details, terminate=True, finished=finished)
 
     @property
     def text_content(self) -> str:
@@ -55,16 +96,18 @@ class ToolResult:
 
 
 @dataclass
-class ToolCallContext:
-    """What every tool gets besides its arguments: which call this is, the run's abort signal, and the
-    ``on_update`` callback that reports progress (``await ctx.progress("50%")`` is the short way).
+class ToolCallContext(Generic[Deps]):
+    """What every tool gets besides its arguments: which call this is, the run's abort signal, the
+    ``on_update`` callback that reports progress (``await ctx.progress("50%")`` is the short way), and
+    ``deps``, the dependencies the agent was given (None when it was given none).
 
     Layers above the core subclass it to give tools more (see ``notebook_agent.agent.step.tool_context.ToolContext``);
-    a tool that needs such a field checks ``isinstance(ctx, ...)`` or uses ``getattr``."""
+    a tool declares the context it needs (``ctx: ToolContext[Shop]``) and reads its fields, typed."""
 
     tool_call_id: str
     signal: AbortSignal
     on_update: OnUpdate
+    deps: Deps = field(default=cast(Any, None), kw_only=True)
 
     async def progress(self, update: Any) -> None:
         """Report progress (any value; views show text). Awaits the callback when it returns an awaitable."""
@@ -72,7 +115,7 @@ class ToolCallContext:
         if inspect.isawaitable(out):
             await out
 
-    def with_update(self, on_update: OnUpdate) -> ToolCallContext:
+    def with_update(self, on_update: OnUpdate) -> ToolCallContext[Deps]:
         """A copy (of the same class, every other field kept) whose progress goes to ``on_update``."""
         return dataclasses.replace(self, on_update=on_update)
 
@@ -81,10 +124,12 @@ def _no_update(_: Any) -> None:
     return None
 
 
-def call_context(tool_call_id: str = "call", signal: AbortSignal | None = None) -> ToolCallContext:
-    """A plain context for calling a tool directly (outside a run): a fresh signal unless one is given, and
-    progress that goes nowhere."""
-    return ToolCallContext(tool_call_id, signal if signal is not None else AbortSignal(), _no_update)
+def call_context(
+    tool_call_id: str = "call", signal: AbortSignal | None = None, *, deps: Deps = cast(Any, None)
+) -> ToolCallContext[Deps]:
+    """A plain context for calling a tool directly (outside a run): a fresh signal unless one is given,
+    progress that goes nowhere, and ``deps`` as given."""
+    return ToolCallContext(tool_call_id, signal if signal is not None else AbortSignal(), _no_update, deps=deps)
 
 
 class ToolArgumentError(NotebookAgentError, ValueError):
@@ -94,8 +139,11 @@ class ToolArgumentError(NotebookAgentError, ValueError):
 Risk: TypeAlias = Literal["safe", "ask"] | Callable[[Any], "str | None"] | None
 
 
-class Tool:
+class Tool(Generic[Ctx]):
     """Base class for tools. Subclasses set the class attributes and implement :meth:`execute`.
+
+    ``Tool[ToolContext[Shop]]`` is a tool that takes a page-agent context whose ``deps`` is a ``Shop``
+    (``execute(self, args, ctx: ToolContext[Shop])``); a bare ``Tool`` takes any context.
 
     ``execute`` may return a :class:`ToolResult`, a string (becomes one text part) or raise (becomes an
     error result the model sees; the loop never crashes on a tool).
@@ -113,7 +161,7 @@ class Tool:
 
     _schema_cache: ClassVar[dict[int, dict[str, Any]]] = {}
 
-    async def execute(self, args: Any, ctx: ToolCallContext) -> ToolResult | str:
+    async def execute(self, args: Any, ctx: Ctx) -> ToolResult | str:
         """Run the call: ``args`` are the validated arguments, ``ctx`` has the signal and progress reporting."""
         raise NotImplementedError
 
@@ -332,12 +380,13 @@ def validate_json_schema(name: str, schema: dict[str, Any], arguments: dict[str,
 ToolFunction: TypeAlias = Callable[..., Awaitable[ToolResult | str]]
 
 
-class FunctionTool(Tool):
-    """A tool made from an async function ``fn(args, ctx)`` and a pydantic parameters model."""
+class FunctionTool(Tool[Ctx]):
+    """A tool made from an async function ``fn(args, ctx)`` and a pydantic parameters model; it takes the
+    context ``fn`` declares."""
 
     def __init__(
         self,
-        fn: Callable[[Any, ToolCallContext], Awaitable[ToolResult | str]],
+        fn: Callable[[Any, Ctx], Awaitable[ToolResult | str]],
         *,
         name: str,
         description: str,
@@ -354,7 +403,7 @@ class FunctionTool(Tool):
         self.execution_mode = execution_mode
         self.sort_key = sort_key
 
-    async def execute(self, args: Any, ctx: ToolCallContext) -> ToolResult | str:
+    async def execute(self, args: Any, ctx: Ctx) -> ToolResult | str:
         return await self._fn(args, ctx)
 
 
@@ -365,11 +414,12 @@ def tool(
     parameters: type[BaseModel] | dict[str, Any],
     execution_mode: ExecutionMode = "parallel",
     risk: Risk = None,
-) -> Callable[[Callable[[Any, ToolCallContext], Awaitable[ToolResult | str]]], FunctionTool]:
+) -> Callable[[Callable[[Any, C], Awaitable[ToolResult | str]]], FunctionTool[C]]:
     """Decorator: ``@tool(parameters=Args) async def lookup(args, ctx): ...``. The docstring is the
-    description unless one is given."""
+    description unless one is given. The tool takes the context the function declares
+    (``ctx: ToolContext[Shop]``: ``ctx.deps`` is the agent's ``Shop``)."""
 
-    def wrap(fn: Callable[[Any, ToolCallContext], Awaitable[ToolResult | str]]) -> FunctionTool:
+    def wrap(fn: Callable[[Any, C], Awaitable[ToolResult | str]]) -> FunctionTool[C]:
         return FunctionTool(
             fn,
             name=name or fn.__name__,

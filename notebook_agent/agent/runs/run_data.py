@@ -78,8 +78,11 @@ class RunData:
             table.columns = [self.scrub(c) for c in table.columns]
             table.rows = [[self.scrub(c) for c in row] for row in table.rows]
             self.tables[table.name] = table
-        if action == "done" and details.get("output") is not None:
-            self.output = details["output"]
+
+    def finished(self, answer: Any) -> None:
+        """The finishing action's checked answer (None: the run has no typed answer)."""
+        if answer is not None:
+            self.output = answer
 
 
 def table_frame(table: Table) -> Any:

@@ -17,6 +17,7 @@ in any case too; others are case-sensitive, as passwords are.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -176,7 +177,7 @@ def redact_result(result: ToolResult, vault: SecretVault) -> ToolResult:
     content = [
         TextContent(text=vault.redact(part.text)) if isinstance(part, TextContent) else part for part in result.content
     ]
-    return ToolResult(content=content, details=result.details, is_error=result.is_error, terminate=result.terminate)
+    return dataclasses.replace(result, content=content)
 
 
 class Redactor:

@@ -7,6 +7,7 @@ data recorded on the way); when the turn ends, the step, and its screenshot star
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any, Protocol
 
@@ -23,6 +24,7 @@ from ...core.text import map_strings
 from ..prompt.preview import reflection_partial
 from ..runs.events import ActionFinished, ActionProgress, ActionStarted, PageEvent, ReflectionPartial, StepFinished
 from ..runs.result import PageStep
+from .ending import verdict_of
 
 
 class RunState(Protocol):
@@ -84,7 +86,12 @@ class LoopEvents:
         step.action_ms = (time.perf_counter() - self.action_started) * 1000
         step.result = run.redactor.scrub_text(event.result.text_content)
         step.is_error = event.is_error
+        finished = None
         if not event.is_error:
             run.data.action_finished(event.tool_name, event.result.details)
-        run.outcome.action_finished(step, event.error_kind)
+            finished = verdict_of(event.tool_name, event.result, step.args)
+        if finished is not None:  # the text is kept and shown: redacted as the step's arguments are
+            finished = dataclasses.replace(finished, text=run.redactor.scrub_text(finished.text))
+            run.data.finished(finished.data)
+        run.outcome.action_finished(step, event.error_kind, finished)
         run.observer.action_finished(event.tool_name, step.args, event.is_error)

@@ -109,6 +109,7 @@ class RunSpec(Protocol):
     last_result: PageAgentResult | None
     secrets: SecretVault
     custom_tools: dict[str, Tool | None]
+    deps: Any
     allowed_domains: tuple[DomainPattern, ...]
     blocked_domains: tuple[DomainPattern, ...]
     output_spec: OutputSpec | None
@@ -260,7 +261,7 @@ class PageRun:
             get_follow_up_messages=self.follow_up,
             should_stop_after_turn=self.stop_after_turn,
             continue_on_error=lambda m: m.error_kind == "malformed",
-            tool_context=tool_context_factory(browser, self.agent.secrets, self.agent.settings()),
+            tool_context=tool_context_factory(browser, self.agent.secrets, self.agent.settings(), self.agent.deps),
         )
         messages = await run_agent_loop(
             [UserMessage(content=self.redactor.scrub_text(self.task))],
@@ -418,7 +419,7 @@ class PageRun:
 
     async def stop_after_turn(self, message: AssistantMessage, results: list[Any], context: AgentContext) -> bool:
         stuck = self.loops.stuck
-        if stuck is not None and self.outcome.done is None:
+        if stuck is not None and self.outcome.finished is None:
             self.outcome.end("failed", stuck)  # honest: the run went round in circles, and says what it tried
             return True
         return self.outcome.should_stop(len(self.steps))

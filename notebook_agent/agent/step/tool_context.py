@@ -24,12 +24,12 @@ from typing import Any
 from ...browser.session.browser_session import BrowserSession
 from ...core.abort import AbortSignal
 from ...core.messages import ToolCall
-from ...core.tools import OnUpdate, ToolCallContext
+from ...core.tools import Deps, OnUpdate, ToolCallContext
 from ..safety.secrets import SecretVault
 
 
 @dataclass
-class ToolContext(ToolCallContext):
+class ToolContext(ToolCallContext[Deps]):
     """A :class:`ToolCallContext` for a page-agent run.
 
     ``browser``: the run's :class:`BrowserSession` (its own tab session when the agent has ``own_tab``). In
@@ -55,12 +55,12 @@ def current_tab(browser: BrowserSession) -> int:
 
 
 def tool_context_factory(
-    browser: BrowserSession, secrets: SecretVault, settings: Mapping[str, Any]
-) -> Callable[[ToolCall, AbortSignal, OnUpdate], ToolContext]:
+    browser: BrowserSession, secrets: SecretVault, settings: Mapping[str, Any], deps: Any = None
+) -> Callable[[ToolCall, AbortSignal, OnUpdate], ToolContext[Any]]:
     """The ``LoopConfig.tool_context`` of a page-agent run: each call gets a :class:`ToolContext` with the
     run's browser, the tab current when the call starts, the secrets and a copy of the settings."""
 
-    def make(call: ToolCall, signal: AbortSignal, on_update: OnUpdate) -> ToolContext:
+    def make(call: ToolCall, signal: AbortSignal, on_update: OnUpdate) -> ToolContext[Any]:
         return ToolContext(
             call.id,
             signal,
@@ -69,6 +69,7 @@ def tool_context_factory(
             tab=current_tab(browser),
             secrets=secrets,
             settings=copy.deepcopy(dict(settings)),
+            deps=deps,
         )
 
     return make

@@ -22,10 +22,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import jsonschema
-from pydantic import BaseModel, ConfigDict, PrivateAttr, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from ...core.errors import NotebookAgentError
-from ...core.tools import Tool, ToolArgumentError, ToolCallContext, ToolResult, inline_schema
+from ...core.tools import Finished, Tool, ToolArgumentError, ToolCallContext, ToolResult, inline_schema
 from ..runs.run_data import Table, to_json
 
 
@@ -237,13 +237,13 @@ class _DoneShape(BaseModel):
 
 
 class TypedDone(_DoneShape):
-    """Validated arguments of the typed ``done``: as given, plus the checked answer (not part of the record)."""
+    """Validated arguments of the typed ``done``: as given, plus the checked answer in ``output``.
 
-    _output: Any = PrivateAttr(default=None)
+    The model's arguments are validated as :class:`_DoneShape` (extra keys refused), so ``output`` is only
+    ever set by the tool; it is excluded from ``model_dump``, so the step's record keeps the arguments as
+    given."""
 
-    @property
-    def output(self) -> Any:
-        return self._output
+    output: Any = Field(default=None, exclude=True)
 
 
 def with_typed_done(
@@ -291,7 +291,7 @@ class TypedDoneTool(Tool):
 
     def validate(self, arguments: dict[str, Any]) -> TypedDone:
         try:
-            args = TypedDone.model_validate(arguments)
+            args = TypedDone.model_construct(**dict(_DoneShape.model_validate(arguments)))
         except ValidationError as exc:
             problems = [f"  - {'/'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()]
             raise ToolArgumentError('Validation failed for tool "done":\n' + "\n".join(problems)) from None
@@ -315,8 +315,7 @@ class TypedDoneTool(Tool):
                 "The answer contains a secret's value (or text typed into a password field); an answer never holds "
                 "one. Call done again without it."
             )
-        args._output = output
-        return args
+        return args.model_copy(update={"output": output})
 
     def _from_table(self, name: str, columns: Mapping[str, str] | None, data: Any) -> Any:
         table = self.tables.get(name)
@@ -333,6 +332,8 @@ class TypedDoneTool(Tool):
         if output is not None:
             count = f"{len(output)} item{'' if len(output) == 1 else 's'}" if isinstance(output, list) else "checked"
             text = f"{text}\n(answer: {self.answer.name}, {count})"
-        return ToolResult.text(
-            text, details={"success": args.success, "text": args.text, "output": output}, terminate=True
+        return ToolResult.finish(
+            text,
+            Finished(args.text, args.success, output),
+            details={"success": args.success, "text": args.text, "output": output},
         )

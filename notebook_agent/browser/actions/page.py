@@ -12,7 +12,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Page
 
 from ...core.abort import AbortedError, AbortSignal
-from ...core.tools import Tool, ToolCallContext, ToolResult
+from ...core.tools import Finished, Tool, ToolCallContext, ToolResult
 from ..errors import ActionError, first_line
 from ..page.snapshot import ElementInfo, call_page_api
 from ..urls import URLError, is_download, navigation_error, normalize_url
@@ -38,7 +38,9 @@ class DoneTool(Tool):
     execution_mode = "sequential"
 
     async def execute(self, args: Any, ctx: ToolCallContext) -> ToolResult:
-        return ToolResult.text(args.text, details={"success": args.success, "text": args.text}, terminate=True)
+        return ToolResult.finish(
+            args.text, Finished(args.text, args.success), details={"success": args.success, "text": args.text}
+        )
 
 
 class WaitTool(BrowserTool):
