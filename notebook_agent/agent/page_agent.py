@@ -232,8 +232,8 @@ class PageAgent:
             "Use `result = await agent.run(task)` or a %%agent cell instead."
         )
 
-    def tools(self, browser: BrowserSession, task: str | None = None) -> dict[str, Tool]:
-        """The actions this agent offers on ``browser`` (see :mod:`.toolset`)."""
+    def tools(self, browser: BrowserSession, task: str | None = None, *, data: bool | None = None) -> dict[str, Tool]:
+        """The actions this agent offers on ``browser`` (see :mod:`.toolset`; ``data``: see :mod:`.offers`)."""
         return offered_tools(
             browser,
             profile=self.profile,
@@ -243,6 +243,7 @@ class PageAgent:
             structured_output=bool(self.output),
             secrets=self.secrets,
             task=task,
+            data=data,
         )
 
     async def stream(

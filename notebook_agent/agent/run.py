@@ -59,6 +59,7 @@ from .lease import RunBrowser, StartUrlError
 from .loop_events import LoopEvents
 from .loops import LoopGuard
 from .macro import MACRO_NAME, ParsedOutput, macro_spec, parse_output, with_indices
+from .offers import called_for
 from .outcome import RunOutcome
 from .output import OutputSpec, with_typed_done
 from .profiles import Profile
@@ -108,7 +109,9 @@ class RunSpec(Protocol):
     @property
     def full_system_prompt(self) -> str: ...
 
-    def tools(self, browser: BrowserSession, task: str | None = None) -> dict[str, Tool]: ...
+    def tools(
+        self, browser: BrowserSession, task: str | None = None, *, data: bool | None = None
+    ) -> dict[str, Tool]: ...
 
     def settings(self) -> dict[str, Any]: ...
 
@@ -224,12 +227,10 @@ class PageRun:
             await self.lease.open(start, self.controller.signal)
         # in threaded mode the browser-driving tools execute on the browser thread
         leaks = lambda text: self.redactor.scrub_text(text) != text  # noqa: E731
+        asked, data = await called_for(browser, self.task, self.agent.output_spec)
+        spec = self.agent.output_spec
         tools = with_typed_done(
-            self.agent.tools(browser, self.task if _url_of(browser) not in ("", "about:blank") else None),
-            self.agent.output_spec,
-            self.agent.custom_tools,
-            self.data,
-            leaks,
+            self.agent.tools(browser, asked, data=data), spec, self.agent.custom_tools, self.data, leaks
         )
         self.tools = browser.bridge_tools(tools)
         self.recorder.start(self._result(0.0))

@@ -70,6 +70,13 @@ class SendKeysParams(_Params):
     index: int | None = Field(None, ge=0, description="Focus this element first (else the focused element gets them).")
 
 
+# send_keys as a profile that describes it in its action's description offers it (agent/profiles.py): the same
+# fields and checks, without the field descriptions that are sent every step.
+class PlainSendKeysParams(_Params):
+    keys: str
+    index: int | None = Field(None, ge=0)
+
+
 class GoToUrlParams(_Params):
     url: str = Field(description="Absolute URL to open in the current tab.")
 
