@@ -233,8 +233,8 @@ class PageAgent(Generic[Deps]):
             "Use `result = await agent.run(task)` or a %%agent cell instead."
         )
 
-    def tools(self, browser: BrowserSession, task: str | None = None) -> dict[str, Tool]:
-        """The actions this agent offers on ``browser`` (see :mod:`.toolset`)."""
+    def tools(self, browser: BrowserSession, task: str | None = None, *, data: bool | None = None) -> dict[str, Tool]:
+        """The actions this agent offers on ``browser`` (see :mod:`.toolset`; ``data``: see :mod:`.offers`)."""
         return offered_tools(
             browser,
             profile=self.profile,
@@ -244,6 +244,7 @@ class PageAgent(Generic[Deps]):
             structured_output=bool(self.output),
             secrets=self.secrets,
             task=task,
+            data=data,
         )
 
     async def stream(

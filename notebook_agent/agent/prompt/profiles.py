@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, TypeVar
 
+from ...browser.actions.params import PlainSendKeysParams
 from ...llm.providers.chat_servers import detect_server
 
 PROFILE_NAMES = ("auto", "default", "small")
@@ -40,6 +41,9 @@ class Profile:
     prompt_file: str
     actions: tuple[str, ...] | None = None
     descriptions: dict[str, str] = field(default_factory=dict)
+    parameters: dict[str, Any] = field(default_factory=dict)
+    """Actions offered with other parameter models: the same fields and checks, fewer words (a field's
+    description repeated every step where the action's own description already says it)."""
     on_request: tuple[str, ...] = ()
     """Actions offered only when the request names a web address, or the run starts on no page: a 1.5B model,
     measured, opened addresses it made up (``/docs``, ``/account``: 404s) instead of clicking the link."""
@@ -74,6 +78,8 @@ class Profile:
             if name in self.descriptions and name not in keep:
                 tool = copy.copy(tool)
                 tool.description = self.descriptions[name]  # type: ignore[attr-defined]
+                if name in self.parameters:
+                    tool.parameters = self.parameters[name]  # type: ignore[attr-defined]
             out[name] = tool
         return out
 
@@ -99,12 +105,17 @@ PROFILES: dict[str, Profile] = {
             "click_element_by_index": "Click element [index].",
             "input_text": "Type text into field [index].",
             "select_dropdown_option": "Choose the option with this text in dropdown [index].",
-            "send_keys": "Press keys, e.g. Enter to submit.",
+            "send_keys": "Press keys (Enter, Tab, Escape, ArrowDown, Control+A; several: space between), on [index] "
+            "if given.",
             "scroll": "Scroll the page down (or up).",
             "go_back": "Go back one page.",
             "go_to_url": "Open a URL.",
             "wait": "Wait for the page.",
+            "ask_user": "Ask the user; returns the answer.",
+            "execute_javascript": "Run JavaScript in the page; returns its result.",
+            "extract_table": "Read the table or list at index as data; name it in done.",
         },
+        parameters={"send_keys": PlainSendKeysParams},
         on_request=("go_to_url",),
         repeat_caution=True,
         field_caution=True,

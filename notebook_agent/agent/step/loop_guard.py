@@ -16,6 +16,14 @@ and a note about the repetition was ignored. So the rule here is about moves, no
   holds, opening the URL the tab is already on (the 1.5B model's commonest wasted steps);
 - steps with no new page are pointed out after a while, and a run refused ``budget`` times ends as stuck,
   saying what it tried.
+
+Every refusal is advice, never a wall: the move refused last, made again as the model's next move, runs (the
+model insists; it may know better: a task can ask to click into an empty field, or to open the same page
+again). That rule is decided in one place, :meth:`LoopGuard.refusal`, for every kind of refusal here (a loop,
+a move that changes nothing, a caution), and the decoding schema of the step after a refusal still offers the
+refused move (:meth:`LoopGuard.exclusions`, :meth:`LoopGuard.expected`). A refusal the model insisted on does
+not count towards ``budget``: a model whose every move is right (and so insists on every refused one) is never
+ended as stuck. A refused move the model turned away from is left out of decoding until a new page.
 """
 
 from __future__ import annotations
@@ -112,6 +120,11 @@ def _empty_field(element: Mapping[str, Any] | None) -> bool:
     return (tag == "textarea" or (tag == "input" and kind in TEXT_TYPES)) and not attrs.get("value")
 
 
+def _fields(element: Any) -> Mapping[str, Any]:
+    """An element as a mapping (the snapshot's ElementInfo, or a dict already)."""
+    return element if isinstance(element, Mapping) else vars(element)
+
+
 def _describe(action: str, args: Mapping[str, Any], element: Mapping[str, Any] | None) -> str:
     text = " ".join(str((element or {}).get("text", "")).split())[:60]
     target = f" on '{text}'" if text else (f" on [{args['index']}]" if "index" in args else "")
@@ -125,6 +138,12 @@ class _Refused:
     element: tuple[str, ...] | None
     """The element it acted on, by what it is; None for an action without one (go_to_url, send_keys)."""
     pages_seen: int
+    key: str = ""
+    """The move, by :func:`move_key`."""
+    said: str = ""
+    """The move as the history says it."""
+    counted: bool = False
+    """Whether it counts towards the stuck budget (a loop, a move that changes nothing; not a caution)."""
 
 
 @dataclass
@@ -161,6 +180,10 @@ class LoopGuard:
     """Refused moves, kept out of what the model can decode until a page it had not seen appears."""
     _expect: tuple[str, list[tuple[str, ...]], int] | None = None
     """What the last caution said to do instead: (action, the elements, pages seen then); for one step."""
+    pending: _Refused | None = None
+    """The move refused last, until the model's next move: made again then, it runs (see the module's doc)."""
+    insisted: list[str] = field(default_factory=list)
+    """Refused moves the model made again at once, so they ran."""
 
     @classmethod
     def of(cls, profile: Any) -> LoopGuard:
@@ -194,18 +217,47 @@ class LoopGuard:
     ) -> str | None:
         """Why this move should not run (a sentence for the model), or None. ``here``: the tab's URL;
         ``unfilled``: the fields a click would submit empty although its form needs them (their lines under
-        "line")."""
+        "line"). The one place a refusal is decided: the move refused last, made again now, runs."""
         self._expect = None  # a guide holds for the one step after its caution
         if action in REPEATABLE:
             return None
+        key = move_key(action, args, element)
+        pending, self.pending = self.pending, None
+        if pending is not None and pending.key == key:  # the model insists: it runs, and is not held against it
+            if pending.counted and pending.said in self.refused:
+                self.refused.remove(pending.said)
+            self.blocked = [b for b in self.blocked if b is not pending]
+            self.insisted.append(pending.said)
+            return None
+        found = self._judge(key, action, args, element, step, here, unfilled)
+        if found is None:
+            return None
+        said, counted = found
+        who = tuple(element_key(element)) if element is not None and "index" in args else None
+        refused = _Refused(action, who, len(self.seen), key, _describe(action, args, element), counted)
+        if counted:
+            self.refused.append(refused.said)
+        self.blocked.append(refused)
+        self.pending = refused
+        return said
+
+    def _judge(
+        self,
+        key: str,
+        action: str,
+        args: Mapping[str, Any],
+        element: Mapping[str, Any] | None,
+        step: int,
+        here: str,
+        unfilled: Sequence[Mapping[str, Any]],
+    ) -> tuple[str, bool] | None:
+        """(why not, whether it counts towards the stuck budget) for a move, or None when nothing is against it."""
         pointless = _no_effect(action, args, element, here)
         if pointless is not None:
-            self._refuse(action, args, element, _describe(action, args, element))
-            return pointless
-        key = move_key(action, args, element)
+            return pointless, True
         caution = self._caution(key, action, args, element, unfilled)
         if caution is not None:
-            return caution
+            return caution, False
         window = self.moves[-self.window :]
         at = [i for i, m in enumerate(window) if m.key == key]
         if len(at) < 2 or len(self.seen) > window[at[-1]].pages_seen:
@@ -218,13 +270,12 @@ class LoopGuard:
         said = last.said
         others = list(dict.fromkeys(m.said for m in window[at[-2] + 1 : at[-1]]))[-2:]
         cycle = f" (with {' and '.join(others)} in between)" if others else ""
-        self._refuse(action, args, element, said)
         return (
             f"Not done: {said} is what you did in steps {first.step} and {last.step}{cycle}, and no page "
             "you had not seen before came of it. Doing it again will not help. Choose a different element or action "
             "(the next field or button the task needs, go_back, scroll to look for another way), or call done with "
-            "success=false if you cannot go further."
-        )
+            "success=false if you cannot go further. If you are sure it is right, make it again: it will run."
+        ), True
 
     def _caution(
         self,
@@ -276,42 +327,44 @@ class LoopGuard:
                 "Read the page: if it shows what the task asked for, call done with success=true and the answer; "
                 "otherwise do the next part of the task."
             )
-        if said is None:
-            return None
-        self.warned.add(key)
-        who = tuple(element_key(element)) if element is not None and "index" in args else None
-        self.blocked.append(_Refused(action, who, len(self.seen)))
+        if said is not None:
+            self.warned.add(key)
         return said
-
-    def _refuse(self, action: str, args: Mapping[str, Any], element: Mapping[str, Any] | None, said: str) -> None:
-        self.refused.append(said)
-        who = tuple(element_key(element)) if element is not None else None
-        self.blocked.append(_Refused(action, who if "index" in args else None, len(self.seen)))
 
     def expected(self, elements: Mapping[int, Any]) -> dict[str, set[int]] | None:
         """With ``guide``, right after a caution that named fields to fill (a submit with them empty, a click on
-        one): the only move the next step may decode besides done, as {action: this page's indices of those
-        fields}; None otherwise, or when the page changed or none of them is on it. A 1.5B model, measured,
-        answered "fill the password first" by clicking the username field, then Home, step after step, with the
-        same thoughts each time; typing is what it had to be shown."""
+        one): the only moves the next step may decode besides done, as {action: this page's indices}: typing into
+        those fields, or the cautioned move again (the model may insist); None otherwise, or when the page changed
+        or none of the fields is on it. A 1.5B model, measured, answered "fill the password first" by clicking the
+        username field, then Home, step after step, with the same thoughts each time; typing is what it had to be
+        shown."""
         if not self.guide or self._expect is None:
             return None
         action, keys, pages_seen = self._expect
         if pages_seen != len(self.seen):
             return None
-        hit = {i for i, e in elements.items() if tuple(element_key(e if isinstance(e, Mapping) else vars(e))) in keys}
-        return {action: hit} if hit else None
+        hit = {i for i, e in elements.items() if tuple(element_key(_fields(e))) in keys}
+        if not hit:
+            return None
+        out = {action: hit}
+        again = self.pending
+        if again is not None and again.element is not None:
+            same = {i for i, e in elements.items() if tuple(element_key(_fields(e))) == again.element}
+            out[again.action] = out.get(again.action, set()) | same
+        return out
 
     def exclusions(self, elements: Mapping[int, Any]) -> dict[str, set[int] | None]:
         """What a schema-constrained model may not decode this step: per action, the indices of this page's
         elements (dicts, or the snapshot's ElementInfo) a refused move acted on (None: the whole action, for one
-        without an element). A model that ignores "Not done" then cannot write the same move a fourth time; a
-        new page lifts it."""
+        without an element). The move refused last stays decodable (the model may insist, and then it runs);
+        one the model turned away from stays out until a page it had not seen appears, so a model that ignores
+        "Not done" cannot write it again and again."""
         live = [b for b in self.blocked if b.pages_seen == len(self.seen)]
         self.blocked = live
+        live = [b for b in live if b is not self.pending]
         if not any(b.element is not None for b in live):  # the common step: no element to look for on the page
             return {b.action: None for b in live}
-        elements = {i: e if isinstance(e, Mapping) else vars(e) for i, e in elements.items()}
+        elements = {i: _fields(e) for i, e in elements.items()}
         out: dict[str, set[int] | None] = {}
         for b in live:
             if b.element is None:
@@ -332,8 +385,10 @@ class LoopGuard:
 
     @property
     def stuck(self) -> str | None:
-        """The reason to end the run, once ``budget`` moves were refused; None before."""
-        if len(self.refused) < self.budget:
+        """The reason to end the run, once the model turned from ``budget`` refused moves to other ones; None
+        before. The move refused last does not count yet: the model may still insist on it."""
+        waiting = 1 if self.pending is not None and self.pending.counted else 0
+        if len(self.refused) - waiting < self.budget:
             return None
         tried = "; ".join(dict.fromkeys(m.said for m in self.moves[-self.window :]))
         return (

@@ -75,6 +75,7 @@ from .loop_guard import LoopGuard
 from .pilot import Pilot
 from .replay_pilot import REPLAY_HINT
 from .run_browser import RunBrowser, StartUrlError
+from ..prompt.offers import called_for
 from .screenshots import StepScreenshots
 from .tool_context import tool_context_factory
 from .typed_output import OutputSpec, with_typed_done
@@ -118,7 +119,9 @@ class RunSpec(Protocol):
     @property
     def full_system_prompt(self) -> str: ...
 
-    def tools(self, browser: BrowserSession, task: str | None = None) -> dict[str, Tool]: ...
+    def tools(
+        self, browser: BrowserSession, task: str | None = None, *, data: bool | None = None
+    ) -> dict[str, Tool]: ...
 
     def settings(self) -> dict[str, Any]: ...
 
@@ -234,12 +237,10 @@ class PageRun:
             await self.lease.open(start, self.controller.signal)
         # in threaded mode the browser-driving tools execute on the browser thread
         leaks = lambda text: self.redactor.scrub_text(text) != text  # noqa: E731
+        asked, data = await called_for(browser, self.task, self.agent.output_spec)
+        spec = self.agent.output_spec
         tools = with_typed_done(
-            self.agent.tools(browser, self.task if _url_of(browser) not in ("", "about:blank") else None),
-            self.agent.output_spec,
-            self.agent.custom_tools,
-            self.data,
-            leaks,
+            self.agent.tools(browser, asked, data=data), spec, self.agent.custom_tools, self.data, leaks
         )
         self.tools = browser.bridge_tools(tools)
         self.recorder.start(self._result(0.0))

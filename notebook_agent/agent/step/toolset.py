@@ -44,10 +44,12 @@ def offered_tools(
     structured_output: bool,
     secrets: SecretVault | None,
     task: str | None = None,
+    data: bool | None = None,
 ) -> dict[str, Tool]:
     """``{name: tool}`` for one run on ``browser``. ``custom_tools``: ``{name: tool}`` adds or overrides an action,
     ``{name: None}`` removes one. ``task``: the request of a run that starts on a page (a profile may offer some
-    actions only when it asks for them)."""
+    actions only when it asks for them). ``data``: whether the run calls for ``extract_table`` (agent/offers.py);
+    None: not known, so the profile decides (with ``structured_output`` keeping it)."""
     registry: dict[str, Tool] = dict(builtin_tools(browser, on_ask_user=on_ask_user))
     ordered = {n: registry[n] for n in BUILTIN_ORDER if n in registry}
     ordered.update({n: t for n, t in registry.items() if n not in ordered})
@@ -59,7 +61,10 @@ def offered_tools(
             t = copy.copy(t)
             t.name = name
         ordered[name] = t
-    keep = {*custom_tools, *(["extract_table"] if structured_output else [])}
+    wanted = structured_output if data is None else data
+    keep = {*custom_tools, *(["extract_table"] if wanted else [])}
+    if data is False and "extract_table" not in custom_tools:
+        ordered.pop("extract_table", None)
     ordered = profile.offer(ordered, keep=keep, task=task)
     off = {"execute_javascript": not enable_javascript, "ask_user": on_ask_user is None}
     ordered = {n: t for n, t in ordered.items() if not off.get(n)}

@@ -168,8 +168,11 @@ class OutputSpec:
         base[self.list_field] = rows
         return base
 
-    def done_tool(self, tables: Mapping[str, Table], leaks: Callable[[str], bool]) -> TypedDoneTool:
-        return TypedDoneTool(self, tables, leaks)
+    def done_tool(
+        self, tables: Mapping[str, Table], leaks: Callable[[str], bool], *, extracting: bool = True
+    ) -> TypedDoneTool:
+        """The typed ``done``; ``extracting``: the run offers ``extract_table``, so done may name a table."""
+        return TypedDoneTool(self, tables, leaks, extracting=extracting)
 
 
 def _portable(output: Any) -> Any:
@@ -254,9 +257,10 @@ def with_typed_done(
     leaks: Callable[[str], bool],
 ) -> dict[str, Tool]:
     """A run's actions; with ``output=`` (``spec``), ``done`` takes the answer in that type, fed by the run's
-    ``data`` tables (unless a custom ``done`` replaced the built-in one)."""
+    ``data`` tables (unless a custom ``done`` replaced the built-in one); it may name one only when the run
+    offers ``extract_table``."""
     if spec is not None and "done" in tools and "done" not in custom:
-        tools["done"] = spec.done_tool(data.tables, leaks)
+        tools["done"] = spec.done_tool(data.tables, leaks, extracting="extract_table" in tools)
     return tools
 
 
@@ -266,7 +270,9 @@ class TypedDoneTool(Tool):
     name = "done"
     execution_mode = "sequential"
 
-    def __init__(self, spec: OutputSpec, tables: Mapping[str, Table], leaks: Callable[[str], bool]) -> None:
+    def __init__(
+        self, spec: OutputSpec, tables: Mapping[str, Table], leaks: Callable[[str], bool], *, extracting: bool = True
+    ) -> None:
         self.answer = spec
         self.tables = tables
         self.leaks = leaks
@@ -275,7 +281,7 @@ class TypedDoneTool(Tool):
             "Finish: text is a short summary for the user; data is the answer in exactly the data schema; "
             "success=false unless fully done."
         )
-        if spec.takes_tables:
+        if spec.takes_tables and extracting:
             props["table"] = {"type": "string"}
             props["columns"] = {"type": "object", "additionalProperties": {"type": "string"}}
             self.description += (

@@ -13,10 +13,14 @@ class _Params(BaseModel):
 # they mean, once (the page agent sends all of them every step, so each repeated word costs on every step).
 
 
+# done is {text: string; success?: boolean}, as the page-agent seed has it. success left out is a claim not made,
+# so it reads as false (page-agent's loop reads it as `success ?? false`): a run is only reported done when the
+# model says so, and a model that forgets the field still ends the run with its text instead of a validation
+# failure. The typed-output done (agent/output.py) keeps it required. (A comment, not a docstring: a docstring
+# would be sent as the schema's description every step.)
 class DoneParams(_Params):
     text: str
-    success: bool
-    """Required: the model says whether every part of the task was done (a default would decide for it)."""
+    success: bool = False
 
 
 class WaitParams(_Params):
@@ -64,6 +68,13 @@ class SendKeysParams(_Params):
         "several separated by spaces are pressed in turn."
     )
     index: int | None = Field(None, ge=0, description="Focus this element first (else the focused element gets them).")
+
+
+# send_keys as a profile that describes it in its action's description offers it (agent/profiles.py): the same
+# fields and checks, without the field descriptions that are sent every step.
+class PlainSendKeysParams(_Params):
+    keys: str
+    index: int | None = Field(None, ge=0)
 
 
 class GoToUrlParams(_Params):

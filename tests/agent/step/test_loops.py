@@ -58,19 +58,25 @@ def test_a_b_a_b_is_caught() -> None:
     )
 
 
-def test_a_refused_move_cannot_be_decoded_until_a_new_page_appears() -> None:
+def test_a_refused_move_the_model_turned_from_cannot_be_decoded_until_a_new_page_appears() -> None:
+    """The step right after a refusal may still write the refused move (the model may insist); once it made
+    another move instead, the refused one is out of decoding until a new page."""
     guard = LoopGuard()
     guard.page("p")
     elements = {0: BUTTON, 1: OTHER, 7: BUTTON}  # the same button listed twice (a sticky header, say)
     assert guard.exclusions(elements) == {}
     play(guard, [(BUTTON, 0, "p"), (BUTTON, 0, "p"), (BUTTON, 0, "p")])
+    assert guard.exclusions(elements) == {}  # the model may insist on it
+    assert guard.refusal("go_to_url", {"url": "/a"}, None, 4) is None  # it did something else
     assert guard.exclusions(elements) == {"click_element_by_index": {0, 7}}
-    assert guard.refusal("go_to_url", {"url": "/a"}, None, 4) is None
     guard.made("go_to_url", {"url": "/a"}, None, 4)
     guard.page("p")
     guard.made("go_to_url", {"url": "/a"}, None, 5)
     guard.page("p")
     assert guard.refusal("go_to_url", {"url": "/a"}, None, 6) is not None
+    assert guard.exclusions(elements) == {"click_element_by_index": {0, 7}}
+    assert guard.refusal("scroll", {}, None, 7) is None  # waiting and scrolling do not turn away from it
+    assert guard.refusal("click_element_by_index", {"index": 1}, OTHER, 7) is None
     assert guard.exclusions(elements) == {"click_element_by_index": {0, 7}, "go_to_url": None}
     guard.page("a page not seen before")
     assert guard.exclusions(elements) == {}
@@ -95,13 +101,34 @@ def test_next_through_new_pages_is_never_refused() -> None:
 
 
 def test_three_refusals_end_the_run_as_stuck_saying_what_was_tried() -> None:
+    """Three loops refused, the model turning from each to the next: stuck."""
     guard = LoopGuard(budget=3)
     guard.page("p")
-    play(guard, [(BUTTON, 0, "p")] * 2)
-    assert guard.stuck is None
+    third = {"tag": "a", "text": "About", "attributes": {"href": "/about"}}
     play(guard, [(BUTTON, 0, "p")] * 3)
+    assert guard.stuck is None
+    play(guard, [(OTHER, 1, "p")] * 3)
+    assert guard.stuck is None
+    play(guard, [(third, 2, "p")] * 3)
+    assert guard.stuck is None  # it may still insist on the last one
+    play(guard, [(BUTTON, 0, "p")])
     assert guard.stuck is not None and guard.stuck.startswith("Stuck: the model repeated moves that led nowhere 3")
     assert "click_element_by_index on 'Click Me!'" in guard.stuck
+
+
+def test_a_refused_move_made_again_at_once_runs_and_is_not_held_against_the_run() -> None:
+    """The documented override, for every kind of refusal: a loop, a move that changes nothing, a caution."""
+    guard = LoopGuard(budget=1, repeat_caution=True, field_caution=True)
+    guard.page("p")
+    refusals = play(guard, [(BUTTON, 0, "p")] * 7)
+    assert [r is None for r in refusals] == [True, False, True, False, True, False, True]  # a caution, then loops
+    assert refusals[1] is not None and "just now" in refusals[1] and "make it again: it will run" in refusals[3]
+    assert guard.stuck is None and guard.refused == [] and len(guard.insisted) == 3
+    assert guard.refusal("input_text", {"index": 1, "text": "ada"}, FIELD, 8) is not None
+    assert guard.refusal("input_text", {"index": 1, "text": "ada"}, FIELD, 9) is None
+    assert guard.refusal("go_to_url", {"url": "http://a.test/"}, None, 10, "http://a.test/") is not None
+    assert guard.refusal("go_to_url", {"url": "http://a.test/"}, None, 11, "http://a.test/") is None
+    assert guard.stuck is None
 
 
 def test_no_new_page_for_a_while_is_said() -> None:
@@ -124,16 +151,19 @@ def test_a_move_is_only_refused_after_two_like_it_with_nothing_new_since(moves: 
     guard = LoopGuard()
     guard.page("page 0")
     history: list[tuple[str, int]] = []  # (element text, distinct pages seen when made)
+    refused_last = None  # the element text of the move refused last, if the model has not moved since
     for n, (element, index, page) in enumerate(moves, 1):
         refusal = guard.refusal("click_element_by_index", {"index": index}, element, n)
         window = history[-6:]
         at = [i for i, (text, _) in enumerate(window) if text == element["text"]]
         expected = (
-            len(at) >= 2
+            refused_last != element["text"]
+            and len(at) >= 2
             and len(guard.seen) <= window[at[-1]][1]
             and [t for t, _ in window[at[-2] + 1 : at[-1]]] == [t for t, _ in window[at[-1] + 1 :]]
         )
         assert (refusal is not None) == expected
+        refused_last = element["text"] if refusal is not None else None
         if refusal is None:
             guard.made("click_element_by_index", {"index": index}, element, n)
             history.append((element["text"], len(guard.seen)))
@@ -216,23 +246,44 @@ function flip() {
 </script>"""
 
 
-async def test_a_model_clicking_an_alternating_page_forever_ends_stuck(browser: BrowserSession) -> None:
-    await browser.page.set_content(ALTERNATING)
-    click = step("click_element_by_index", lambda c: {"index": index_of(c, r"Click Me")})
-    agent = PageAgent(model=ScriptedModel([click] * 20), browser=browser, max_steps=20)
+THREE = ALTERNATING + "<button>Other</button><a href='#' onclick='return false'>Third</a>"
+
+
+async def test_a_model_going_from_loop_to_loop_ends_stuck(browser: BrowserSession) -> None:
+    """Refused three times, turning each time to another move that leads nowhere: stuck, saying what it tried."""
+    await browser.page.set_content(THREE)
+    click, other, third = (
+        step("click_element_by_index", lambda c, n=name: {"index": index_of(c, n)})
+        for name in (r"Click Me", r"Other", r"Third")
+    )
+    agent = PageAgent(model=ScriptedModel([click] * 3 + [other] * 3 + [third] * 3 + [click] * 5), browser=browser)
     result = await agent.run("click until it works")
     assert result.status == "failed" and result.error is not None and result.error.startswith("Stuck:")
-    assert len(result.steps) < 10
+    assert len(result.steps) == 10  # the tenth turned from the third refusal too
     refused = [s for s in result.steps if s.result.startswith("Not done:")]
     assert len(refused) == 3 and await browser.page.inner_text("#s") in ("State A", "State B")
+
+
+async def test_a_model_that_insists_is_never_ended_stuck(browser: BrowserSession) -> None:
+    """The same click forever on an alternating page: each refusal is insisted on, so the click runs every
+    other step and the run ends at max_steps, not as stuck (a guard never ends a run on a move it cannot know
+    is wrong)."""
+    await browser.page.set_content(ALTERNATING)
+    click = step("click_element_by_index", lambda c: {"index": index_of(c, r"Click Me")})
+    result = await PageAgent(model=ScriptedModel([click] * 8), browser=browser, max_steps=8).run("click it")
+    assert result.status == "max_steps"
+    assert [s.result.startswith("Not done:") for s in result.steps] == [False, False, True] + [False, True] * 2 + [
+        False
+    ]
 
 
 async def test_after_a_refusal_the_next_request_cannot_name_that_button(browser: BrowserSession) -> None:
     """The decoding schema (what a schema-constrained server lets the model write) of the step after a refusal
     has no index for that button; the prompt's schema is the same as every other step's (the cache keeps it)."""
-    await browser.page.set_content(ALTERNATING)
+    await browser.page.set_content(THREE)
     click = step("click_element_by_index", lambda c: {"index": index_of(c, r"Click Me")})
-    model = ScriptedModel([click] * 3 + [step("done", {"text": "gave up", "success": False})])
+    other = step("click_element_by_index", lambda c: {"index": index_of(c, r"Other")})
+    model = ScriptedModel([click] * 3 + [other, step("done", {"text": "gave up", "success": False})])
     result = await PageAgent(model=model, browser=browser, max_steps=6).run("click until it works")
     assert result.steps[2].result.startswith("Not done:")
     button = result.steps[2].args["index"]
@@ -244,8 +295,9 @@ async def test_after_a_refusal_the_next_request_cannot_name_that_button(browser:
         inner = members.get("click_element_by_index", {}).get("click_element_by_index", {})
         return list(inner.get("properties", {}).get("index", {}).get("enum", []))
 
-    assert button in clickable(2) and button not in clickable(3)
-    assert model.requests[2][0].tools[0].parameters == model.requests[3][0].tools[0].parameters
+    # the step right after the refusal may insist; after the model turned to another button, it cannot
+    assert button in clickable(2) and button in clickable(3) and button not in clickable(4)
+    assert model.requests[2][0].tools[0].parameters == model.requests[4][0].tools[0].parameters
 
 
 async def test_the_decoding_schema_offers_each_form_action_only_what_it_can_act_on(browser: BrowserSession) -> None:
@@ -331,7 +383,9 @@ def test_the_small_profile_cautions_a_move_made_again_at_once() -> None:
     blocked = LoopGuard(repeat_caution=True)
     blocked.page("form")
     play(blocked, [(save, 5, "saved"), (save, 5, "saved")])
-    assert blocked.exclusions({5: save}) == {"click_element_by_index": {5}}
+    assert blocked.exclusions({5: save}) == {}  # the next step may insist
+    play(blocked, [(OTHER, 1, "saved")])
+    assert blocked.exclusions({5: save, 1: OTHER}) == {"click_element_by_index": {5}}
     blocked.page("a new page")
     assert blocked.exclusions({5: save}) == {}
 
@@ -388,9 +442,11 @@ async def test_after_a_caution_naming_fields_the_small_profile_decodes_only_typi
         assert result.steps[-2].result.startswith("Clicked") or result.steps[-2].result.startswith("Typed")
         cautioned = next(i for i, s in enumerate(result.steps) if s.result.startswith("Not done:"))
         guided = offered(model.requests[cautioned + 1])
-        assert set(guided) == {"input_text", "done"}, guided
+        assert set(guided) == {"input_text", "click_element_by_index", "done"}, guided
         field = index_of(model.requests[cautioned + 1][0], r"type=password")
         assert guided["input_text"]["properties"]["index"]["enum"] == [field]
+        again = result.steps[cautioned].args["index"]  # the cautioned click itself: the model may insist
+        assert guided["click_element_by_index"]["properties"]["index"]["enum"] == [again]
         assert "click_element_by_index" in offered(model.requests[cautioned + 2])  # for one step only
     await browser.page.set_content(LOGIN)
     model = ScriptedModel([user, sign_in, password, sign_in, done])

@@ -1,0 +1,119 @@
+"""No guard blocks a right move: a model that insists on every refused move (makes it again at once, the
+documented override) always gets it run, can always write it under constrained decoding, and is never ended as
+stuck, whatever the moves and pages, with every caution and the guide on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from notebook_agent.agent import PageAgent
+from notebook_agent.agent.step.loop_guard import LoopGuard
+from notebook_agent.agent.prompt.agent_output import agent_output
+from notebook_agent.agent.prompt.profiles import PROFILES
+from notebook_agent.browser import BrowserSession
+from notebook_agent.llm.scripted import ScriptedModel
+from tests.agent.test_page_agent import index_of
+
+HERE = "http://127.0.0.1:8000/form.html"
+ELEMENTS: dict[int, dict[str, Any]] = {
+    0: {"tag": "button", "text": "Submit", "attributes": {"id": "go"}},
+    1: {"tag": "a", "text": "Home", "attributes": {"href": "/"}},
+    2: {"tag": "input", "text": "", "attributes": {"type": "text", "name": "q"}},
+    3: {"tag": "input", "text": "", "attributes": {"type": "text", "name": "user", "value": "ada"}},
+    4: {"tag": "input", "text": "", "attributes": {"type": "checkbox", "name": "ok"}},
+    5: {"tag": "input", "text": "", "attributes": {"type": "password", "name": "pw"}},
+    6: {"tag": "textarea", "text": "", "attributes": {"name": "note"}},
+}
+MOVES = st.one_of(
+    st.tuples(st.just("click_element_by_index"), st.sampled_from(sorted(ELEMENTS)).map(lambda i: {"index": i})),
+    st.tuples(
+        st.just("input_text"),
+        st.builds(lambda i, t: {"index": i, "text": t}, st.sampled_from([2, 3, 5, 6]), st.sampled_from(["ada", "x"])),
+    ),
+    st.tuples(
+        st.just("go_to_url"), st.sampled_from([HERE, "http://127.0.0.1:8000/other.html"]).map(lambda u: {"url": u})
+    ),
+    st.tuples(st.just("send_keys"), st.sampled_from(["Enter", "ArrowDown"]).map(lambda k: {"keys": k})),
+    st.tuples(st.just("scroll"), st.just({})),
+)
+
+
+def decodable(guard: LoopGuard, action: str, args: dict[str, Any]) -> bool:
+    """Whether a schema-constrained model could write this move now (as run.py builds the decoding schema)."""
+    expected = guard.expected(ELEMENTS)
+    index = args.get("index")
+    if expected is not None:
+        return action in expected and (index is None or index in expected[action])
+    excluded = guard.exclusions(ELEMENTS)
+    if action not in excluded:
+        return True
+    hit = excluded[action]
+    return hit is not None and index not in hit
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.tuples(MOVES, st.integers(0, 3), st.booleans()), max_size=30),
+    st.sampled_from(["small", "default"]),
+    st.integers(1, 3),
+)
+def test_a_model_that_insists_on_every_refused_move_is_never_blocked(
+    moves: list[Any], profile: str, budget: int
+) -> None:
+    guard = LoopGuard.of(PROFILES[profile])
+    guard.budget = budget
+    shown = "page 0"
+    guard.page(shown)
+    step = 0
+    for (action, args), page, submits_empty in moves:
+        element = ELEMENTS.get(args["index"]) if "index" in args else None
+        line = {"line": "[5]<input type=password />"}
+        unfilled = [ELEMENTS[5] | line] if submits_empty and action == "click_element_by_index" else []
+        for attempt in (1, 2):
+            step += 1
+            assert decodable(guard, action, args), (attempt, action, args)
+            refusal = guard.refusal(action, args, element, step, HERE, unfilled)
+            if refusal is None:
+                break
+            assert attempt == 1, f"insisting on {action} {args} was refused again: {refusal}"
+            assert guard.stuck is None, guard.stuck
+            guard.page(shown)  # a refused move changes nothing: the same page again
+        guard.made(action, args, element, step)
+        assert guard.stuck is None, guard.stuck
+        shown = f"page {page}"
+        guard.page(shown)
+
+
+def constrained(action: str, pattern: str, **args: Any) -> Any:
+    """A scripted step that, like a schema-constrained model, can only write what this step's decoding schema
+    allows: it fails the test if the move is not decodable."""
+
+    def make(ctx: Any) -> Any:
+        index = index_of(ctx, pattern)
+        (spec,) = ctx.tools
+        members = (spec.decoding or spec.parameters)["properties"]["action"]["anyOf"]
+        offered = {next(iter(m["properties"])): next(iter(m["properties"].values())) for m in members}
+        assert action in offered, f"{action} is not decodable: {sorted(offered)}"
+        allowed = offered[action]["properties"]["index"].get("enum")
+        assert allowed is None or index in allowed, f"[{index}] is not decodable for {action}: {allowed}"
+        return agent_output(action, {"index": index, **args})
+
+    return make
+
+
+FOCUS = """<p>Focus into the textbox.</p><input id=tt type=text>
+<script>document.getElementById('tt').addEventListener('focus', () => { document.title = 'focused' })</script>"""
+
+
+async def test_a_task_that_asks_to_click_into_an_empty_text_box_is_done(browser: BrowserSession) -> None:
+    """The small profile cautions a click on an empty text field (small models click to "fill" one); a task that
+    asks for exactly that click insists, and the click runs: the guide of the next step offers it again."""
+    await browser.page.set_content(FOCUS)
+    click = constrained("click_element_by_index", r"<input")
+    model = ScriptedModel([click, click, agent_output("done", {"text": "focused", "success": True})])
+    result = await PageAgent(model=model, browser=browser, profile="small", max_steps=5).run("Focus into the textbox.")
+    assert [s.result.startswith("Not done:") for s in result.steps] == [True, False, False]
+    assert result.status == "completed" and await browser.page.title() == "focused"
