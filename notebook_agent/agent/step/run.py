@@ -44,6 +44,7 @@ from ...core.planner import ToolPlan
 from ...core.text import map_strings
 from ...core.tools import Tool
 from ..prompt.agent_output import MACRO_NAME, ParsedOutput, macro_spec, parse_output, with_indices
+from ..prompt.offers import called_for
 from ..prompt.profiles import Profile
 from ..prompt.state_message import (
     MEMORY_MAX,
@@ -75,7 +76,6 @@ from .loop_guard import LoopGuard
 from .pilot import Pilot
 from .replay_pilot import REPLAY_HINT
 from .run_browser import RunBrowser, StartUrlError
-from ..prompt.offers import called_for
 from .screenshots import StepScreenshots
 from .tool_context import tool_context_factory
 from .typed_output import OutputSpec, with_typed_done

@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from notebook_agent.agent import PageAgent
-from notebook_agent.agent.step.loop_guard import LoopGuard
 from notebook_agent.agent.prompt.agent_output import agent_output
 from notebook_agent.agent.prompt.profiles import PROFILES
+from notebook_agent.agent.step.loop_guard import LoopGuard
 from notebook_agent.browser import BrowserSession
 from notebook_agent.llm.scripted import ScriptedModel
 from tests.agent.test_page_agent import index_of
