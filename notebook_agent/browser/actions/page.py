@@ -33,7 +33,7 @@ from .scripts import ABORT_USER_SCRIPT_JS, user_script_js
 
 class DoneTool(Tool):
     name = "done"
-    description = "Finish: text is the answer or summary for the user; success=false unless fully done."
+    description = "Finish: text is the answer or summary; success=false unless fully done."
     parameters = DoneParams
     execution_mode = "sequential"
 
