@@ -75,6 +75,8 @@ class RecipePilot(ReplayPilot):
         typed = agent is not None and agent.output_spec is not None
         secrets = agent.secrets.names if agent is not None else ()
         super().__init__(bind(recipe, row), heal=heal, url=url, typed=typed, secrets=secrets)
+        self.chosen = True
+        """A recipe's start is the user's: they made the recipe from their own run and map it over their rows."""
         self.recipe = recipe
         self.values = row_values(recipe, row)
 

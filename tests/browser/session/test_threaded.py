@@ -229,8 +229,8 @@ def test_stop_from_another_thread_ends_a_run_whose_action_waits_on_the_browser_t
 
             original = agent.tools
 
-            def tools(b: BrowserSession, task: str | None = None) -> Any:
-                out = original(b, task)
+            def tools(b: BrowserSession, task: str | None = None, **offer: Any) -> Any:
+                out = original(b, task, **offer)
                 for tool in out.values():  # every browser action now blocks until stopped
                     if getattr(tool, "runs_on_browser", False):
                         tool.execute = slow_wait  # type: ignore[method-assign]
