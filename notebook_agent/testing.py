@@ -43,6 +43,7 @@ __all__ = [
     "pending_prefetch",
     "redirect_hop",
     "reset_snapshot",
+    "reset_tools",
     "sdk_client",
     "set_snapshot_time",
     "started_server",
@@ -61,6 +62,12 @@ def reset_snapshot(browser: BrowserSession) -> None:
     """Forget the session's last snapshot and where its indices lived, as a fresh session has none."""
     browser._reader.last_snapshot = None
     browser._reader.forget()
+
+
+def reset_tools(browser: BrowserSession) -> None:
+    """Make the session's built-in actions again on next use, as a fresh session would (their state, such as the
+    names given to extracted tables, starts over)."""
+    browser._tools = None
 
 
 def set_snapshot_time(browser: BrowserSession, when: float | None) -> None:

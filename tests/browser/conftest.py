@@ -22,7 +22,7 @@ import pytest
 import pytest_asyncio
 
 from notebook_agent.browser import BrowserSession
-from notebook_agent.testing import reset_snapshot
+from notebook_agent.testing import reset_snapshot, reset_tools
 
 PAGES = Path(__file__).parent / "pages"
 
@@ -141,6 +141,7 @@ async def browser(shared_browser: BrowserSession) -> AsyncIterator[BrowserSessio
     b.dialog_policy = "accept"
     b.on_ask_user = None
     reset_snapshot(b)
+    reset_tools(b)
     b.take_notices()
     yield b
     b.take_notices()
