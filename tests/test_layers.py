@@ -110,7 +110,7 @@ SUBPACKAGES = {
     "notebook": {"views": set()},
 }
 FRONT = {
-    "agent": {"page_agent", "evaluate", "recipes"},
+    "agent": {"page_agent", "evaluate", "recipes", "run_options"},
     "browser": set(),
     "llm": {"registry", "availability"},
     "notebook": {"magics", "commands", "runtime", "map_view", "evaluate", "export_magic", "recipe_magic"},

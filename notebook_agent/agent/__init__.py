@@ -24,6 +24,7 @@ from .prompt.system_prompt import default_system_prompt, prompt_hash
 from .recipes.recipe import Recipe
 from .recipes.recipe_map import RecipeMapResult
 from .recipes.slots import RecipeError
+from .run_options import RunOptions
 from .runs.events import (
     ActionFinished,
     ActionProgress,
@@ -93,6 +94,7 @@ __all__ = [
     "ReflectionPartial",
     "RowEvent",
     "RunFinished",
+    "RunOptions",
     "ScreenshotTaken",
     "Status",
     "StepFinished",

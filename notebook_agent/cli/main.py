@@ -10,12 +10,10 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 from .. import __version__
-
-if TYPE_CHECKING:
-    pass
+from ..config.run_flags import add_run_flags
 
 
 class _Parser(argparse.ArgumentParser):
@@ -57,14 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run the page agent on a task")
     run.add_argument("task")
-    _agent_options(run)
-    run.add_argument("--trace", action="store_true", help="record a Playwright trace of the run (trace.zip)")
-    run.add_argument(
-        "--output",
-        metavar="SCHEMA",
-        default=None,
-        help="the answer's type: a JSON Schema file, or module:Class (list[module:Class] for a list)",
-    )
+    add_run_flags(run, RUN_FLAGS, **TERMINAL_HELP)
     run.add_argument("--json", action="store_true", help="print the result as JSON")
     run.add_argument("--runs-dir", default="agent_runs", help="save the run here (default agent_runs)")
 
@@ -108,22 +99,11 @@ def build_parser() -> argparse.ArgumentParser:
     mp.add_argument(
         "task", nargs="?", default=None, help="the task, {column} filled from each row ({{ and }} for literal braces)"
     )
-    mp.add_argument("--recipe", default=None, metavar="RUN", help="replay RUN per row with its values, no model call")
-    mp.add_argument("--no-heal", action="store_true", help="with --recipe: fail a row whose page differs, saying why")
+    add_run_flags(mp, MAP_FLAGS, **TERMINAL_HELP, url="open this URL first; {column} is filled from each row")
     mp.add_argument("--runs-dir", default="agent_runs", help="where --recipe RUN is looked up (default agent_runs)")
     mp.add_argument("--rows", required=True, metavar="ROWS", help="the input table: .csv, .jsonl, .json or .parquet")
     mp.add_argument("--out", required=True, metavar="OUT", help="the table written: .csv, .jsonl, .json or .parquet")
-    mp.add_argument("--concurrency", type=int, default=4, help="rows at a time (default 4)")
     mp.add_argument("--isolation", choices=("tab", "context"), default="tab", help="each row's own tab or context")
-    mp.add_argument("--url", "-u", default=None, help="open this URL first; {column} is filled from each row")
-    mp.add_argument("--model", "-m", default=None, help="provider:model (default NOTEBOOK_AGENT_MODEL or demo)")
-    mp.add_argument("--max-steps", default="20", help="model calls at most per row (default 20)")
-    mp.add_argument("--approve", default=None, help="auto or deny-risky (default): rows run unattended")
-    mp.add_argument("--output", metavar="SCHEMA", default=None, help="the answer's type, as for run (one column each)")
-    mp.add_argument("--headed", action="store_true", help="show the browser window")
-    mp.add_argument("--vision", action="store_true", help="also send a screenshot to the model each step")
-    mp.add_argument("--js", action="store_true", help="enable the execute_javascript action")
-    mp.add_argument("--profile", default=None, help="prompt profile: auto (small for a local model), default, small")
     mp.add_argument(
         "--raw-cells",
         action="store_true",
@@ -141,17 +121,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _agent_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--url", "-u", default=None, help="open this URL first")
-    p.add_argument(
-        "--model", "-m", default=None, help="provider:model (default NOTEBOOK_AGENT_MODEL); 'demo' = offline"
-    )
-    p.add_argument("--max-steps", default="20", help="model calls at most, 1 or more (default 20)")
-    p.add_argument("--approve", default=None, help="auto, ask-risky (default on a terminal), ask-all, deny-risky")
-    p.add_argument("--headed", action="store_true", help="show the browser window")
-    p.add_argument("--vision", action="store_true", help="also send a screenshot to the model each step")
-    p.add_argument("--js", action="store_true", help="enable the execute_javascript action")
-    p.add_argument("--profile", default=None, help="prompt profile: auto (small for a local model), default, small")
+RUN_FLAGS = ("url", "model", "max_steps", "approve", "headed", "vision", "js", "profile", "trace", "output",
+             "allowed_domains")  # fmt: skip
+"""The run flags of ``notebook-agent run`` (config/run_flags.py: the same flags, checks and messages as %%agent)."""
+
+MAP_FLAGS = ("recipe", "heal", "url", "model", "max_steps", "approve", "output", "headed", "vision", "js", "profile",
+             "concurrency", "allowed_domains")  # fmt: skip
+"""The run flags of ``notebook-agent map``."""
+
+TERMINAL_HELP = {
+    "output": "the answer's type: a JSON Schema file, or module:Class (list[module:Class] for a list)",
+    "recipe": "replay RUN per row with its values, no model call (a run file, a saved run or a recipe file)",
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -166,9 +147,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return snapshot_command(args.url, full_page=args.full_page, as_json=args.json)
         if args.command == "run":
-            from .run import run_command
+            from .run import run_command, run_options
 
-            return asyncio.run(run_command(args.task, args, as_json=args.json))
+            opts = run_options(args)
+            return asyncio.run(run_command(args.task, opts, as_json=args.json, runs_dir=args.runs_dir))
         if args.command == "demo":
             from .run import demo_command
 

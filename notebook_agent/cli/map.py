@@ -17,8 +17,12 @@ import csv
 import json
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..agent.run_options import RunOptions
 
 FORMATS = (".csv", ".jsonl", ".json", ".parquet")
 
@@ -106,21 +110,19 @@ def _row_line(progress: Any) -> str:
 def map_command(args: argparse.Namespace) -> int:
     """Check everything, read the rows, run the map, write the table (the finished rows also after Ctrl-C)."""
     from ..config import options
+    from ..config.run_flags import run_options
 
-    max_steps = options.max_steps(args.max_steps)
-    if args.concurrency < 1:
-        raise options.OptionError("--concurrency must be at least 1.")
-    url = args.url if args.url is None or "{" in args.url else options.url(args.url)
-    policy = options.approve(args.approve or "deny-risky")
-    if policy.startswith("ask"):
+    # the flags' checks and messages are %%agent's (config/run_flags.py); a map's --url may be a {column} template
+    opts = run_options(args, url_template=True).with_defaults(approve="deny-risky", max_steps=20, concurrency=4)
+    policy = opts.approve
+    if policy is not None and policy.startswith("ask"):
         raise options.OptionError(
             f"--approve {policy}: map runs its rows unattended, so no one could answer; use auto or deny-risky."
         )
     _format(args.out, "--out")
     if not Path(args.out).resolve().parent.is_dir():
         raise ValueError(f"--out {args.out}: the folder it would go in does not exist.")
-    answer_type = options.output_from_file_or_module(args.output) if args.output else None
-    name = options.model(args.model) if args.model else os.environ.get("NOTEBOOK_AGENT_MODEL") or "demo"
+    name = opts.model or os.environ.get("NOTEBOOK_AGENT_MODEL") or "demo"
     if name.startswith("replay:"):
         raise options.OptionError("--model replay:RUN replays one run's answers; a map needs a model for every row.")
     rows = read_rows(args.rows)
@@ -136,15 +138,9 @@ def map_command(args: argparse.Namespace) -> int:
     elif not args.task:
         raise options.OptionError("map needs the TASK (with {column}s), or --recipe RUN.")
     check_template(args.task, columns, values)
-    if url is not None:
-        check_template(url, columns, values, "--url template")
-    settings = {
-        "max_steps": max_steps,
-        "approval": policy,
-        "output": answer_type,
-        "profile": options.profile(args.profile),
-    }
-    result, interrupted = asyncio.run(_map(args, rows, name, url, settings, recipe))
+    if opts.url is not None:
+        check_template(opts.url, columns, values, "--url template")
+    result, interrupted = asyncio.run(_map(args, rows, name, opts, recipe))
     write_table(result, args.out, raw_cells=getattr(args, "raw_cells", False))
     if interrupted:
         print(f"\ninterrupted: {result.summary()}\nwritten: {args.out}", file=sys.stderr)
@@ -155,24 +151,18 @@ def map_command(args: argparse.Namespace) -> int:
 
 
 async def _map(
-    args: argparse.Namespace, rows: Any, name: str, url: str | None, settings: dict[str, Any], recipe: Any = None
+    args: argparse.Namespace, rows: Any, name: str, opts: RunOptions, recipe: Any = None
 ) -> tuple[Any, bool]:
-    from ..agent import PageAgent
     from ..agent.batch.map_runner import MapInterrupted
     from ..browser.session.browser_session import BrowserSession
     from ..llm import get_model
 
     model = get_model(name)
     print(f"model: {model.provider}:{model.id}" + (" (offline demo model)" if model.provider == "demo" else ""))
-    async with BrowserSession(headless=not args.headed) as browser:
-        agent = PageAgent(
-            model=model,
-            browser=browser,
-            enable_javascript=args.js,
-            vision=args.vision,
-            screenshots=False,
-            **settings,
-        )
+    url, concurrency = opts.url, opts.concurrency
+    async with BrowserSession(headless=not opts.headed) as browser:
+        # each row's start URL is its own (the template filled), given to map, not the agent
+        agent = replace(opts, url=None).make_agent(model, browser=browser, screenshots=False)
 
         def on_event(event: Any) -> None:
             if event.type == "map_progress" and event.ended:
@@ -181,13 +171,13 @@ async def _map(
         try:
             if recipe is not None:  # each row replays the recipe; the model only heals
                 result = await recipe.map(
-                    rows, agent, heal=not args.no_heal, url=url, concurrency=args.concurrency, on_event=on_event
+                    rows, agent, heal=opts.heal, url=url, concurrency=concurrency, on_event=on_event
                 )
             else:
                 result = await agent.map(
                     args.task,
                     rows,
-                    concurrency=args.concurrency,
+                    concurrency=concurrency,
                     isolation=args.isolation,
                     start_url=url,
                     on_event=on_event,

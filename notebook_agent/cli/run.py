@@ -8,51 +8,42 @@ import asyncio
 import json
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .terminal import Printer, model_for, terminal_approver, terminal_ask
 
 if TYPE_CHECKING:
     from ..agent import PageAgentResult
+    from ..agent.run_options import RunOptions
 
 
-async def run_command(task: str, args: argparse.Namespace, *, as_json: bool) -> int:
-    from ..agent import PageAgent
+def run_options(args: argparse.Namespace) -> RunOptions:
+    """The run's options from the command's flags, by the parser ``%%agent`` uses (config/run_flags.py); a
+    terminal's own default is the approval policy: asked at the prompt, or deny-risky without a terminal."""
+    from ..config.run_flags import run_options as checked
+
+    return checked(args).with_defaults(approve="ask-risky" if sys.stdin.isatty() else "deny-risky")
+
+
+async def run_command(
+    task: str, opts: RunOptions, *, model: Any = None, as_json: bool, runs_dir: str | None = None
+) -> int:
+    """Run ``task`` with ``opts``, printing its events; ``model``: a model already made (the demo's local one),
+    else ``opts.model`` is resolved here."""
     from ..browser.session.browser_session import BrowserSession
-    from ..config import options
 
-    # the same checks (and messages) as %%agent and %agent config
-    max_steps = options.max_steps(args.max_steps)
-    start_url = None if args.url is None else options.url(args.url)
-    if isinstance(args.model, str):
-        options.model(args.model)
-    answer_type = options.output_from_file_or_module(args.output) if getattr(args, "output", None) else None
-    profile = options.profile(getattr(args, "profile", None))
     interactive = sys.stdin.isatty()
-    policy = options.approve(args.approve or ("ask-risky" if interactive else "deny-risky"))
-    model, label = (
-        (args.model, f"{args.model.provider}:{args.model.id}")
-        if not isinstance(args.model, (str, type(None)))
-        else model_for(args.model, task)
-    )
+    model, label = (model, f"{model.provider}:{model.id}") if model is not None else model_for(opts.model, task)
     out = sys.stderr if as_json else sys.stdout
     print(f"model: {label}", file=out)
-    async with BrowserSession(headless=not args.headed) as browser:
-        agent = PageAgent(
-            model=model,
+    async with BrowserSession(headless=not opts.headed) as browser:
+        agent = opts.make_agent(
+            model,
             browser=browser,
-            max_steps=max_steps,
-            approval=policy,
             approver=terminal_approver if interactive else None,
             on_ask_user=terminal_ask if interactive else None,
-            enable_javascript=args.js,
-            vision=args.vision,
             screenshots=False,
-            start_url=start_url,
-            trace=args.trace,
-            output=answer_type,
-            runs_dir=getattr(args, "runs_dir", None),
-            profile=profile,
+            runs_dir=runs_dir,
         )
         result: PageAgentResult | None = None
         printer = Printer(out)
@@ -65,7 +56,7 @@ async def run_command(task: str, args: argparse.Namespace, *, as_json: bool) -> 
         finally:
             ticker.cancel()
     assert result is not None
-    saved = os.path.join(args.runs_dir, f"{result.run_id}.jsonl") if getattr(args, "runs_dir", None) else None
+    saved = os.path.join(runs_dir, f"{result.run_id}.jsonl") if runs_dir else None
     if saved is not None and await asyncio.to_thread(os.path.isfile, saved):  # not when it could not be written
         print(f"run saved: {saved}", file=out)
     if result.trace_path:
@@ -105,20 +96,13 @@ def demo_command(args: argparse.Namespace) -> int:
     url = serve_demo(args.shop_port).url if args.shop_port else demo_url()
     print(f"demo shop: {url}")
     print(f"task: {DEMO_TASK}")
-    ns = argparse.Namespace(
-        url=url,
-        model=model,
-        max_steps=12,
-        approve="ask-risky" if sys.stdin.isatty() else "deny-risky",
-        headed=args.headed,
-        vision=False,
-        js=False,
-        trace=False,
-        output=None,
-        runs_dir=args.runs_dir,
-        profile=args.profile,
-    )
-    return asyncio.run(run_command(DEMO_TASK, ns, as_json=False))
+    from ..config.run_flags import run_options as checked
+
+    named = model if isinstance(model, str) else None
+    opts = checked({"url": url, "model": named, "profile": args.profile, "headed": args.headed})
+    opts = opts.with_defaults(max_steps=12, approve="ask-risky" if sys.stdin.isatty() else "deny-risky")
+    made = None if model is None or isinstance(model, str) else model
+    return asyncio.run(run_command(DEMO_TASK, opts, model=made, as_json=False, runs_dir=args.runs_dir))
 
 
 def _lab(port: int | None = None) -> int:

@@ -48,6 +48,14 @@ def max_steps(value: Any, option: str = "--max-steps") -> int:
     return int(steps)
 
 
+def concurrency(value: Any, option: str = "--concurrency") -> int:
+    """At least 1: how many rows run at a time."""
+    count = _number(option, value, int)
+    if count < 1:
+        raise OptionError(f"{option} must be at least 1 (got {count}): it is how many rows run at a time.")
+    return int(count)
+
+
 def timeout(value: Any, option: str = "--timeout") -> float:
     """Seconds to wait for an approval; more than 0."""
     seconds = _number(option, value, float)
@@ -202,6 +210,7 @@ __all__ = [
     "OptionError",
     "alias",
     "approve",
+    "concurrency",
     "max_steps",
     "model",
     "no_placeholder",

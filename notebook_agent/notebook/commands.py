@@ -11,13 +11,16 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from IPython.display import display
 
+from ..agent.run_options import RunOptions
 from ..agent.safety.approval import POLICY_NAMES
 from ..browser.session.page_reads import page_title, page_url
 from ..config import options
+from ..config.run_flags import run_options, words_parser
 from ..core.errors import error_message
 from .kernel_state import STATE
 
@@ -147,50 +150,46 @@ class Commands:
     def rerun(self, rest: list[str]) -> None:
         from ..agent.runs.run_file import find_run, load_run
 
-        if not rest:
-            print("usage: %agent rerun RUN [--prompt NAME] [--model M] [--max-steps N] [--approve POLICY] [--out NAME]")
-            return
-        opts = _options(rest[1:], {"--prompt", "--model", "--out", "--max-steps", "--approve"}, "%agent rerun")
-        if opts is None:
+        usage = "usage: %agent rerun RUN [--prompt NAME] [--model M] [--max-steps N] [--approve POLICY] [--out NAME]"
+        if not rest or rest[0].startswith("--"):
+            print(usage)
             return
         try:  # the options first: a typo is reported whatever runs are saved
-            if opts.get("--max-steps") is not None:
-                options.max_steps(opts["--max-steps"])
-            if opts.get("--approve") is not None:
-                options.approve(opts["--approve"])
-            saved = load_run(find_run(STATE.config.runs_dir, rest[0]), with_screenshots=False)
+            args, typed = _line_options("%agent rerun", rest, ("prompt", "model", "max_steps", "approve"))
+            saved = load_run(find_run(STATE.config.runs_dir, args.run), with_screenshots=False)
+            settings = saved.settings
+            # the saved run's own choices are checked as typed ones are (a run file may be someone else's)
+            recorded = run_options(
+                {
+                    "model": saved.model,
+                    "url": settings.get("start_url"),
+                    "max_steps": settings.get("max_steps"),
+                    "vision": settings.get("vision"),
+                    "full_page": bool(settings.get("full_page")),
+                }
+            )
         except (ValueError, OSError) as exc:
             print(f"%agent rerun: {exc}")
             return
-        settings = saved.settings
         # A run file is input, perhaps from someone else: the policy and JavaScript stay this kernel's.
         kept = (
             [f"approval {settings.get('approval')!r}"] if settings.get("approval") not in (None, cfg_policy()) else []
         )
         if settings.get("enable_javascript"):
             kept.append("JavaScript")
-        if kept and not opts.get("--approve"):
+        if kept and typed.approve is None:
             print(
                 f"The saved run used {' and '.join(kept)}; this rerun uses this kernel's approval policy "
                 f"({cfg_policy()}) without JavaScript. Pass --approve POLICY to choose another policy."
             )
-        prompt = opts.get("--prompt")
+        prompt = typed.prompt
         if prompt is None and saved.system_prompt:
             prompt = f"run-{saved.prompt_version}"
             STATE.prompts[prompt] = saved.system_prompt
-        self.launch(
-            saved.task,
-            model=opts.get("--model") or saved.model,
-            url=settings.get("start_url"),
-            max_steps=opts.get("--max-steps") or settings.get("max_steps"),
-            approve=opts.get("--approve"),
-            prompt=prompt,
-            vision=settings.get("vision"),
-            js=False,
-            full_page=bool(settings.get("full_page")),
-            out=opts.get("--out") or "agent_run",
-            label="%agent rerun",
+        opts = replace(typed, prompt=prompt, full_page=recorded.full_page).with_defaults(
+            model=recorded.model, url=recorded.url, max_steps=recorded.max_steps, vision=recorded.vision
         )
+        self.launch(saved.task, opts, out=args.out or "agent_run", label="%agent rerun")
 
     def replay(self, rest: list[str]) -> None:
         """``%agent replay RUN``: the saved run's actions again with no model call, each element found by what it
@@ -201,32 +200,18 @@ class Commands:
         if not rest or rest[0].startswith("--"):
             print(usage)
             return
-        words = [w for w in rest[1:] if w not in ("--no-heal", "--heal")]
-        opts = _options(words, {"--url", "--model", "--approve", "--out"}, "%agent replay")
-        if opts is None:
-            return
         try:
-            if opts.get("--approve") is not None:
-                options.approve(opts["--approve"])
-            base = options.url(opts["--url"]) if opts.get("--url") else None
-            saved = load_run(find_run(STATE.config.runs_dir, rest[0]), with_screenshots=False)
+            args, typed = _line_options("%agent replay", rest, ("heal", "url", "model", "approve"))
+            saved = load_run(find_run(STATE.config.runs_dir, args.run), with_screenshots=False)
+            steps = run_options({"max_steps": saved.settings.get("max_steps")}).max_steps
         except (ValueError, OSError) as exc:
             print(f"%agent replay: {exc}")
             return
         if not any(s.action and not s.is_error for s in saved.steps):
             print(f"%agent replay: run {saved.run_id} has no action that ran, so there is nothing to replay.")
             return
-        self.launch(
-            saved.task,
-            model=opts.get("--model"),
-            max_steps=saved.settings.get("max_steps"),
-            approve=opts.get("--approve"),
-            out=opts.get("--out") or "agent_run",
-            label="%agent replay",
-            replay=saved,
-            heal="--no-heal" not in rest,
-            replay_url=base,
-        )
+        opts = typed.with_defaults(max_steps=steps)
+        self.launch(saved.task, opts, out=args.out or "agent_run", label="%agent replay", replay=saved)
 
     def recipe(self, rest: list[str]) -> Any:
         from .recipe_magic import recipe_command
@@ -436,6 +421,17 @@ _CONFIG_OPTIONS: dict[str, tuple[str, Callable[[str, str], Any]]] = {
     "--vision": ("vision", _switch),
     "--screenshots": ("screenshots", _switch),
 }
+
+
+def _line_options(label: str, words: list[str], fields: tuple[str, ...]) -> tuple[Any, RunOptions]:
+    """A line command's ``RUN`` and ``--out`` and its run flags, by the one parser (config/run_flags.py): the
+    flags are checked as ``%%agent``'s are; a bad one raises :class:`~..config.options.OptionError`."""
+    parser = words_parser(label, fields, positional=("run",))
+    parser.add_argument("--out", default=None)
+    if "heal" in fields:
+        parser.add_argument("--heal", dest="heal", action="store_const", const=True)
+    args = parser.parse_args(words)
+    return args, run_options(args, notebook=_user_namespace(), aliases=STATE.config.aliases)
 
 
 def _options(words: list[str], allowed: set[str], label: str) -> dict[str, str] | None:

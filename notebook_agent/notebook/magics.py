@@ -10,16 +10,18 @@ from __future__ import annotations
 import asyncio
 import re
 import string
+from dataclasses import replace
 from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
-from ..agent import PageAgent, PageAgentResult
-from ..agent.safety.approval import POLICY_NAMES
+from ..agent import PageAgentResult
+from ..agent.run_options import RunOptions
 from ..agent.step.replay_pilot import replaying
 from ..config import options
+from ..config.run_flags import add_run_flags, run_options
 from .commands import COMMANDS, Commands
 from .interrupt import install_interrupt, uninstall_interrupt
 from .map_view import MapRun, MapView
@@ -52,46 +54,16 @@ class AgentMagics(Magics):
 
     @magic_arguments()
     @argument(
-        "--model",
-        "-m",
-        default=None,
-        help="provider:model, e.g. openai:gpt-4.1-mini; 'demo' = offline; 'replay:RUN' replays a saved run",
-    )
-    @argument("--url", "-u", default=None, help="open this URL before the first step")
-    @argument("--max-steps", default=None, help="model calls at most, 1 or more (default from %%agent config)")
-    @argument("--approve", default=None, help=f"approval policy: {', '.join(POLICY_NAMES)}")
-    @argument("--prompt", "-p", default=None, help="a system prompt set with %%agent_prompt (default: the active one)")
-    @argument("--profile", default=None, help="prompt profile: auto (small for a local model), default or small")
-    @argument("--vision", action="store_true", default=None, help="also send a screenshot to the model")
-    @argument("--js", action="store_true", help="enable the execute_javascript action")
-    @argument("--ask", action="store_true", help="let the agent ask you questions (ask_user)")
-    @argument("--full-page", action="store_true", help="show the model the whole page, not just the viewport")
-    @argument("--timeout", default=None, help="seconds to wait for an approval before denying")
-    @argument("--trace", action="store_true", help="record a Playwright trace of the run (%%agent trace RUN)")
-    @argument(
         "--each",
         default=None,
         metavar="ROWS",
         help="run the cell's task for every row of ROWS (a DataFrame or list in the notebook): {column} per row",
     )
-    @argument("--concurrency", default=None, help="with --each: rows at a time (default 4)")
-    @argument(
-        "--recipe",
-        default=None,
-        metavar="RUN",
-        help="with --each: replay RUN per row with its values, no model call (a run, a recipe file or variable)",
-    )
-    @argument("--no-heal", action="store_true", help="with --recipe: fail a row whose page differs, saying why")
     @argument(
         "--continue",
         dest="follow",
         action="store_true",
         help="follow up the last finished run (the one bound to --out, else the kernel's newest): its history and page",
-    )
-    @argument(
-        "--output",
-        default=None,
-        help="the answer's type from the notebook: a pydantic model, TypedDict or dataclass, or list[NAME]",
     )
     @argument("--out", "-o", default="agent_run", help="variable bound to the run handle (default agent_run)")
     @cell_magic
@@ -110,54 +82,30 @@ class AgentMagics(Magics):
         if not task:
             print("%%agent: The cell body is the task: write what the agent should do.")
             return
-        if args.each is not None:
-            self.launch_map(task, args, namespace)
+        try:
+            opts = cell_options(args, namespace)
+        except ValueError as exc:
+            print(f"%%agent: {exc}")
             return
-        self.launch(
-            task,
-            model=args.model,
-            url=args.url,
-            max_steps=args.max_steps,
-            approve=args.approve,
-            prompt=args.prompt,
-            profile=args.profile,
-            vision=args.vision,
-            js=args.js,
-            ask=args.ask,
-            full_page=args.full_page,
-            timeout=args.timeout,
-            out=args.out,
-            trace=args.trace,
-            output=args.output,
-            follow=args.follow,
-        )
+        if args.each is not None:
+            self.launch_map(task, opts, args.each, args.out, namespace)
+            return
+        self.launch(task, opts, out=args.out, follow=args.follow)
 
     def launch(
         self,
         task: str,
+        opts: RunOptions,
         *,
-        model: str | None = None,
-        url: str | None = None,
-        max_steps: int | str | None = None,
-        approve: str | None = None,
-        prompt: str | None = None,
-        profile: str | None = None,
-        vision: bool | None = None,
-        js: bool = False,
-        ask: bool = False,
-        full_page: bool = False,
-        timeout: float | str | None = None,
         out: str = "agent_run",
         label: str = "%%agent",
-        trace: bool = False,
-        output: str | None = None,
         follow: bool = False,
         replay: PageAgentResult | None = None,
-        heal: bool = True,
-        replay_url: str | None = None,
     ) -> NotebookRun | None:
-        """Start a run with the live view (shared by %%agent and %agent rerun). Every option is checked by the
-        rules the terminal and ``%agent config`` use; a bad one prints one sentence (prefixed with ``label``)."""
+        """Start a run of ``opts`` (checked by the one parser, config/run_flags.py) with the live view, shared by
+        %%agent, %agent rerun and %agent replay: what ``opts`` leaves unset is ``%agent config``'s. A problem
+        prints one sentence (prefixed with ``label``). ``replay``: the recorded run whose actions are replayed
+        (``opts.url`` is then the base URL to replay against)."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -165,51 +113,31 @@ class AgentMagics(Magics):
             return None
         cfg = STATE.config
         try:
-            for option, value in (("--model", model), ("--url", url), ("--prompt", prompt), ("--out", out)):
-                options.no_placeholder(option, value)
+            options.no_placeholder("--out", out)
             if not out.isidentifier():
                 raise options.OptionError(f"--out needs a Python variable name, got {out!r}.")
-            steps = cfg.max_steps if max_steps is None else options.max_steps(max_steps)
-            wait = cfg.approval_timeout if timeout is None else options.timeout(timeout)
-            start_url = None if url is None else options.url(url)
-            # checked once, by the rule (and message) every entry point uses; the cast records what it checked
-            policy = options.approve(cfg.approve if approve is None else approve)
-            model = cfg.model_name(model)  # an alias names a model
-            if model is not None:
-                options.model(model)
-            system_prompt = STATE.prompt_override(prompt)
-            chosen_profile = options.profile(profile)
-            answer_type = None
-            if output is not None:
-                answer_type = options.output_in_namespace(output, self.shell.user_ns if self.shell else {})
+            opts = opts.with_defaults(
+                max_steps=cfg.max_steps, timeout=cfg.approval_timeout, approve=cfg.approve, vision=cfg.vision
+            )
+            system_prompt = STATE.prompt_override(opts.prompt)
             previous = self._run_to_follow(out) if follow else None
-            chosen, note = resolve_model(model, task)
+            chosen, note = resolve_model(opts.model, task)
         except (ValueError, OSError) as exc:  # ModelConfigError is a ValueError: a missing key, package or bad name
             print(f"{label}: {exc}")
             return None
         if previous is not None:
             note = " · ".join(filter(None, [note, f"follows up run {previous.run_id}"]))
-        view = RunView(task, f"{chosen.provider}:{chosen.id}", steps, note=note)
-        agent = PageAgent(
-            model=chosen,
-            max_steps=steps,
-            approval=policy,
-            approval_timeout=wait,
-            on_ask_user=make_ask_user(view) if ask else None,
-            enable_javascript=js,
-            vision=bool(vision if vision is not None else cfg.vision),
+        view = RunView(task, f"{chosen.provider}:{chosen.id}", opts.max_steps or 0, note=note)
+        agent = (replace(opts, url=None) if replay is not None else opts).make_agent(
+            chosen,
+            on_ask_user=make_ask_user(view) if opts.ask else None,
             screenshots=cfg.screenshots,
-            full_page=full_page,
             system_prompt=system_prompt,
-            profile=chosen_profile,
-            start_url=start_url,
-            trace=trace,
-            output=answer_type,
         )
         pilot = None
         if replay is not None:  # %agent replay: the recorded actions, this agent's model heals
             try:
-                agent, pilot = replaying(agent, replay, heal=heal, url=replay_url)
+                agent, pilot = replaying(agent, replay, **opts.replay_options())
             except ValueError as exc:
                 print(f"{label}: {exc}")
                 return None
@@ -221,57 +149,47 @@ class AgentMagics(Magics):
             self.shell.user_ns[out] = run
         return run
 
-    def launch_map(self, template: str, args: Any, namespace: dict[str, Any]) -> MapRun | None:
+    def launch_map(
+        self, template: str, opts: RunOptions, each: str, out: str, namespace: dict[str, Any]
+    ) -> MapRun | None:
         """``%%agent --each ROWS``: the task for every row, in one view with a progress bar (notebook/map_view.py)."""
         from ..agent.batch.map_table import MapInputError, check_template, normalise_rows
 
         cfg = STATE.config
         try:
-            for option, value in (("--each", args.each), ("--model", args.model), ("--url", args.url)):
-                options.no_placeholder(option, value)
-            if args.each not in namespace:
-                raise options.OptionError(f"--each {args.each}: {args.each!r} is not defined in the notebook.")
-            rows = namespace[args.each]
+            options.no_placeholder("--each", each)
+            if each not in namespace:
+                raise options.OptionError(f"--each {each}: {each!r} is not defined in the notebook.")
+            rows = namespace[each]
             columns, values = normalise_rows(rows)
             check_template(template, columns, values)
-            concurrency = 4 if args.concurrency is None else options.max_steps(args.concurrency, "--concurrency")
-            steps = cfg.max_steps if args.max_steps is None else options.max_steps(args.max_steps)
-            policy = options.approve(cfg.approve if args.approve is None else args.approve)
-            model = cfg.model_name(args.model)
-            if model is not None:
-                options.model(model)
-            answer_type = options.output_in_namespace(args.output, namespace) if args.output else None
-            chosen_profile = options.profile(args.profile)
-            chosen, _ = resolve_model(model, template)
+            opts = opts.with_defaults(
+                concurrency=4, max_steps=cfg.max_steps, approve=cfg.approve, timeout=cfg.approval_timeout
+            )
+            chosen, _ = resolve_model(opts.model, template)
             recipe = None
-            if args.recipe is not None:
+            if opts.recipe is not None:
                 from .recipe_magic import recipe_in
 
-                recipe = recipe_in(args.recipe, template, namespace)
+                recipe = recipe_in(opts.recipe, template, namespace)
         except (ValueError, OSError, MapInputError) as exc:
             print(f"%%agent: {exc}")
             return None
-        agent = PageAgent(
-            model=chosen,
-            max_steps=steps,
-            approval=policy,
-            approval_timeout=cfg.approval_timeout,
+        agent = opts.make_agent(
+            chosen,
             own_tab=True,
             screenshots=cfg.screenshots,
-            system_prompt=STATE.prompt_override(args.prompt),
-            profile=chosen_profile,
-            start_url=args.url,
-            output=answer_type,
+            system_prompt=STATE.prompt_override(opts.prompt),
         )
         view = MapView(template, len(values), f"{chosen.provider}:{chosen.id}")
-        view.max_steps = steps
-        run = MapRun(agent, template, rows, view, name=args.out, concurrency=concurrency)
-        run.recipe, run.heal = recipe, not args.no_heal
+        view.max_steps = opts.max_steps or cfg.max_steps
+        run = MapRun(agent, template, rows, view, name=out, concurrency=opts.concurrency or 4)
+        run.recipe, run.heal = recipe, opts.heal
         STATE.runs.append(run)
         run.show()
         run.start()
         if self.shell is not None:
-            self.shell.user_ns[args.out] = run
+            self.shell.user_ns[out] = run
         return run
 
     def _run_to_follow(self, out: str) -> PageAgentResult:
@@ -327,6 +245,26 @@ class AgentMagics(Magics):
             print(f"%agent: Unknown %agent command {command!r}.\n")
             handler = self.commands.help
         return handler(rest)
+
+
+CELL_FLAGS = ("model", "url", "max_steps", "approve", "prompt", "profile", "vision", "js", "ask", "full_page",
+              "timeout", "trace", "concurrency", "recipe", "heal", "output", "allowed_domains")  # fmt: skip
+"""The run flags of ``%%agent`` (config/run_flags.py: the same flags, checks and messages as the terminal's)."""
+
+add_run_flags(
+    AgentMagics.agent.parser,  # type: ignore[attr-defined]
+    CELL_FLAGS,
+    output="the answer's type from the notebook: a pydantic model, TypedDict or dataclass, or list[NAME]",
+    concurrency="with --each: rows at a time (default 4)",
+    recipe="with --each: replay RUN per row with its values, no model call (a run, a recipe file or variable)",
+    heal="with --recipe: fail a row whose page differs, saying why",
+)
+
+
+def cell_options(args: Any, namespace: dict[str, Any]) -> RunOptions:
+    """``%%agent``'s options, by the one parser: ``{name}`` left unfilled is an error, ``--output`` names a type
+    in the notebook, an alias (``%agent config --alias``) names a model."""
+    return run_options(args, notebook=namespace, aliases=STATE.config.aliases)
 
 
 for _magic in (AgentMagics.agent, AgentMagics.agent_prompt):
