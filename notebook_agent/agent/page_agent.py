@@ -29,6 +29,7 @@ from .safety.secrets import SecretVault
 from .step.pilot import Pilot
 from .step.replay_pilot import replaying
 from .step.run import PageRun
+from .step.tool_context import ToolContext
 from .step.toolset import offered_tools
 from .step.typed_output import OutputSpec
 
@@ -68,7 +69,7 @@ class PageAgent(Generic[Deps]):
         own_tab: bool = False,
         max_steps: int = 20,
         max_failures: int = 3,
-        custom_tools: Mapping[str, Tool | None] | None = None,
+        custom_tools: Mapping[str, Tool[ToolContext[Deps]] | None] | None = None,
         on_ask_user: AskUser | None = None,
         enable_javascript: bool = False,
         system_prompt: str | None = None,
@@ -118,7 +119,7 @@ class PageAgent(Generic[Deps]):
         self.own_tab = own_tab
         self.max_steps = max_steps
         self.max_failures = max_failures
-        self.custom_tools = dict(custom_tools or {})
+        self.custom_tools: dict[str, Tool[Any] | None] = dict(custom_tools or {})
         self.deps = deps
         """Given to every tool as ``ctx.deps`` (a tool declaring ``ctx: ToolContext[Shop]`` reads it typed)."""
         self.on_ask_user = on_ask_user
