@@ -25,6 +25,7 @@ from .errors import (
     classify_error,
 )
 from .pricing import PRICES, prices_for
+from .provider_options import ProviderOptions
 from .providers.anthropic import AnthropicModel
 from .providers.chat_servers import ChatCompat
 from .providers.google import GoogleModel
@@ -54,6 +55,7 @@ __all__ = [
     "OpenAIResponsesModel",
     "ProviderConnectionError",
     "ProviderError",
+    "ProviderOptions",
     "ProviderTimeoutError",
     "RateLimitError",
     "ServerError",

@@ -17,7 +17,7 @@ import asyncio
 import copy
 import hashlib
 import re
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable
 from typing import Any, ClassVar
 
 from ..core.abort import AbortedError
@@ -35,7 +35,6 @@ from ..core.messages import (
 from ..core.model import (
     AssistantStreamBuilder,
     Context,
-    Deadlines,
     StreamEvent,
     StreamOptions,
     ToolSpec,
@@ -52,7 +51,8 @@ from .deadlines import (
     watch_requests,
 )
 from .errors import BadRequestError, ErrorContext, classify_error
-from .pricing import Prices, prices_for
+from .pricing import prices_for
+from .provider_options import ProviderOptions
 
 IMAGE_PLACEHOLDER = "(see attached image)"
 NO_RESULT_TEXT = "No result provided"
@@ -314,24 +314,19 @@ class StreamingAdapter:
     api: ClassVar[str] = ""
     key_env: ClassVar[str | None] = None
 
-    def __init__(
-        self,
-        model_id: str,
-        *,
-        provider: str,
-        base_url: str | None = None,
-        max_retries: int | None = None,
-        prices: Prices | None = None,
-        on_payload: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None,
-        deadlines: Deadlines | Mapping[str, float | None] | None = None,
-    ) -> None:
-        self.provider = provider
+    default_provider: ClassVar[str] = ""
+    """The provider name the model reports when ``ProviderOptions.provider`` is not given."""
+
+    def __init__(self, model_id: str, options: ProviderOptions) -> None:
+        self.options = options
+        """The connection settings this adapter was built with (:class:`~.provider_options.ProviderOptions`)."""
+        self.provider = options.provider or self.default_provider
         self.id = model_id
-        self.base_url = base_url
-        self.max_retries = DEFAULT_MAX_RETRIES if max_retries is None else max_retries
-        self.prices = prices if prices is not None else prices_for(model_id)
-        self.on_payload = on_payload
-        self.deadlines = resolve_deadlines(deadlines, base_url)
+        self.base_url = options.base_url
+        self.max_retries = DEFAULT_MAX_RETRIES if options.max_retries is None else options.max_retries
+        self.prices = options.prices if options.prices is not None else prices_for(model_id)
+        self.on_payload = options.on_payload
+        self.deadlines = resolve_deadlines(options.deadlines, options.base_url)
         """First-token, idle and total deadlines of every call (per call: ``StreamOptions.deadlines``)."""
         self._requests_watched = False
 

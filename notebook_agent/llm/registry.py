@@ -26,12 +26,13 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..core.model import Model
 from .endpoints import is_local_url
 from .errors import ModelConfigError
+from .provider_options import FIELDS, ProviderOptions
 
 MODEL_ENV = "NOTEBOOK_AGENT_MODEL"
 LOCAL_PLACEHOLDER_KEY = "not-needed"
@@ -171,23 +172,19 @@ def _resolve_key(info: ProviderInfo, api_key: str | None, base_url: str | None) 
     )
 
 
-def get_model(
-    name: str | None = None,
-    *,
-    api_key: str | None = None,
-    base_url: str | None = None,
-    max_retries: int | None = None,
-    timeout: float | None = None,
-    **kw: Any,
-) -> Model:
+def get_model(name: str | None = None, *, options: ProviderOptions | None = None, **kw: Any) -> Model:
     """Build the model named ``provider:model`` (default: ``$NOTEBOOK_AGENT_MODEL``).
+
+    The connection settings are a :class:`~.provider_options.ProviderOptions` (``options=``), or its fields as
+    keywords (``api_key=``, ``base_url=``, ``max_retries=``, ``timeout=``, ``client=``, ``http_client=``,
+    ``prices=``, ``default_headers=``, ``on_payload=``, ``deadlines=``), which win over ``options``'.
 
     ``max_retries`` (default 2) is handed to the SDK's own retry logic (429, 5xx, connection errors);
     ``timeout`` is the SDK's read timeout in seconds. ``deadlines=`` bounds every call (a
     :class:`~notebook_agent.core.model.Deadlines`, or a mapping such as ``{"first_token": 300}`` that
     overrides the defaults: 120/60/600 s for hosted APIs, 300/60/900 s for a local base_url); the model
-    exposes the result as ``model.deadlines``. Other keyword arguments go to the adapter class (``prices=``,
-    ``strict_tools=``, ``compat=``, ``legacy_parameters=``, ``client=`` ...).
+    exposes the result as ``model.deadlines``. Other keyword arguments go to the adapter class
+    (``strict_tools=``, ``compat=``, ``legacy_parameters=``, ``cache=`` ...).
     For Chat Completions models also ``server=`` ("llamacpp", "ollama", "local" or "openai"), ``output_mode=``
     ("auto", "json_schema", "tools", "text"), ``default_temperature=`` and ``http_client=``; see
     :class:`.OpenAIChatModel`. ``local:PATH.gguf`` and ``hf:OWNER/REPO/FILE.gguf`` also take ``context=``,
@@ -201,46 +198,49 @@ def get_model(
         )
     provider, model_id = parse_model_name(name)
     info = PROVIDERS[provider]
+    opts = ProviderOptions.of(options, **{k: kw.pop(k) for k in list(kw) if k in FIELDS})
     if info.factory is not None:
         module, _, function = info.factory.partition(":")
         return getattr(importlib.import_module(module), function)(model_id, **kw)  # type: ignore[no-any-return]
-    if info.package and "client" not in kw and not _package_available(info.package):
+    if info.package and opts.client is None and not _package_available(info.package):
         raise ModelConfigError(f"{provider}: models need the {info.package} package: {info.install}")
+    base_url = opts.base_url
     if base_url is None and info.base_url_env:
         base_url = os.environ.get(info.base_url_env) or None
-    key = api_key if "client" in kw else _resolve_key(info, api_key, base_url)
-    common: dict[str, Any] = {"api_key": key, "base_url": base_url, "max_retries": max_retries, "timeout": timeout}
+    key = opts.api_key if opts.client is not None else _resolve_key(info, opts.api_key, base_url)
+    opts = replace(opts, api_key=key, base_url=base_url)
 
     if provider == "openai":
         from .providers.openai_chat import OpenAIChatModel
 
-        return OpenAIChatModel(model_id, **common, **kw)
+        return OpenAIChatModel(model_id, opts, **kw)
     if provider in ("local", "hf"):
         from .local.llama_server import get_local_model
 
         path = f"hf:{model_id}" if provider == "hf" else model_id
-        return get_local_model(path, **{k: v for k, v in common.items() if k != "base_url"}, **kw)
+        given = {f: getattr(opts, f) for f in FIELDS if getattr(opts, f) is not None and f != "base_url"}
+        return get_local_model(path, **given, **kw)
     if provider == "ollama":
         from .providers.openai_chat import OpenAIChatModel
 
         root = (base_url or OLLAMA_DEFAULT_URL).rstrip("/")
         if "//" not in root:
             root = f"http://{root}"  # OLLAMA_HOST is often host:port
-        common["base_url"] = root if root.endswith("/v1") else root + "/v1"
+        opts = replace(opts, base_url=root if root.endswith("/v1") else root + "/v1", provider="ollama")
         kw.setdefault("server", "ollama")
-        return OpenAIChatModel(model_id, provider="ollama", **common, **kw)
+        return OpenAIChatModel(model_id, opts, **kw)
     if provider == "mistral":
         from .providers.openai_chat import MistralModel
 
-        return MistralModel(model_id, **common, **kw)
+        return MistralModel(model_id, opts, **kw)
     if provider == "openai-responses":
         from .providers.openai_responses import OpenAIResponsesModel
 
-        return OpenAIResponsesModel(model_id, **common, **kw)
+        return OpenAIResponsesModel(model_id, opts, **kw)
     if provider == "anthropic":
         from .providers.anthropic import AnthropicModel
 
-        return AnthropicModel(model_id, **common, **kw)
+        return AnthropicModel(model_id, opts, **kw)
     from .providers.google import GoogleModel
 
-    return GoogleModel(model_id, **common, **kw)
+    return GoogleModel(model_id, opts, **kw)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Unpack
 
 from ...core.messages import AssistantMessage, ImageContent, TextContent, ThinkingContent, ToolCall, Usage, UserMessage
 from ...core.model import AssistantStreamBuilder, Context, StreamEvent, StreamOptions
@@ -28,7 +28,7 @@ from ..convert import (
     user_parts,
 )
 from ..errors import BadRequestError, ModelConfigError, StreamCutError
-from ..pricing import Prices
+from ..provider_options import ProviderKeywords, ProviderOptions
 
 DEFAULT_MAX_TOKENS = 8192
 THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
@@ -76,49 +76,38 @@ class AnthropicModel(StreamingAdapter):
     """``anthropic:<model>``: the Messages API, streamed."""
 
     api = "anthropic-messages"
+    default_provider = "anthropic"
     key_env = "ANTHROPIC_API_KEY"
 
     def __init__(
         self,
         model_id: str,
+        options: ProviderOptions | None = None,
         *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        max_retries: int | None = None,
-        timeout: float | None = None,
-        provider: str = "anthropic",
-        client: Any = None,
-        prices: Prices | None = None,
         cache: bool = True,
         default_max_tokens: int = DEFAULT_MAX_TOKENS,
-        default_headers: dict[str, str] | None = None,
-        on_payload: Any = None,
-        deadlines: Any = None,
+        **settings: Unpack[ProviderKeywords],
     ) -> None:
-        super().__init__(
-            model_id,
-            provider=provider,
-            base_url=base_url,
-            max_retries=max_retries,
-            prices=prices,
-            on_payload=on_payload,
-            deadlines=deadlines,
-        )
+        opts = ProviderOptions.of(options, **settings)
+        super().__init__(model_id, opts)
         self.cache = cache
         self.default_max_tokens = default_max_tokens
+        client = opts.client
         if client is None:
             import anthropic
 
             kwargs: dict[str, Any] = {"max_retries": self.max_retries}
-            if api_key is not None:
-                kwargs["api_key"] = api_key
-            if base_url is not None:
-                kwargs["base_url"] = base_url
-            if timeout is not None:
-                kwargs["timeout"] = timeout
-            if default_headers:
-                kwargs["default_headers"] = default_headers
-            if api_key is None and not any(
+            if opts.api_key is not None:
+                kwargs["api_key"] = opts.api_key
+            if opts.base_url is not None:
+                kwargs["base_url"] = opts.base_url
+            if opts.timeout is not None:
+                kwargs["timeout"] = opts.timeout
+            if opts.headers:
+                kwargs["default_headers"] = opts.headers
+            if opts.http_client is not None:
+                kwargs["http_client"] = opts.http_client
+            if opts.api_key is None and not any(
                 os.environ.get(v) for v in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE")
             ):
                 raise ModelConfigError(
@@ -126,7 +115,7 @@ class AnthropicModel(StreamingAdapter):
                 )
             client = anthropic.AsyncAnthropic(**kwargs)
         self._client = client
-        self.base_url = str(getattr(client, "base_url", base_url) or base_url or "") or None
+        self.base_url = str(getattr(client, "base_url", opts.base_url) or opts.base_url or "") or None
 
     # -- request -------------------------------------------------------------------------------------
     def convert_messages(self, context: Context) -> list[dict[str, Any]]:

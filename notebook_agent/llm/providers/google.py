@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Unpack
 
 from ...core.messages import AssistantMessage, ImageContent, TextContent, ThinkingContent, ToolCall, Usage, UserMessage
 from ...core.model import AssistantStreamBuilder, Context, StreamEvent, StreamOptions
@@ -30,7 +30,7 @@ from ..convert import (
 )
 from ..deadlines import request_event_hooks
 from ..errors import BadRequestError, MalformedResponseError, ModelConfigError, ServerError, StreamCutError
-from ..pricing import Prices
+from ..provider_options import ProviderKeywords, ProviderOptions
 
 INSTALL_HINT = "pip install 'notebook-agent[google]'"
 KEY_ENVS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
@@ -139,62 +139,57 @@ class GoogleModel(StreamingAdapter):
     """``google:<model>``: Gemini ``streamGenerateContent`` (SSE) through ``client.aio``."""
 
     api = "google-generative-ai"
+    default_provider = "google"
     key_env = "GEMINI_API_KEY (or GOOGLE_API_KEY)"
 
     def __init__(
         self,
         model_id: str,
+        options: ProviderOptions | None = None,
         *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        max_retries: int | None = None,
-        timeout: float | None = None,
-        provider: str = "google",
-        client: Any = None,
-        prices: Prices | None = None,
         legacy_parameters: bool = False,
         send_call_ids: bool | None = None,
         retry_options: dict[str, Any] | None = None,
-        on_payload: Any = None,
-        deadlines: Any = None,
+        **settings: Unpack[ProviderKeywords],
     ) -> None:
-        super().__init__(
-            model_id,
-            provider=provider,
-            base_url=base_url,
-            max_retries=max_retries,
-            prices=prices,
-            on_payload=on_payload,
-            deadlines=deadlines,
-        )
+        opts = ProviderOptions.of(options, **settings)
+        super().__init__(model_id, opts)
         self.legacy_parameters = legacy_parameters
         # Gemini matches responses to calls by name and order; ids are for other models behind this API.
         self.send_call_ids = (not model_id.startswith("gemini")) if send_call_ids is None else send_call_ids
+        client = opts.client
         if client is None:
+            if opts.http_client is not None:
+                raise ModelConfigError(
+                    "google: google-genai makes its own HTTP client, so http_client= cannot be used; pass "
+                    "client=genai.Client(...) made your way instead."
+                )
             try:
                 from google import genai
                 from google.genai import types
             except ImportError as exc:
                 raise ModelConfigError(f"google: models need the google-genai package: {INSTALL_HINT}") from exc
             http: dict[str, Any] = {}
-            if base_url:
-                http["base_url"] = base_url
-            if timeout is not None:
-                http["timeout"] = int(timeout * 1000)
+            if opts.base_url:
+                http["base_url"] = opts.base_url
+            if opts.timeout is not None:
+                http["timeout"] = int(opts.timeout * 1000)
+            if opts.headers:
+                http["headers"] = opts.headers
             http["async_client_args"] = {"event_hooks": request_event_hooks()}
             if self.max_retries > 0:
                 # google-genai retries only when asked; attempts count the first try.
                 retry = {"attempts": self.max_retries + 1, **(retry_options or {})}
                 http["retry_options"] = types.HttpRetryOptions(**retry)
             try:
-                client = genai.Client(api_key=api_key, http_options=types.HttpOptions(**http))
+                client = genai.Client(api_key=opts.api_key, http_options=types.HttpOptions(**http))
             except ValueError as exc:
                 raise ModelConfigError(
                     f"Cannot create the Gemini client for google:{model_id}: {exc} Set GEMINI_API_KEY "
                     f"(or GOOGLE_API_KEY) or pass api_key=... to get_model()."
                 ) from exc
         self._client = client
-        self.base_url = base_url
+        self.base_url = opts.base_url
 
     # -- request -------------------------------------------------------------------------------------
     def convert_contents(self, context: Context) -> list[dict[str, Any]]:

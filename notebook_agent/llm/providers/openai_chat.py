@@ -18,14 +18,14 @@ copy of this adapter. Its parts, each in a module of its own beside it:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 from ...core.messages import Usage
 from ...core.model import AssistantStreamBuilder, Context, StreamEvent, StreamOptions, ToolSpec
 from ...core.tool_arguments import MalformedToolCallError
-from ..convert import StreamingAdapter, check_tool_choice, has_open_tool_call
+from ..convert import DEFAULT_MAX_RETRIES, StreamingAdapter, check_tool_choice, has_open_tool_call
 from ..errors import BadRequestError, ModelConfigError, StreamCutError
-from ..pricing import Prices
+from ..provider_options import ProviderKeywords, ProviderOptions
 from .chat_messages import REASONING_FIELDS, chat_messages, chat_tools
 from .chat_servers import ChatCompat, ServerKind, detect_compat
 from .schema_output import (
@@ -42,29 +42,21 @@ OPENAI_BASE_URL = "https://api.openai.com/v1"
 MISTRAL_BASE_URL = "https://api.mistral.ai/v1"
 
 
-def make_openai_client(
-    name: str,
-    *,
-    key_env: str | None,
-    api_key: str | None,
-    base_url: str | None,
-    max_retries: int,
-    timeout: float | None,
-    default_headers: dict[str, str] | None = None,
-    http_client: Any = None,
-) -> Any:
+def make_openai_client(name: str, *, key_env: str | None, options: ProviderOptions) -> Any:
     """An ``openai.AsyncOpenAI`` for an adapter; a missing key becomes a ModelConfigError naming the env var."""
     import openai
 
-    kwargs: dict[str, Any] = {"api_key": api_key, "max_retries": max_retries}
-    if http_client is not None:
-        kwargs["http_client"] = http_client
-    if base_url is not None:
-        kwargs["base_url"] = base_url
-    if timeout is not None:
-        kwargs["timeout"] = timeout
-    if default_headers:
-        kwargs["default_headers"] = default_headers
+    kwargs: dict[str, Any] = {"api_key": options.api_key, "max_retries": options.max_retries}
+    if options.max_retries is None:
+        kwargs["max_retries"] = DEFAULT_MAX_RETRIES
+    if options.http_client is not None:
+        kwargs["http_client"] = options.http_client
+    if options.base_url is not None:
+        kwargs["base_url"] = options.base_url
+    if options.timeout is not None:
+        kwargs["timeout"] = options.timeout
+    if options.headers:
+        kwargs["default_headers"] = options.headers
     try:
         return openai.AsyncOpenAI(**kwargs)
     except openai.OpenAIError as exc:
@@ -144,60 +136,38 @@ class OpenAIChatModel(StreamingAdapter):
 
     api = "openai-completions"
     key_env = "OPENAI_API_KEY"
+    default_provider = "openai"
     default_base_url: str | None = None
 
     def __init__(
         self,
         model_id: str,
+        options: ProviderOptions | None = None,
         *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        max_retries: int | None = None,
-        timeout: float | None = None,
-        provider: str = "openai",
-        client: Any = None,
-        prices: Prices | None = None,
         strict_tools: bool = False,
         compat: ChatCompat | None = None,
-        default_headers: dict[str, str] | None = None,
-        on_payload: Any = None,
-        deadlines: Any = None,
         server: ServerKind | None = None,
         output_mode: OutputMode = "auto",
         default_temperature: float | None = None,
-        http_client: Any = None,
+        **settings: Unpack[ProviderKeywords],
     ) -> None:
         if output_mode not in OUTPUT_MODES:
             raise ModelConfigError(f"Unknown output_mode={output_mode!r}; use one of {', '.join(OUTPUT_MODES)}.")
-        base_url = base_url or self.default_base_url
-        super().__init__(
-            model_id,
-            provider=provider,
-            base_url=base_url,
-            max_retries=max_retries,
-            prices=prices,
-            on_payload=on_payload,
-            deadlines=deadlines,
-        )
-        self.compat = compat or detect_compat(provider, base_url, model_id, server)
+        opts = ProviderOptions.of(options, **settings)
+        if opts.base_url is None and self.default_base_url is not None:
+            opts = ProviderOptions.of(opts, base_url=self.default_base_url)
+        super().__init__(model_id, opts)
+        self.compat = compat or detect_compat(self.provider, opts.base_url, model_id, server)
         self.strict_tools = strict_tools
         self.output_mode: OutputMode = output_mode
         self.default_temperature = default_temperature
         self.schema_rejected: str | None = None
         """Why the server refused ``response_format`` (set once by ``auto``; later calls use tools)."""
+        client = opts.client
         if client is None:
-            client = make_openai_client(
-                f"{provider}:{model_id}",
-                key_env=self.key_env,
-                api_key=api_key,
-                base_url=base_url,
-                max_retries=self.max_retries,
-                timeout=timeout,
-                default_headers=default_headers,
-                http_client=http_client,
-            )
+            client = make_openai_client(f"{self.provider}:{model_id}", key_env=self.key_env, options=opts)
         self._client = client
-        self.base_url = str(getattr(client, "base_url", base_url) or base_url or "") or None
+        self.base_url = str(getattr(client, "base_url", opts.base_url) or opts.base_url or "") or None
 
     # -- request -------------------------------------------------------------------------------------
     def convert_messages(self, context: Context) -> list[dict[str, Any]]:
@@ -423,9 +393,10 @@ class MistralModel(OpenAIChatModel):
     """``mistral:<model>``: Mistral's OpenAI-compatible endpoint through the openai SDK."""
 
     key_env = "MISTRAL_API_KEY"
+    default_provider = "mistral"
     default_base_url = MISTRAL_BASE_URL
 
-    def __init__(self, model_id: str, **kwargs: Any) -> None:
-        kwargs.setdefault("provider", "mistral")
-        compat = kwargs.pop("compat", None) or detect_compat("mistral", kwargs.get("base_url"))
-        super().__init__(model_id, compat=compat, **kwargs)
+    def __init__(self, model_id: str, options: ProviderOptions | None = None, **kwargs: Any) -> None:
+        base_url = kwargs.get("base_url", options.base_url if options is not None else None)
+        compat = kwargs.pop("compat", None) or detect_compat("mistral", base_url)
+        super().__init__(model_id, options, compat=compat, **kwargs)

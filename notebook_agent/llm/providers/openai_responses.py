@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Unpack
 
 from ...core.messages import TextContent, ThinkingContent, Usage
 from ...core.model import AssistantStreamBuilder, Context, StreamEvent, StreamOptions
 from ..convert import StreamingAdapter, check_tool_choice, has_open_tool_call, sanitize_text
 from ..errors import BadRequestError, StreamCutError, classify_payload, provider_error
-from ..pricing import Prices
+from ..provider_options import ProviderKeywords, ProviderOptions
 from .openai_chat import make_openai_client
 from .responses_messages import responses_input, responses_tools
 
@@ -52,45 +52,24 @@ class OpenAIResponsesModel(StreamingAdapter):
 
     api = "openai-responses"
     key_env = "OPENAI_API_KEY"
+    default_provider = "openai"
 
     def __init__(
         self,
         model_id: str,
+        options: ProviderOptions | None = None,
         *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        max_retries: int | None = None,
-        timeout: float | None = None,
-        provider: str = "openai",
-        client: Any = None,
-        prices: Prices | None = None,
         strict_tools: bool = False,
-        default_headers: dict[str, str] | None = None,
-        on_payload: Any = None,
-        deadlines: Any = None,
+        **settings: Unpack[ProviderKeywords],
     ) -> None:
-        super().__init__(
-            model_id,
-            provider=provider,
-            base_url=base_url,
-            max_retries=max_retries,
-            prices=prices,
-            on_payload=on_payload,
-            deadlines=deadlines,
-        )
+        opts = ProviderOptions.of(options, **settings)
+        super().__init__(model_id, opts)
         self.strict_tools = strict_tools
+        client = opts.client
         if client is None:
-            client = make_openai_client(
-                f"openai-responses:{model_id}",
-                key_env=self.key_env,
-                api_key=api_key,
-                base_url=base_url,
-                max_retries=self.max_retries,
-                timeout=timeout,
-                default_headers=default_headers,
-            )
+            client = make_openai_client(f"openai-responses:{model_id}", key_env=self.key_env, options=opts)
         self._client = client
-        self.base_url = str(getattr(client, "base_url", base_url) or base_url or "") or None
+        self.base_url = str(getattr(client, "base_url", opts.base_url) or opts.base_url or "") or None
 
     # -- request -------------------------------------------------------------------------------------
     def convert_input(self, context: Context) -> list[dict[str, Any]]:
