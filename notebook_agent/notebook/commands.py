@@ -155,7 +155,7 @@ class Commands:
             print(usage)
             return
         try:  # the options first: a typo is reported whatever runs are saved
-            args, typed = _line_options("%agent rerun", rest, ("prompt", "model", "max_steps", "approve"))
+            args, typed = line_options("%agent rerun", rest, ("prompt", "model", "max_steps", "approve"))
             saved = load_run(find_run(STATE.config.runs_dir, args.run), with_screenshots=False)
             settings = saved.settings
             # the saved run's own choices are checked as typed ones are (a run file may be someone else's)
@@ -201,7 +201,7 @@ class Commands:
             print(usage)
             return
         try:
-            args, typed = _line_options("%agent replay", rest, ("heal", "url", "model", "approve"))
+            args, typed = line_options("%agent replay", rest, ("heal", "url", "model", "approve"))
             saved = load_run(find_run(STATE.config.runs_dir, args.run), with_screenshots=False)
             steps = run_options({"max_steps": saved.settings.get("max_steps")}).max_steps
         except (ValueError, OSError) as exc:
@@ -423,7 +423,7 @@ _CONFIG_OPTIONS: dict[str, tuple[str, Callable[[str, str], Any]]] = {
 }
 
 
-def _line_options(label: str, words: list[str], fields: tuple[str, ...]) -> tuple[Any, RunOptions]:
+def line_options(label: str, words: list[str], fields: tuple[str, ...]) -> tuple[Any, RunOptions]:
     """A line command's ``RUN`` and ``--out`` and its run flags, by the one parser (config/run_flags.py): the
     flags are checked as ``%%agent``'s are; a bad one raises :class:`~..config.options.OptionError`."""
     parser = words_parser(label, fields, positional=("run",))

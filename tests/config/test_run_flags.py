@@ -18,7 +18,7 @@ from notebook_agent.cli.main import MAP_FLAGS, RUN_FLAGS, build_parser
 from notebook_agent.cli.replay import REPLAY_FLAGS
 from notebook_agent.config.options import OptionError
 from notebook_agent.config.run_flags import FLAGS, POLICY_HELP, run_options
-from notebook_agent.notebook.commands import _line_options
+from notebook_agent.notebook.commands import line_options
 from notebook_agent.notebook.magics import CELL_FLAGS, AgentMagics, cell_options
 from tests.bad_inputs import BAD_OPTIONS, BAD_URL
 
@@ -115,7 +115,7 @@ def test_a_cell_with_each_and_notebook_agent_map_parse_a_line_to_the_same_option
 @given(flag_lines(LINE_REPLAY))
 def test_agent_replay_and_notebook_agent_replay_parse_a_line_to_the_same_options(flags: dict[str, str | None]) -> None:
     words = line(flags)
-    _, in_notebook = _line_options("%agent replay", ["-1", *words], LINE_REPLAY)
+    _, in_notebook = line_options("%agent replay", ["-1", *words], LINE_REPLAY)
     assert in_notebook == terminal("replay", words, "-1")
 
 
@@ -148,9 +148,9 @@ def test_a_bad_value_has_one_message_in_every_front(args: list[str], message: st
         fronts["run"] = lambda w: terminal("run", w, "t")
     if args[0] in ("--url", "--model", "--approve"):
         fronts["replay"] = lambda w: terminal("replay", w, "-1")
-        fronts["%agent replay"] = lambda w: _line_options("%agent replay", ["-1", *w], LINE_REPLAY)[1]
+        fronts["%agent replay"] = lambda w: line_options("%agent replay", ["-1", *w], LINE_REPLAY)[1]
     if args[0] in ("--max-steps", "--model", "--approve"):
-        fronts["%agent rerun"] = lambda w: _line_options("%agent rerun", ["-1", *w], ("model", "max_steps", "approve"))
+        fronts["%agent rerun"] = lambda w: line_options("%agent rerun", ["-1", *w], ("model", "max_steps", "approve"))
     for name, parse in fronts.items():
         with pytest.raises(OptionError) as caught:
             parse(args)
@@ -159,7 +159,7 @@ def test_a_bad_value_has_one_message_in_every_front(args: list[str], message: st
 
 def test_an_unknown_option_of_a_line_command_is_named_with_a_hint() -> None:
     with pytest.raises(OptionError, match=r"^Unknown option '--max-step'\. Did you mean --max-steps\? Options: "):
-        _line_options("%agent rerun", ["-1", "--max-step", "3"], ("model", "max_steps", "approve"))
+        line_options("%agent rerun", ["-1", "--max-step", "3"], ("model", "max_steps", "approve"))
 
 
 def test_options_make_the_agent_they_describe() -> None:
