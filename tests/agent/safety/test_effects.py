@@ -25,6 +25,7 @@ from notebook_agent.agent import ApprovalAnswer, ApprovalRequest, PageAgent
 from notebook_agent.browser import BrowserSession
 from notebook_agent.llm.scripted import ScriptedModel
 from tests.agent.test_page_agent import index_of, step
+from tests.waits import freeze
 
 
 @dataclass
@@ -241,8 +242,8 @@ async def test_a_frozen_tab_in_the_browser_does_not_stop_a_run(sites: Sites, app
         return ApprovalAnswer(False, "not there")
 
     async with BrowserSession() as browser:
-        await browser.page.goto("data:text/html,<p>busy<script>setTimeout(() => { while (true) {} }, 100)</script>")
-        await asyncio.sleep(0.5)
+        await browser.page.set_content("<p>busy</p>")
+        await freeze(browser.page)  # for good (a data: page may not tell a local server it froze: about:blank)
         await browser.new_tab()  # the frozen tab stays open beside the run's
         kw: dict[str, Any] = {"approval": approval, "own_tab": own_tab}
         if approval == "ask-risky":

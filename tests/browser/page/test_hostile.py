@@ -10,6 +10,7 @@ from typing import Any
 from notebook_agent.agent.prompt.state_message import state_message
 from notebook_agent.agent.runs.result import PageStep
 from notebook_agent.browser import BrowserSession
+from tests.waits import freeze, wait_until
 
 
 def idx(text: str, label: str) -> int:
@@ -137,8 +138,7 @@ async def test_a_screenshot_of_a_page_that_draws_no_frame_is_an_error_not_a_hang
     async with BrowserSession() as b:
         await b.page.set_content("<p>busy</p>")
         assert (await b.screenshot(format="jpeg", mask_sensitive=False)).startswith(b"\xff\xd8")
-        await b.page.evaluate("() => { setTimeout(() => { for (;;) {} }, 10) }")
-        await asyncio.sleep(0.2)
+        await freeze(b.page)  # for good
         try:
             await asyncio.wait_for(b.screenshot(format="jpeg", mask_sensitive=False), 30)
         except BrowserTimeoutError as exc:
@@ -157,15 +157,11 @@ async def test_a_tab_that_let_a_wait_run_out_is_not_waited_for_again_until_it_an
     page = browser.page
     await page.set_content("<p>busy for a while</p>")
     assert await confirmed(page, page.evaluate("1"), 5) and not unanswering(page)
-    await page.evaluate("() => { setTimeout(() => { const t = Date.now(); while (Date.now() - t < 2000); }, 0) }")
-    await asyncio.sleep(0.1)
+    await freeze(page, busy_ms=2000)
     assert not await confirmed(page, page.evaluate("1"), 0.2)  # busy: the bound runs out
     assert unanswering(page)
     # known not to answer: not waited for at all (the hang guard is far below the bound)
     assert not await asyncio.wait_for(confirmed(page, page.evaluate("2"), 600), 1)
-    for _ in range(100):  # the page answers again when its script ends, and the mark goes
-        if not unanswering(page):
-            break
-        await asyncio.sleep(0.1)
-    assert not unanswering(page)
+    # the page answers again when its script ends, and the mark goes
+    await wait_until(lambda: not unanswering(page), 30, "the mark to go once the page answers")
     assert await confirmed(page, page.evaluate("3"), 5)
