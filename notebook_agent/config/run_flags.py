@@ -126,7 +126,7 @@ def run_options(
     from ..agent.run_options import RunOptions
     from . import options
 
-    values = {k: v for k, v in (vars(given) if isinstance(given, argparse.Namespace) else given).items()}
+    values = vars(given) if isinstance(given, argparse.Namespace) else dict(given)
     got = {name: values[name] for name in FLAGS if values.get(name) is not None}
     if notebook is not None:
         for name in ("model", "url", "prompt", "recipe", "output"):
