@@ -1,6 +1,9 @@
 """Suite-wide: when a test is about to reach the hang guard (pytest-timeout, which ends the whole run and dumps
 only thread stacks), first print what every running event loop's tasks are waiting on. An idle loop with a task
-stuck in an ``await`` shows nothing in a thread dump; this names the await."""
+stuck in an ``await`` shows nothing in a thread dump; this names the await.
+
+Property tests run without hypothesis's per-example deadline: a test asserts behaviour, never time, and a loaded
+machine (CI shares two cores) would otherwise fail a correct example for being slow."""
 
 from __future__ import annotations
 
@@ -11,6 +14,10 @@ import threading
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings
+
+settings.register_profile("no_deadline", deadline=None)
+settings.load_profile("no_deadline")
 
 #: Seconds before the test's timeout that the tasks are printed.
 MARGIN = 30.0
