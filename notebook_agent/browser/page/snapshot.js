@@ -772,7 +772,9 @@
         if (tag === "textarea" || tag === "select") text = "";
         const cname = text ? null : controlName(el);
         const attrs = buildAttrs(el, tag, text, rec, rec.cs, rec.scroll, cname);
-        if (!text && !cname && !LABELABLE.has(tag) && !attrs.some((a) => ICON_NAMED_BY.has(a[0]))) {
+        // (no text of its own and no element listed inside: a container of named buttons is not an icon)
+        const bare = !text && !rec.texts.length && els.length === rec.idx + 1;
+        if (bare && !cname && !LABELABLE.has(tag) && !attrs.some((a) => ICON_NAMED_BY.has(a[0]))) {
           const icon = iconName(el);
           if (icon) attrs.push(["icon", clean(icon, ATTR_MAX)]);
         }

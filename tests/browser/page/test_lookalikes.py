@@ -30,6 +30,7 @@ async def test_icons_without_a_name_are_named_by_their_picture(load: Any) -> Non
     assert "<span />" in text  # hashed class and file names name nothing
     assert "<span title=Delete forever />" in text  # named already: no icon
     assert "icon=" not in line_of(text, ">Odd />")
+    assert "<div />\n\t[" in text  # a bar of named buttons is not an icon (its class says "email send")
 
 
 async def test_a_css_image_names_an_icon_without_a_class_word(load: Any) -> None:
