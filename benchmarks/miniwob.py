@@ -188,7 +188,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=None, help="llama-server threads for local: models")
     parser.add_argument("--context", type=int, default=16384, help="llama-server context for local: models")
     parser.add_argument("--json", default=None, help="write every episode and the summary to this file")
+    parser.add_argument("--summarise", default=None, help="print the table of a --json file (a run stopped early)")
     args = parser.parse_args(argv)
+    if args.summarise:
+        print_table(json.loads(Path(args.summarise).read_text(encoding="utf-8"))["runs"])
+        return 0
     path = args.model.removeprefix("local:")
     if args.model.startswith("local:") and not path.startswith("hf:") and not Path(path).is_file():
         print(f"no model file at {path}: give --model local:PATH.gguf (an existing file)")
@@ -263,6 +267,7 @@ async def run(args: argparse.Namespace) -> int:
                     ours["oracle"] = list(responder.log)
                 runs.append({"agent": "ours", "task": task, "seed": seed} | ours)
                 _progress(runs[-1])
+                await _keep(args.json, runs)
                 if args.peer:
                     peer = await asyncio.to_thread(
                         run_peer_episode,
@@ -275,6 +280,7 @@ async def run(args: argparse.Namespace) -> int:
                     )
                     runs.append({"agent": "browser-use", "task": task, "seed": seed} | peer)
                     _progress(runs[-1])
+                    await _keep(args.json, runs)
     finally:
         await browser.close()
         site.shutdown()
@@ -287,6 +293,14 @@ async def run(args: argparse.Namespace) -> int:
         text = json.dumps({"summary": summary, "runs": runs}, indent=1, ensure_ascii=False)
         await asyncio.to_thread(Path(args.json).write_text, text)
     return 0
+
+
+async def _keep(path: str | None, runs: list[dict[str, Any]]) -> None:
+    """Every episode so far, written after each one: a run stopped early (a time budget, a crash) keeps what it
+    measured, and ``--summarise FILE`` prints its table."""
+    if path:
+        text = json.dumps({"runs": runs}, indent=1, ensure_ascii=False)
+        await asyncio.to_thread(Path(path).write_text, text)
 
 
 def _empty() -> dict[str, Any]:

@@ -234,5 +234,7 @@ def focus_text_2(s: State, m: Memory) -> Action:
     return click(boxes[n - 1])
 
 
-# The plans of the multi-step tasks (trees, searches, forms, reading values) register themselves from there.
+# The plans of the multi-step tasks (trees, searches, forms, reading values) and of the inbox (icons)
+# register themselves from there.
+import miniwob_plans_icons  # noqa: E402, F401
 import miniwob_plans_more  # noqa: E402, F401

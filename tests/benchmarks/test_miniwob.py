@@ -33,7 +33,9 @@ def load_benchmark():
     return module
 
 
-def test_oracle_passes_and_the_reward_comes_from_the_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_oracle_passes_and_the_reward_comes_from_the_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     bench = load_benchmark()
 
     def wrong_button(s, m):  # "Click button ONE." answered with TWO: MiniWoB itself must say -1
@@ -56,6 +58,11 @@ def test_oracle_passes_and_the_reward_comes_from_the_page(tmp_path: Path, monkey
     assert wrong["claimed"] is False  # the oracle read "Last reward: -1.00" from the state message
     overall = figures["summary"]["ours"]["overall"]
     assert overall["episodes"] == 3 and overall["passed"] == 2 and overall["agree"] == 3
+    # the file, written after every episode, prints its table again (a run stopped early keeps its figures)
+    capsys.readouterr()
+    assert bench.main(["--summarise", str(out)]) == 0
+    table = capsys.readouterr().out
+    assert "click-test-2" in table and "ALL" in table and "2/3" in table
 
 
 def test_unknown_task_is_refused_with_the_names(capsys: pytest.CaptureFixture[str]) -> None:

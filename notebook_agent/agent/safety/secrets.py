@@ -184,11 +184,23 @@ class Redactor:
     """Keeps one run's secrets and sensitive typed text out of everything kept or shown: step arguments and
     results, page text, the model's raw output. ``target(args)`` describes the element an action names."""
 
-    def __init__(self, vault: SecretVault, target: Callable[[Mapping[str, Any]], dict[str, Any] | None]) -> None:
+    def __init__(
+        self, vault: SecretVault, target: Callable[[Mapping[str, Any]], dict[str, Any] | None], request: str = ""
+    ) -> None:
         self.vault = vault
         self.target = target
+        self.request = request
+        """The user's own request: text it spells out is theirs to show, not a secret to hide (see ``given``)."""
         self.hidden: set[str] = set()
         """Text typed into sensitive fields, replaced wherever it appears."""
+
+    def given(self, text: str) -> bool:
+        """Whether the user's request spells out ``text`` as a word of its own ("type the password "Q3h""): then
+        typing it into a password field hides nothing. Hidden, it was cut out of the request the model reads
+        ("type the password "[redacted]"" once the first field was filled), so the model could not type it into
+        the second field. A short value inside a longer word ("pass" in "password") is not given."""
+        value = text.strip()
+        return bool(value) and re.search(rf"(?<!\w){re.escape(value)}(?!\w)", self.request) is not None
 
     def public_args(self, action: str, args: Mapping[str, Any], *, partial: bool = False) -> dict[str, Any]:
         """Arguments as they may be kept and shown: secret values become their placeholders, and text typed
@@ -200,7 +212,7 @@ class Redactor:
         if action == "input_text" and isinstance(text, str) and not PLACEHOLDER.search(text):
             target = self.target(out)
             sensitive = target is not None and target.get("sensitive")
-            fresh = sensitive and text.strip() and text not in self.vault.values()
+            fresh = sensitive and text.strip() and text not in self.vault.values() and not self.given(text)
             if fresh and not partial:
                 self.hidden.add(text)
             if text in self.hidden or (fresh and partial):

@@ -69,6 +69,7 @@ def target_element(browser: BrowserSession | None, args: Mapping[str, Any]) -> d
         "line": info.line,
         "sensitive": info.sensitive,
         "control": info.control,
+        "twin": info.twin,
     }
 
 

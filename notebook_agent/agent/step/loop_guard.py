@@ -4,8 +4,9 @@ Measured with a 1.5B model on a page that alternated between two states on each 
 button for the rest of the run, the page "changed" every step (so a rule about an unchanged page never fired)
 and a note about the repetition was ignored. So the rule here is about moves, not pages:
 
-- a *move* is an action on an element, the element known by what it is (tag, text, id, name, href, label),
-  not by its index, which shifts when the page changes; plus the action's other arguments;
+- a *move* is an action on an element, the element known by what it is (tag, text, id, name, href, label,
+  icon) and, among elements that read the same, by which of them it is (the second "Even" button is not the
+  first: ``twin``), not by its index, which shifts when the page changes; plus the action's other arguments;
 - a page is *new* when the run has not seen it before (indices and "new" markers aside, so two states of an
   alternating page are each seen once);
 - a move made twice in the last few steps, with the same moves in between each time (a cycle) and no new
@@ -37,12 +38,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ...browser.page.actionable import TEXT_INPUTS
+from ...browser.page.snapshot import element_look
 from ...browser.urls import navigation_target, site
 
 #: Actions that may rightly repeat without anything new (waiting, moving the view, finishing).
 REPEATABLE = frozenset({"wait", "scroll", "scroll_horizontally", "done", "extract_table"})
 _INDEX = re.compile(r"^(\s*)\*?\[\d+\]", re.MULTILINE)
-_IDENTITY = ("id", "name", "href", "aria-label", "type", "placeholder", "role", "title", "value")
 
 
 def page_key(page_text: str) -> str:
@@ -51,10 +52,14 @@ def page_key(page_text: str) -> str:
 
 
 def element_key(element: Mapping[str, Any]) -> list[str]:
-    """An element by what it is (tag, text, identifying attributes), not by its index."""
-    attrs = element.get("attributes") or {}
-    who = [str(element.get("tag", "")), " ".join(str(element.get("text", "")).split())[:80]]
-    return who + [f"{k}={attrs[k]}" for k in _IDENTITY if k in attrs and k != "value"]
+    """An element by what it is (tag, text, identifying attributes) and which of the elements that read the
+    same it is (the snapshot's ``twin``: 0 for the first), not by its index. Measured on MiniWoB++'s
+    odd-or-even: a row of "Odd"/"Even" buttons, one pair per number, where marking the second number right after
+    the first was taken for the same click made again."""
+    attrs = {str(k): str(v) for k, v in (element.get("attributes") or {}).items()}
+    twin = element.get("twin") or 0
+    look = element_look(str(element.get("tag", "")), str(element.get("text", "")), attrs)
+    return [*look, *([f"#{twin}"] if twin else [])]
 
 
 def move_key(action: str, args: Mapping[str, Any], element: Mapping[str, Any] | None) -> str:

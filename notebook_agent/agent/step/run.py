@@ -157,7 +157,7 @@ class PageRun:
         self.steps: list[PageStep] = []
         self.history: list[PageStep | str] = [earlier_run_note(previous)] if previous is not None else []
         self.loops = LoopGuard.of(agent.profile)
-        self.redactor = Redactor(agent.secrets, lambda args: target_element(self.browser, args))
+        self.redactor = Redactor(agent.secrets, lambda args: target_element(self.browser, args), task)
         self.observer = Observer(task=self.redactor.scrub_text(task))
         self.outcome = RunOutcome(agent.max_steps, agent.max_failures)
         self.data = RunData(self.redactor.scrub_text)

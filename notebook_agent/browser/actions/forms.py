@@ -157,17 +157,23 @@ class SelectDropdownOptionTool(BrowserTool):
         chosen = options[k]
         if chosen.get("disabled"):
             raise ActionError(f"option {quote(chosen['text'])} of {info.describe()} is disabled.")
-        if data["kind"] == "select" and chosen.get("selected") and not data.get("multiple"):
+        multiple = data["kind"] == "select" and bool(data.get("multiple"))
+        if data["kind"] == "select" and chosen.get("selected"):
             # Small models re-select the same option step after step; say plainly that this step is done.
+            held = ", ".join(quote(o["text"]) for o in options if o.get("selected"))
             return (
-                f"Option {quote(chosen['text'])} is already selected in {info.describe()}; nothing changed. "
-                "Go on with the next part of the task."
+                f"Option {quote(chosen['text'])} is already selected in {info.describe()}; nothing changed."
+                + (f" Its selected options are {held}." if multiple else "")
+                + " Go on with the next part of the task."
             )
+        # a multiple select adds the option to those already selected (as a ctrl-click does): selecting the
+        # options a task names one after another leaves them all selected, not only the last
+        chosen_indices = [i for i, o in enumerate(options) if o.get("selected")] + [k] if multiple else [k]
         via = ""
         async with self.browser.watch() as watch:
             if data["kind"] == "select":
                 try:
-                    await signal.race(el.select_option(index=k, timeout=self.timeout_ms))
+                    await signal.race(el.select_option(index=chosen_indices, timeout=self.timeout_ms))
                 except PlaywrightError as exc:
                     await signal.race(el.evaluate(SELECT_FALLBACK_JS, k))
                     via = f" (using a JavaScript fallback: {first_line(exc)})"
@@ -196,7 +202,9 @@ class SelectDropdownOptionTool(BrowserTool):
         except PlaywrightError:
             pass
         text = f"Selected option {quote(chosen['text'])} in {info.describe()}{via}."
-        if data["kind"] == "select":
+        if multiple:
+            text += f" Its selected options are now {shown} (each option selected is added to those already selected)."
+        elif data["kind"] == "select":
             text += f" The selected option is now {quote(shown)}"
             if chosen["value"] and chosen["value"] != chosen["text"]:
                 text += f" (value {quote(chosen['value'])})"

@@ -159,12 +159,14 @@ OPTIONS_INFO_JS = (
 OPTION_HANDLE_JS = "(el, k) => {" + OPTIONS_LIB + "return customOptions(el, true)[k] || null; }"
 
 SELECT_FALLBACK_JS = """(el, k) => {
-  el.selectedIndex = k;
+  if (el.multiple) el.options[k].selected = true; else el.selectedIndex = k;
   el.dispatchEvent(new Event('input', { bubbles: true }));
   el.dispatchEvent(new Event('change', { bubbles: true }));
 }"""
 
 SHOWN_JS = """(el) => {
+  if (el.localName === 'select' && el.multiple)
+    return Array.from(el.selectedOptions, (o) => "'" + (o.label || o.text).trim() + "'").join(', ') || 'none';
   if (el.localName === 'select') { const o = el.options[el.selectedIndex]; return o ? (o.label || o.text).trim() : ''; }
   if ('value' in el && el.localName === 'input') return el.value;
   return (el.innerText || el.textContent || '').replace(/\\s+/g, ' ').trim().slice(0, 80);

@@ -62,6 +62,9 @@
     const NO_VALUE_TYPES = new Set(["checkbox", "radio", "submit", "button", "reset", "image", "file"]);
     const ATTR_MAX = 40;
     const VALUE_MAX = 80;
+    // A typed value as a field's line shows it: in full up to these, else its start and its end (see fieldValue).
+    const FIELD_VALUE_MAX = 160;
+    const TEXTAREA_VALUE_MAX = 2000;
     const TEXT_ABSORB_MAX = 150;
     const TEXT_ITEM_MAX = 5000;
     const NAME_MAX = 80;
@@ -85,6 +88,16 @@
       s = String(s).replace(/\s+/g, " ").trim();
       if (max && s.length > max) s = s.slice(0, max - 1) + "…";
       return s;
+    }
+
+    // A field's value as its line shows it: in full up to ``max`` characters (a textarea's text is page text
+    // too), else its start and its end around " … ". Cut at the end, a model could not check the last words it
+    // typed, nor read the end of a long text it was asked about.
+    function fieldValue(v, max) {
+      const s = clean(v);
+      if (s.length <= max) return s;
+      const tail = Math.floor(max / 3);
+      return s.slice(0, max - tail - 3).trimEnd() + " … " + s.slice(s.length - tail).trimStart();
     }
 
     function intersects(r, c) {
@@ -234,6 +247,78 @@
       return null;
     }
 
+    // An element known by its picture alone (an icon: no text, no label, no title, no readable id) is named by
+    // what the page calls the picture, shown as ``icon=``: an SVG's <title> or the symbol it uses, an image's
+    // file name, its class words ("trash", "fa-star"), the file name of its CSS image (content, background or
+    // ::before). Without it a row of icons reads as bare ``<span />``s, and delete cannot be told from star.
+    const ICON_NOISE = new Set(["icon", "icons", "ico", "fa", "fas", "far", "fal", "fad", "fab", "solid", "regular",
+      "glyphicon", "bi", "mdi", "material", "symbols", "outlined", "rounded", "sharp", "svg", "img", "image", "btn",
+      "button", "link", "clicked", "active", "selected", "hover", "focus", "focused", "disabled", "enabled", "open",
+      "closed", "show", "hidden", "visible", "pull", "float", "inline", "block", "flex", "small", "large", "primary",
+      "secondary", "default", "light", "dark", "white", "black", "gray", "grey", "png", "gif", "jpg", "jpeg", "webp",
+      "item", "wrapper", "container", "inner", "outer", "static", "assets", "images", "sprite", "sprites", "css", "jsx",
+      "styled", "emotion"]);
+    const ICON_NAMED_BY = new Set(["aria-label", "title", "alt", "placeholder", "value", "id", "name", "download"]);
+    const ICON_CHILDREN = "svg, img, i, span, use";
+
+    // The words of a class name or file name that can name a picture ("fa-trash-o" -> "trash", "left-arrow.png"
+    // -> "left arrow"); hashes, digits and framework words are dropped.
+    function iconWords(s) {
+      const out = [];
+      for (const part of String(s || "").replace(/([a-z])([A-Z])/g, "$1 $2").split(/[^A-Za-z0-9]+/)) {
+        const w = part.toLowerCase();
+        if (w.length < 3 || !/^[a-z]+$/.test(w) || ICON_NOISE.has(w) || out.includes(w)) continue;
+        out.push(w);
+      }
+      return out.slice(0, 3).join(" ");
+    }
+
+    function fileWords(url) {
+      if (!url || /^data:/i.test(url)) return "";
+      const file = url.split(/[?#]/)[0].split("/").pop() || "";
+      return iconWords(file.replace(/\.[a-z0-9]+$/i, ""));
+    }
+
+    function cssImageWords(el, pseudo) {
+      let cs;
+      try { cs = getComputedStyle(el, pseudo); } catch (e) { return ""; }
+      for (const v of [cs.content, cs.backgroundImage]) {
+        const m = /url\(["']?([^"')]+)["']?\)/.exec(v || "");
+        const w = m ? fileWords(m[1]) : "";
+        if (w) return w;
+      }
+      return "";
+    }
+
+    function iconName(el) {
+      const parts = [el, ...Array.from(el.querySelectorAll(ICON_CHILDREN)).slice(0, 4)];
+      for (const n of parts) {
+        if (n.localName === "svg") {
+          const t = n.querySelector("title");
+          const w = t ? clean(t.textContent, NAME_MAX) : clean(n.getAttribute("aria-label"), NAME_MAX);
+          if (w) return w;
+        }
+        if (n.localName === "use") {
+          const w = iconWords((n.getAttribute("href") || n.getAttribute("xlink:href") || "").split("#").pop());
+          if (w) return w;
+        }
+        if (n.localName === "img") {
+          const w = clean(n.getAttribute("alt") || n.getAttribute("title"), NAME_MAX) || fileWords(n.getAttribute("src"));
+          if (w) return w;
+        }
+      }
+      for (const n of parts) {
+        const w = n.localName === "use" ? "" : iconWords(n.getAttribute("class"));
+        if (w) return w;
+      }
+      for (const n of parts) {
+        if (n.localName === "use") continue;
+        const w = cssImageWords(n, null) || cssImageWords(n, "::before");
+        if (w) return w;
+      }
+      return "";
+    }
+
     // A control as the approval policy reads it (text, value, names), for the <label> that activates it.
     function controlWords(c) {
       const parts = [c.localName === "input" ? c.type : c.localName, c.value, c.textContent,
@@ -292,7 +377,7 @@
         if (o.selected) sel.push(label);
         if (names.length < 12) names.push(label);
       }
-      if (el.multiple) attrs.push(["selected", sel.join("|")]);
+      if (el.multiple && sel.length) attrs.push(["selected", sel.join("|")]);
       else if (sel.length) attrs.push(["value", sel[0]]);
       let o = names.join("|");
       if (opts.length > names.length) o += "|…(" + (opts.length - names.length) + " more)";
@@ -323,7 +408,7 @@
       }
       if (tag === "input" && !NO_VALUE_TYPES.has(el.type) || tag === "textarea") {
         const v = el.value;
-        if (v) attrs.push(["value", isSensitive(el) ? "[masked]" : clean(v, VALUE_MAX)]);
+        if (v) attrs.push(["value", isSensitive(el) ? "[masked]" : fieldValue(v, tag === "textarea" ? TEXTAREA_VALUE_MAX : FIELD_VALUE_MAX)]);
         else if (isSensitive(el)) rec.sensitive = true;
         if (v && isSensitive(el)) rec.sensitive = true;
       }
@@ -687,6 +772,12 @@
         if (tag === "textarea" || tag === "select") text = "";
         const cname = text ? null : controlName(el);
         const attrs = buildAttrs(el, tag, text, rec, rec.cs, rec.scroll, cname);
+        // (no text of its own and no element listed inside: a container of named buttons is not an icon)
+        const bare = !text && !rec.texts.length && els.length === rec.idx + 1;
+        if (bare && !cname && !LABELABLE.has(tag) && !attrs.some((a) => ICON_NAMED_BY.has(a[0]))) {
+          const icon = iconName(el);
+          if (icon) attrs.push(["icon", clean(icon, ATTR_MAX)]);
+        }
         const isNew = fresh.has(el);
         const r = rec.r;
         // the line is built on the Python side from tag, attrs, text and name (sending both the line and the

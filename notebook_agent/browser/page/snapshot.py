@@ -17,8 +17,16 @@ Choices the model can rely on (documented here because they shape what it sees):
   ``disabled`` so the model learns why a button does nothing. In the viewport, an element whose centre and
   corners are all covered by another element (a modal, a cookie banner) is left out, since a person could not
   click it either; elements outside the viewport (full-page mode) are not checked.
-* Form state is live: the ``.value`` property, ``checked``, the selected option and the option list. Passwords
-  and fields marked as card numbers, one-time codes and the like show ``value=[masked]``.
+* Form state is live: the ``.value`` property, ``checked``, the selected option (every selected one of a
+  multiple select: ``selected=A|B``) and the option list. Passwords and fields marked as card numbers, one-time
+  codes and the like show ``value=[masked]``. A value is shown whole up to 160 characters (2,000 for a textarea,
+  whose text is page text too); a longer one shows its start and its end around `` … ``, so the last words typed
+  or written can be checked.
+* An element known by its picture alone (no text, label, title or readable id) shows ``icon=`` with what the
+  page calls the picture: an SVG's ``<title>`` or symbol, an image's file name, its class words ("trash",
+  ``fa-star``), its CSS image's file name; framework words, state words and hashes are left out.
+* Elements that look the same (tag, text, identifying attributes: :func:`element_look`) are numbered in page
+  order (``ElementInfo.twin``), which tells the second "Odd" button from the first when an index cannot.
 * A form control's (or ARIA field's) accessible name follows its tag, ``[1]<input type=checkbox
   checked=false />HF2``, taken from ``aria-labelledby``, ``aria-label`` or its ``<label>``s; a label's text is
   then not printed again as page text. An ``id`` is shown when it reads as a name (not ``:r3:``,
@@ -73,6 +81,10 @@ class ElementInfo:
     submits: bool = False
     """A control that submits its form (a submit button)."""
     required: bool = False
+    twin: int = 0
+    """How many elements listed before it in this snapshot look the same (:func:`element_look`, in the same
+    frame): the second of two "Odd" buttons is twin 1. What tells look-alikes apart where the index cannot (it
+    shifts when the page changes)."""
 
     def describe(self, limit: int = 100) -> str:
         """``[N]<tag ...>text />`` as in the snapshot, without the state it had then, shortened for action
@@ -180,6 +192,16 @@ def element_line(el: dict[str, Any]) -> str:
 
 #: Attributes that report an element's live state rather than what it is.
 STATE_ATTRIBUTES = frozenset({"value", "selected", "checked", "files"})
+
+#: The attributes that say which element it is (not its state): with its tag and text, an element's look, which
+#: look-alikes share (``ElementInfo.twin``) and the loop guard knows a move's element by.
+IDENTITY_ATTRIBUTES = ("id", "name", "href", "aria-label", "type", "placeholder", "role", "title", "icon")
+
+
+def element_look(tag: str, text: str, attributes: dict[str, str]) -> tuple[str, ...]:
+    """An element by what it is: tag, text (spaces folded, at most 80 characters), identifying attributes."""
+    who = (tag, " ".join(text.split())[:80])
+    return who + tuple(f"{k}={attributes[k]}" for k in IDENTITY_ATTRIBUTES if k in attributes)
 
 
 def element_attributes(el: dict[str, Any]) -> dict[str, str]:
@@ -360,6 +382,7 @@ def build_snapshot(
     if omitted_above:
         body.append(f"... {omitted_above} more elements above are not listed (snapshot budget) ...")
     index = 0
+    looks: dict[tuple[str, ...], int] = {}
     for k, ln in enumerate(lines):
         if not keep[k]:
             continue
@@ -370,12 +393,15 @@ def build_snapshot(
         el = ln.element
         assert el is not None
         body.append(f"{indent}{'*' if ln.new else ''}[{index}]{ln.text}")
+        attributes = element_attributes(el)
+        look = (ln.frame_url, *element_look(el["tag"], el.get("text") or "", attributes))
+        twin = looks[look] = looks.get(look, -1) + 1
         elements[index] = ElementInfo(
             index=index,
             tag=el["tag"],
             role=el.get("role") or IMPLICIT_ROLES.get(el["tag"], ""),
             text=el.get("text") or "",
-            attributes=element_attributes(el),
+            attributes=attributes,
             line=ln.text,
             plain=element_line({**el, "a": [a for a in el.get("a") or () if a[0] not in STATE_ATTRIBUTES]}),
             frame=ln.frame_url,
@@ -390,6 +416,7 @@ def build_snapshot(
             form=int(el.get("f", -1)),
             submits=bool(el.get("sub")),
             required=bool(el.get("req")),
+            twin=twin,
         )
         refs[index] = (ln.frame, int(el["i"]))
         index += 1

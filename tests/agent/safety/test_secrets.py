@@ -157,6 +157,44 @@ async def test_unknown_or_out_of_scope_placeholder_is_a_model_visible_error(
     assert await browser.page.input_value("input[name=password]") == ""  # nothing typed literally
 
 
+async def test_a_password_the_request_gives_stays_in_the_request(
+    browser: BrowserSession, servers: Servers, server: ScriptedServer
+) -> None:
+    """MiniWoB++'s enter-password ("Enter the password "Q3h" into both text fields"): text typed into a password
+    field was hidden everywhere, the request included, so the model read "the password "[redacted]"" and typed
+    that into the second field. What the user's own request spells out is theirs, not a secret: the request keeps
+    it, the step shows it. Text the request does not give (the token) is still hidden everywhere."""
+    site.LOGIN.update(password="Q3h-9x", apitoken=TOKEN)
+    site.LOGINS.clear()
+    url = servers.url("login.html")
+    pw, token = [await index_of(browser, url, n) for n in ("password", "apitoken")]
+    server.replies.extend(
+        [
+            output("input_text", {"index": pw, "text": "Q3h-9x"}, 1),
+            output("input_text", {"index": token, "text": TOKEN}, 2),
+            output("done", {"text": "typed", "success": True}, 3),
+        ]
+    )
+    model = get_model("openai:gpt-4o-mini", base_url=server.url + "/v1", api_key="test-key", max_retries=0)
+    agent = PageAgent(model=model, browser=browser, start_url=url, max_steps=4)
+    result = await agent.run('Type the password "Q3h-9x" into the password field, then the API token.')
+    assert result.status == "completed", result.error
+    assert result.steps[0].args["text"] == "Q3h-9x"
+    assert result.steps[1].args["text"] == f"[redacted: {len(TOKEN)} characters]"
+    last_state = server.requests[-1].body["messages"][1]["content"]
+    assert 'Type the password "Q3h-9x" into the password field' in last_state and "[redacted]" not in last_state
+    assert all(TOKEN not in json.dumps(r.body, ensure_ascii=False) for r in server.requests)
+    assert await browser.page.input_value("input[name=password]") == "Q3h-9x"
+
+
+def test_a_value_inside_a_longer_word_of_the_request_is_not_given() -> None:
+    from notebook_agent.agent.safety.secrets import Redactor
+
+    redactor = Redactor(SecretVault({}), lambda args: None, 'Sign in with the password "pass" (not "x")')
+    assert redactor.given("pass") and redactor.given("x") and not redactor.given("word")
+    assert not redactor.given("password1") and not redactor.given("") and not redactor.given("ign")
+
+
 def test_secret_configuration_errors() -> None:
     from notebook_agent.llm.scripted import ScriptedModel
 

@@ -4,6 +4,7 @@ stuck, whatever the moves and pages, with every caution and the guide on."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from hypothesis import given, settings
@@ -15,7 +16,7 @@ from notebook_agent.agent.prompt.profiles import PROFILES
 from notebook_agent.agent.step.loop_guard import LoopGuard
 from notebook_agent.browser import BrowserSession
 from notebook_agent.llm.scripted import ScriptedModel
-from tests.agent.test_page_agent import index_of
+from tests.agent.test_page_agent import index_of, state
 
 HERE = "http://127.0.0.1:8000/form.html"
 ELEMENTS: dict[int, dict[str, Any]] = {
@@ -117,3 +118,52 @@ async def test_a_task_that_asks_to_click_into_an_empty_text_box_is_done(browser:
     result = await PageAgent(model=model, browser=browser, profile="small", max_steps=5).run("Focus into the textbox.")
     assert [s.result.startswith("Not done:") for s in result.steps] == [True, False, False]
     assert result.status == "completed" and await browser.page.title() == "focused"
+
+
+LOOKALIKES = """<p>3</p><button onclick="mark(this)">Odd</button><button onclick="mark(this)">Even</button>
+<p>8</p><button onclick="mark(this)">Odd</button><button onclick="mark(this)">Even</button>
+<p>5</p><button onclick="mark(this)">Odd</button><button onclick="mark(this)">Even</button>
+<script>const marks = []; function mark(b) { marks.push(b.textContent); document.title = marks.join(' '); }</script>"""
+
+
+def nth(action: str, pattern: str, n: int) -> Any:
+    """A step acting on the ``n``-th element line matching ``pattern`` (0: the first)."""
+
+    def make(ctx: Any) -> Any:
+        lines = re.finditer(r"^\s*\*?\[(\d+)\]<[^\n]*" + pattern, state(ctx), re.MULTILINE)  # the page's, not history's
+        hits = [int(m.group(1)) for m in lines]
+        return agent_output(action, {"index": hits[n]})
+
+    return make
+
+
+async def test_look_alike_buttons_are_different_moves(browser: BrowserSession) -> None:
+    """MiniWoB++'s odd-or-even: one "Odd"/"Even" pair per number. Marking the second number "Odd" right after the
+    first is another button, not the same click made again: no caution, with every caution on. Clicking the very
+    same button again still is one."""
+    await browser.page.set_content(LOOKALIKES)
+    odd = [nth("click_element_by_index", r">Odd />", n) for n in range(3)]
+    script = [odd[0], odd[1], odd[2], odd[2], agent_output("done", {"text": "marked", "success": True})]
+    result = await PageAgent(model=ScriptedModel(script), browser=browser, profile="small", max_steps=6).run(
+        "Mark the numbers below as odd or even."
+    )
+    assert [s.result.startswith("Not done:") for s in result.steps] == [False, False, False, True, False], [
+        s.result for s in result.steps
+    ]
+    assert await browser.page.title() == "Odd Odd Odd"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.permutations(range(4)), st.sampled_from(["small", "default"]))
+def test_each_of_several_look_alikes_once_is_never_refused(order: list[int], profile: str) -> None:
+    """Elements that read the same (tag, text, attributes) but are different ones (``twin``), each acted on once
+    in any order, on a page that does not change: never a refusal, under any profile."""
+    guard = LoopGuard.of(PROFILES[profile])
+    guard.page("four look-alike buttons")
+    for step_no, twin in enumerate(order, 1):
+        element = {"tag": "button", "text": "Even", "attributes": {}, "twin": twin}
+        args = {"index": 10 + 2 * twin}
+        assert guard.refusal("click_element_by_index", args, element, step_no, HERE) is None, (order, twin)
+        guard.made("click_element_by_index", args, element, step_no)
+        guard.page("four look-alike buttons")
+    assert guard.stuck is None
