@@ -233,10 +233,19 @@ class PageAgent(Generic[Deps]):
             "Use `result = await agent.run(task)` or a %%agent cell instead."
         )
 
-    def tools(self, browser: BrowserSession, task: str | None = None, *, data: bool | None = None) -> dict[str, Tool]:
-        """The actions this agent offers on ``browser`` (see :mod:`.toolset`; ``data``: see :mod:`.offers`)."""
+    def tools(
+        self,
+        browser: BrowserSession,
+        task: str | None = None,
+        *,
+        data: bool | None = None,
+        page: frozenset[str] = frozenset(),
+    ) -> dict[str, Tool]:
+        """The actions this agent offers on ``browser`` (see :mod:`.toolset`; ``data``, ``page``: see
+        :mod:`.offers`)."""
         return offered_tools(
             browser,
+            page=page,
             profile=self.profile,
             custom_tools=self.custom_tools,
             on_ask_user=self.on_ask_user,

@@ -121,7 +121,7 @@ class RunSpec(Protocol):
     def full_system_prompt(self) -> str: ...
 
     def tools(
-        self, browser: BrowserSession, task: str | None = None, *, data: bool | None = None
+        self, browser: BrowserSession, task: str | None = None, *, data: bool | None = None, page: frozenset[str] = ...
     ) -> dict[str, Tool]: ...
 
     def settings(self) -> dict[str, Any]: ...
@@ -238,10 +238,10 @@ class PageRun:
             await self.lease.open(start, self.controller.signal)
         # in threaded mode the browser-driving tools execute on the browser thread
         leaks = lambda text: self.redactor.scrub_text(text) != text  # noqa: E731
-        asked, data = await called_for(browser, self.task, self.agent.output_spec)
+        asked, data, page = await called_for(browser, self.task, self.agent.output_spec)
         spec = self.agent.output_spec
         tools = with_typed_done(
-            self.agent.tools(browser, asked, data=data), spec, self.agent.custom_tools, self.data, leaks
+            self.agent.tools(browser, asked, data=data, page=page), spec, self.agent.custom_tools, self.data, leaks
         )
         self.tools = browser.bridge_tools(tools)
         self.recorder.start(self._result(0.0))
