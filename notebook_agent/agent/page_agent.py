@@ -20,6 +20,7 @@ from ..core.loop import AfterHook
 from ..core.model import Model, StreamOptions
 from ..core.tools import Deps, Tool
 from .batch.map_runner import MapEvent, MapResult, map_rows, retry_rows, stream_rows
+from .prompt.offers import Calls
 from .prompt.profiles import resolve_profile
 from .runs.events import PageEvent, RunFinished
 from .runs.result import PageAgentResult
@@ -234,18 +235,11 @@ class PageAgent(Generic[Deps]):
         )
 
     def tools(
-        self,
-        browser: BrowserSession,
-        task: str | None = None,
-        *,
-        data: bool | None = None,
-        page: frozenset[str] = frozenset(),
+        self, browser: BrowserSession, task: str | None = None, *, data: bool | None = None, page: Calls = frozenset()
     ) -> dict[str, Tool]:
-        """The actions this agent offers on ``browser`` (see :mod:`.toolset`; ``data``, ``page``: see
-        :mod:`.offers`)."""
+        """The actions this agent offers on ``browser`` (:mod:`.toolset`; ``data``, ``page``: :mod:`.offers`)."""
         return offered_tools(
             browser,
-            page=page,
             profile=self.profile,
             custom_tools=self.custom_tools,
             on_ask_user=self.on_ask_user,
@@ -254,6 +248,7 @@ class PageAgent(Generic[Deps]):
             secrets=self.secrets,
             task=task,
             data=data,
+            page=page,
         )
 
     async def stream(

@@ -18,6 +18,9 @@ from typing import Any
 
 from ...browser.session.browser_session import BrowserSession
 
+Calls = frozenset[str]
+"""The actions a start page calls for (:func:`page_calls`)."""
+
 _DATA_WORDS = re.compile(
     r"\b(tables?|tabular|rows?|columns?|spreadsheets?|csv|dataframes?|extract\w*|scrape\w*|lists?|listings?)\b",
     re.IGNORECASE,

@@ -168,3 +168,23 @@ def test_default_offers_rarely_needed_actions_when_the_request_calls_for_them(
     default = PageAgent(model=ScriptedModel([]), profile="default")
     assert rare & set(default.tools(browser, task)) == offered
     assert rare <= set(default.tools(browser))  # no start page: nothing to judge the request by
+
+
+async def test_the_start_page_calls_for_tabs_sideways_scrolling_and_data(
+    browser: BrowserSession, servers: Servers
+) -> None:
+    from notebook_agent.agent.prompt.offers import called_for
+
+    await browser.page.goto(servers.url("tabs.html"))  # a target=_blank link, a window.open button
+    asked, data, page = await called_for(browser, "Read the docs", None)
+    assert asked == "Read the docs" and not data and page == {"switch_tab"}
+    default = PageAgent(model=ScriptedModel([]), profile="default")
+    assert "switch_tab" in default.tools(browser, asked, page=page)
+    await browser.page.goto(servers.url("form.html"))
+    assert (await called_for(browser, "Fill it in", None))[2] == frozenset()
+    await browser.page.evaluate("document.body.style.width = '4000px'")
+    assert (await called_for(browser, "Fill it in", None))[2] == {"scroll_horizontally"}
+    await browser.page.goto(servers.url("table_spans.html"))
+    assert (await called_for(browser, "Sum it up", None))[1:] == (True, frozenset({"extract_table"}))
+    await browser.page.goto("about:blank")
+    assert await called_for(browser, "Go", None) == (None, False, frozenset())  # no page: everything offered
