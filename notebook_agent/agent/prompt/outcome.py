@@ -72,7 +72,7 @@ async def page_facts(browser: Any, snapshot: Any, scrub: Callable[[str], str]) -
 
 
 _CONFIRMS = re.compile(
-    r"\b(thanks?|thank you|success\w*|succeeded|saved|submitted|sent|confirm(ed|ation)|completed?|finished|"
+    r"\b(thanks?|thank you|success\w*|succeeded|saved|submitted|sent|confirm(ed|ation)|completed?|finished|done|"
     r"created|added|updated|changed|booked|reserved|subscribed|registered|signed (in|up)|logged in|welcome|"
     r"placed|paid|purchased|accepted|approved|uploaded|published|posted|scheduled|correct)\b",
     re.IGNORECASE,
