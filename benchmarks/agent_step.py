@@ -1,14 +1,18 @@
 """Per-step cost of the page agent: prompt tokens, time and memory, against baselines measured in the same run.
 
 Figures, not asserts. Baselines:
-- tokens: the fixed part of a request (system prompt + AgentOutput schema) for the nine page-agent built-ins,
-  and the state message of each demo page against the raw HTML of the same page (what a naive agent sends);
+- tokens: the fixed part of a request (system prompt + AgentOutput schema) for the nine page-agent built-ins;
+  the fixed part as a run sends it, per profile with every capability on (JavaScript, ask_user, a typed answer),
+  against every action offered (the actions a request does not call for included) and the previous release's
+  figure; and the state message of each demo page against the raw HTML of the same page (what a naive agent
+  sends);
 - time: a full agent step (snapshot, state message, scripted model through the loop, action, screenshot off)
   against the bare Playwright action the step performs;
 - memory: resident set size before and after the runs.
 
-Run: .venv/bin/python benchmarks/agent_step.py [--step] [--repeats N]  (--step: only the step against a bare
-click; --repeats: how many times each page's clicks are measured, 3 unless given)
+Run: .venv/bin/python benchmarks/agent_step.py [--step | --fixed] [--repeats N]  (--step: only the step against a
+bare click; --fixed: only the fixed prompt figures; --repeats: how many times each page's clicks are measured, 3
+unless given)
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from snapshot import serve, small_form, table  # benchmarks/snapshot.py: page generators, a local server
@@ -38,6 +44,66 @@ from notebook_agent.llm.scripted import ScriptedModel
 from notebook_agent.llm.tokens import EXACT, count_tokens
 
 PAGE_AGENT_NINE = BUILTIN_ORDER[:9]  # the actions page-agent itself has, in the same order
+
+#: The fixed prompt as sent with every capability, on the plain form, in the previous release (o200k).
+PREVIOUS_FIXED = {"default": 1720, "small": 1314}
+
+
+class Contact(BaseModel):  # a typed answer (output=) for the fixed-prompt figures
+    name: str
+    email: str
+
+
+class Row(BaseModel):
+    customer: str
+    total: float
+
+
+async def fixed_prompt_as_sent(browser: BrowserSession) -> None:
+    """The fixed part of a request as a run sends it (its system prompt and AgentOutput schema, read from the
+    step's recorded request), per profile, with JavaScript, ask_user and a typed answer on: on a plain form
+    (the request names no address and no data), and on a table page asked for its rows (``list[Row]``). The
+    baseline is the same run offering every action (as if the request called for all of them)."""
+    print("\nfixed prompt as sent, every capability on (tokens: system prompt + AgentOutput schema):")
+    print(f"  {'profile':8} {'page':22} {'sent':>6} {'system':>7} {'schema':>7} {'all offered':>12} {'before':>7}")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "form.html").write_text(small_form())
+        (root / "table.html").write_text(table(50))
+        server, port = serve(root)
+        cases = (
+            ("plain form", "form.html", "Sign in as ada with the password in field 2", Contact),
+            ("table, rows asked for", "table.html", "List the customers and totals of the table", list[Row]),
+        )
+        try:
+            for profile in ("default", "small"):
+                for name, page, task, output in cases:
+                    figures = []
+                    for every in (False, True):
+                        url = f"http://127.0.0.1:{port}/{page}"
+                        await browser.page.goto("about:blank" if every else url)
+                        agent = PageAgent(
+                            model=ScriptedModel([agent_output("done", {"text": "ok", "success": False})]),
+                            browser=browser,
+                            profile=profile,
+                            enable_javascript=True,
+                            on_ask_user=lambda q, s: asyncio.sleep(0, "x"),
+                            output=output,
+                            screenshots=False,
+                            max_steps=1,
+                        )
+                        # every action: no start page (nothing to judge the request by) and a request for data
+                        result = await agent.run(task + " at " + url if every else task)
+                        request = result.steps[0].request
+                        assert request is not None
+                        figures.append(
+                            (count_tokens(request.system_prompt), count_tokens(json.dumps(request.tools[0])))
+                        )
+                    (s, t), (s_all, t_all) = figures
+                    before = PREVIOUS_FIXED[profile] if name == "plain form" else ""
+                    print(f"  {profile:8} {name:22} {s + t:6} {s:7} {t:7} {s_all + t_all:12} {before:>7}")
+        finally:
+            server.shutdown()
 
 
 STEP_PAGES = (
@@ -157,6 +223,9 @@ async def main() -> None:
         print(f"fixed part of a step ({unit}): system prompt {s_tok} + AgentOutput schema {t_tok} = {s_tok + t_tok}")
         all_spec = json.dumps(macro_spec(list(tools.values())).parameters)
         print(f"  with all {len(tools)} actions: schema {count_tokens(all_spec)}")
+        await fixed_prompt_as_sent(browser)
+        if "--fixed" in sys.argv:
+            return
 
         base = demo_url()
         print("\nstate (page part) vs raw HTML and Playwright's aria_snapshot(mode='ai') of the same page (tokens):")

@@ -20,6 +20,7 @@ from ..core.loop import AfterHook
 from ..core.model import Model, StreamOptions
 from ..core.tools import Deps, Tool
 from .batch.map_runner import MapEvent, MapResult, map_rows, retry_rows, stream_rows
+from .prompt.offers import Calls
 from .prompt.profiles import resolve_profile
 from .runs.events import PageEvent, RunFinished
 from .runs.result import PageAgentResult
@@ -234,8 +235,10 @@ class PageAgent(Generic[Deps]):
             "Use `result = await agent.run(task)` or a %%agent cell instead."
         )
 
-    def tools(self, browser: BrowserSession, task: str | None = None, *, data: bool | None = None) -> dict[str, Tool]:
-        """The actions this agent offers on ``browser`` (see :mod:`.toolset`; ``data``: see :mod:`.offers`)."""
+    def tools(
+        self, browser: BrowserSession, task: str | None = None, *, data: bool | None = None, page: Calls = frozenset()
+    ) -> dict[str, Tool]:
+        """The actions this agent offers on ``browser`` (:mod:`.toolset`; ``data``, ``page``: :mod:`.offers`)."""
         return offered_tools(
             browser,
             profile=self.profile,
@@ -246,6 +249,7 @@ class PageAgent(Generic[Deps]):
             secrets=self.secrets,
             task=task,
             data=data,
+            page=page,
         )
 
     async def stream(

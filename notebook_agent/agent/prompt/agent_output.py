@@ -33,14 +33,14 @@ def _closed(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def _compact(node: Any) -> Any:
+def _compact(node: Any, bounds: bool = True) -> Any:
     """The schema with what costs tokens every step but tells a model nothing removed: an optional field's
-    ``anyOf: [X, null]`` with ``default: null`` becomes X (leaving it out already means "none"), and
-    ``minimum: 0`` on an integer (an index or a pixel count is never negative; validation still says so),
-    and ``additionalProperties: false`` inside an action (the member objects around them keep theirs, which
-    is what makes an action one key)."""
+    ``anyOf: [X, null]`` with ``default: null`` becomes X (leaving it out already means "none"), the bounds of
+    an action's numbers (an index or a pixel count is never negative, a wait is 1 to 10 seconds: validation
+    still says so; ``bounds=False`` keeps them, as in the answer's own type under ``data``), and
+    ``additionalProperties: false`` inside an action (the parameter model still rejects unknown keys)."""
     if isinstance(node, list):
-        return [_compact(v) for v in node]
+        return [_compact(v, bounds) for v in node]
     if not isinstance(node, dict):
         return node
     out = dict(node)
@@ -54,16 +54,26 @@ def _compact(node: Any) -> Any:
         other = next(v for v in variants if v != {"type": "null"})
         del out["anyOf"], out["default"]
         out = {**other, **out}
-    if out.get("type") == "integer" and out.get("minimum") == 0:
-        del out["minimum"]
+    if bounds and out.get("type") in ("integer", "number"):
+        out.pop("minimum", None)  # bounds (a page count of 1 to 50): the parameter model checks them, and its
+        out.pop("maximum", None)  # error says the range; a model picks sensible values unprompted
     if out.get("type") == "object" and out.get("additionalProperties") is False:
         del out["additionalProperties"]  # the parameter model still rejects unknown keys, with a clear error
-    return {k: _compact(v) for k, v in out.items()}
+    fields = out.get("properties")
+    return {
+        k: {f: _compact(s, bounds and f != "data") for f, s in v.items()}
+        if k == "properties" and v is fields and isinstance(v, dict)
+        else _compact(v, bounds)
+        for k, v in out.items()
+    }
 
 
 def macro_spec(tools: list[Tool]) -> ToolSpec:
     """The one function the provider is offered. ``action`` is an ``anyOf`` of one-key objects, in the
-    order given (callers pass a stable order so the payload stays byte-identical between steps)."""
+    order given (callers pass a stable order so the payload stays byte-identical between steps). The members
+    leave out ``additionalProperties: false`` (six tokens each, every step): a model reads "one key" from
+    ``required`` and the prompt, the decoding schema (:func:`with_indices`) puts it back where a server
+    enforces it, and a second key sent anyway is dropped with a note (:func:`parse_output`)."""
     members = []
     for t in tools:
         members.append(
@@ -72,7 +82,6 @@ def macro_spec(tools: list[Tool]) -> ToolSpec:
                 "description": t.description,
                 "properties": {t.name: _compact(t.json_schema())},
                 "required": [t.name],
-                "additionalProperties": False,
             }
         )
     schema: dict[str, Any] = {
@@ -101,6 +110,7 @@ def with_indices(
     excluded = excluded or {}
     members = []
     for member in spec.parameters["properties"]["action"]["anyOf"]:
+        member = {**member, "additionalProperties": False}  # one key: enforced where decoding is constrained
         ((name, params),) = member["properties"].items()
         props = params.get("properties") or {}
         if name in excluded and excluded[name] is None and name != "done":

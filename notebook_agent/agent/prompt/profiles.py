@@ -1,11 +1,12 @@
 """Prompt profiles: the system prompt, the actions offered and how they are described, chosen for the model.
 
-A frontier model reads the default prompt and its thirteen actions and picks well. A 0.5–3B model on a laptop
-does better with less to read and less to choose from: the ``small`` profile offers the nine actions that most
-tasks need (a dropdown, a key, a scroll and a way back included; hover, sideways scrolling, tabs and JavaScript
-left out unless asked for; opening a URL only when the request names an address), describes each in a few
-words, and shows a worked example in the prompt (a step in the middle of a task, then done), so the model sees
-the output's shape instead of inferring it from a schema.
+A frontier model reads the default prompt and its actions (hover, tabs and sideways scrolling only where the
+request or the start page calls for them: each action offered is read at every step) and picks well. A 0.5–3B
+model on a laptop does better with less to read and less to choose from: the ``small`` profile offers the nine
+actions that most tasks need (a dropdown, a key, a scroll and a way back included; hover, sideways scrolling,
+tabs and JavaScript left out unless asked for; opening a URL only when the request names an address),
+describes each in a few words, and shows a worked example in the prompt (a step in the middle of a task, then
+done), so the model sees the output's shape instead of inferring it from a schema.
 
 ``profile="auto"`` (the default) picks ``small`` for a model on a local server (``local:``, ``hf:``,
 ``ollama:``, or any OpenAI-compatible endpoint on this machine) and ``default`` otherwise. A profile is a
@@ -22,7 +23,6 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, TypeVar
 
-from ...browser.actions.params import PlainSendKeysParams
 from ...llm.providers.chat_servers import detect_server
 
 PROFILE_NAMES = ("auto", "default", "small")
@@ -45,8 +45,10 @@ class Profile:
     """Actions offered with other parameter models: the same fields and checks, fewer words (a field's
     description repeated every step where the action's own description already says it)."""
     on_request: tuple[str, ...] = ()
-    """Actions offered only when the request names a web address, or the run starts on no page: a 1.5B model,
-    measured, opened addresses it made up (``/docs``, ``/account``: 404s) instead of clicking the link."""
+    """Actions offered only when the request calls for them (:func:`asks_for`), or the run starts on no page.
+    ``go_to_url`` when it names a web address: a 1.5B model, measured, opened addresses it made up (``/docs``,
+    ``/account``: 404s) instead of clicking the link. Each action offered is read at every step, so one few
+    tasks need (hovering, another tab, sideways scrolling) waits until a request asks for it."""
     repeat_caution: bool = False
     """Refuse once the move the run has just made, made again at once (agent/step/loop_guard.py): a 1.5B model,
     measured, clicked "Save" three times after it had worked instead of calling done."""
@@ -64,18 +66,28 @@ class Profile:
     def keeps(self, action: str) -> bool:
         return self.actions is None or action in self.actions or action in OPT_IN
 
-    def offer(self, tools: dict[str, T], *, keep: set[str], task: str | None = None) -> dict[str, T]:
+    def offer(
+        self,
+        tools: dict[str, T],
+        *,
+        keep: set[str],
+        task: str | None = None,
+        custom: set[str] | None = None,
+        page: frozenset[str] = frozenset(),
+    ) -> dict[str, T]:
         """``tools`` as this profile offers them: its actions (and those in ``keep``, such as custom tools) in
-        their order, with its descriptions (on copies: the session's tools are shared). ``task``: the request,
-        for a run that starts on a page (None: no start page, or not known)."""
-        asked = task is None or names_an_address(task)
+        their order, with its descriptions (on copies: the session's tools are shared) except for ``custom``
+        tools (None: those in ``keep``). ``task``: the request, for a run that starts on a page (None: no start
+        page, or not known); ``page``: the actions that start page calls for (offers.py)."""
+        own = keep if custom is None else custom
         out: dict[str, T] = {}
         for name, tool in tools.items():
             if name not in keep and not self.keeps(name):
                 continue
-            if name in self.on_request and name not in keep and not asked:
+            called = task is None or name in page or asks_for(task, name)
+            if name in self.on_request and name not in keep and not called:
                 continue
-            if name in self.descriptions and name not in keep:
+            if name in self.descriptions and name not in own:
                 tool = copy.copy(tool)
                 tool.description = self.descriptions[name]  # type: ignore[attr-defined]
                 if name in self.parameters:
@@ -85,7 +97,7 @@ class Profile:
 
 
 PROFILES: dict[str, Profile] = {
-    "default": Profile("default", "system_prompt.md"),
+    "default": Profile("default", "system_prompt.md", on_request=("hover", "switch_tab", "scroll_horizontally")),
     "small": Profile(
         "small",
         "system_prompt_small.md",
@@ -115,7 +127,6 @@ PROFILES: dict[str, Profile] = {
             "execute_javascript": "Run JavaScript in the page; returns its result.",
             "extract_table": "Read the table or list at index as data; name it in done.",
         },
-        parameters={"send_keys": PlainSendKeysParams},
         on_request=("go_to_url",),
         repeat_caution=True,
         field_caution=True,
@@ -128,6 +139,25 @@ _ADDRESS = re.compile(
     r"|(?<![@\w.-])[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}(?![\w@])",
     re.IGNORECASE,
 )
+
+
+_ASKED_BY = {
+    "hover": re.compile(r"\b(hover\w*|mouse\s*over|tool-?tips?|menus?|drop-?downs?)\b", re.IGNORECASE),
+    "switch_tab": re.compile(r"\b(tabs?|windows?|pop-?ups?)\b", re.IGNORECASE),
+    "scroll_horizontally": re.compile(
+        r"\b(horizontal\w*|sideways|scroll\w*\s+(to\s+the\s+)?(left|right)|carousels?|sliders?|wide)\b", re.IGNORECASE
+    ),
+}
+
+
+def asks_for(task: str, action: str) -> bool:
+    """Whether a request calls for an action offered on request: ``go_to_url`` when it names an address,
+    ``hover`` when it speaks of hovering, menus or tooltips, ``switch_tab`` of tabs, windows or popups,
+    ``scroll_horizontally`` of sideways scrolling, carousels or sliders. Any other action: always."""
+    if action == "go_to_url":
+        return names_an_address(task)
+    pattern = _ASKED_BY.get(action)
+    return pattern is None or pattern.search(task) is not None
 
 
 def names_an_address(task: str) -> bool:

@@ -20,6 +20,7 @@ from typing import Any
 from ...core.text import clean_text
 from ..runs.result import PageStep
 from ..safety.approval import format_args
+from .outcome import Outcome, PageFacts, addresses_agent, find_outcome, request_words
 from .untrusted_text import neutralise
 
 #: Results of steps before the last one are clipped to this many characters in the history.
@@ -61,6 +62,10 @@ class Observer:
     """The page's plain text lines at the previous step (element lines left out)."""
     task: str = ""
     """The request, as the model reads it: the phrases it quotes are looked for on the page."""
+    outcome: Outcome | None = None
+    """What the last action achieved, said last in the state message (outcome.py), or None."""
+    values: tuple[str, ...] = ()
+    """What the page's fields held at the previous step."""
 
     def action_finished(self, action: str, args: Mapping[str, Any], is_error: bool) -> None:
         """Accumulate waiting: consecutive successful ``wait`` calls add up; any other action resets."""
@@ -76,8 +81,11 @@ class Observer:
         page_text: str,
         max_steps: int,
         last_output_error: str | None = None,
+        facts: PageFacts | None = None,
     ) -> list[str]:
-        """The notes for ``step`` (the last item of ``steps``), given the page text the model will see."""
+        """The notes for ``step`` (the last item of ``steps``), given the page text the model will see (and
+        ``facts``, what the page's regions and fields show: see outcome.py). The step's outcome line, if any,
+        is left in :attr:`outcome`."""
         notes: list[str] = []
         if step.url != self.last_url:
             if self.last_url:  # the first step has nothing to compare with
@@ -92,12 +100,7 @@ class Observer:
             )
         previous = [s for s in steps[:-1] if s.action]
         lines = text_lines(page_text)
-        if notes[:1] != [NAVIGATED_NOTE] and previous and previous[-1].action not in QUIET_ACTIONS:
-            appeared = [line for line in lines if line not in self.text_lines]
-            if appeared:
-                notes.append(new_text_note(appeared))
-        if previous:
-            notes += shown_as_asked(quoted_phrases(self.task), self.text_lines, lines)
+        notes += self._outcome(previous, lines, facts or PageFacts(), navigated=notes[:1] == [NAVIGATED_NOTE])
         self.text_lines = frozenset(lines)
         fingerprint = hashlib.sha1(clean_text(page_text).encode("utf-8")).hexdigest()
         if self.fingerprint == fingerprint and previous and previous[-1].action not in ("wait", "done"):
@@ -136,6 +139,34 @@ class Observer:
             notes.append("⚠️ Only 5 steps left after this one. Consider wrapping up.")
         return notes
 
+    def _outcome(
+        self, previous: Sequence[PageStep], lines: Sequence[str], facts: PageFacts, navigated: bool
+    ) -> list[str]:
+        """Set :attr:`outcome` for this step; the note on new text it does not quote (an error message, say).
+        An outcome is said again while the lines it quotes still show and the model only scrolls or waits."""
+        acted = bool(previous) and previous[-1].action not in QUIET_ACTIONS
+        kept = self.outcome if self.outcome is not None and self.outcome.quoted else None
+        self.outcome = None
+        if previous:
+            self.outcome = find_outcome(
+                phrases=quoted_phrases(self.task),
+                words=request_words(self.task),
+                before=self.text_lines,
+                lines=lines,
+                facts=facts,
+                values_before=self.values,
+                acted=acted,
+                navigated=navigated,
+            )
+        self.values = facts.values
+        if self.outcome is None and kept is not None and not acted and all(q in lines for q in kept.quoted):
+            self.outcome = kept
+        if navigated or not acted:
+            return []
+        quoted = self.outcome.quoted if self.outcome is not None else ()
+        appeared = [line for line in lines if line not in self.text_lines and line not in quoted]
+        return [new_text_note(appeared)] if appeared else []
+
 
 #: Actions after which new text is not news: they move the view or only wait.
 QUIET_ACTIONS = frozenset({"scroll", "scroll_horizontally", "wait", "find_text", "switch_tab", "done"})
@@ -164,32 +195,21 @@ def quoted_phrases(task: str) -> list[str]:
     return list(dict.fromkeys(p.strip() for p in found if p.strip()))
 
 
-def shown_as_asked(phrases: Sequence[str], before: frozenset[str], lines: Sequence[str]) -> list[str]:
-    """A note for each phrase of the request that the page's text shows now and did not at the previous step
-    (text, not a button or a link: those are the means, not the outcome). A small model that reached its goal
-    kept clicking, reading the page it asked for as one more step on the way."""
-    notes = []
-    for phrase in phrases:
-        key = phrase.casefold()
-        if any(key in line.casefold() for line in lines) and not any(key in line.casefold() for line in before):
-            notes.append(
-                f'The page now shows "{phrase}", which your request names. If that is what was asked for, the '
-                "task may be done: check, then call done."
-            )
-    return notes
-
-
 def new_text_note(appeared: Sequence[str], limit: int = 240) -> str:
-    """Text that appeared on the same page after an action: a confirmation ("Saved"), an error message. Small
-    models do not diff two page states, and judged a save that worked as failed and repeated it."""
+    """Text that appeared on the same page after an action and is not an outcome (an error message, a hint).
+    Small models do not diff two page states. Lines that speak to the agent are counted, not quoted."""
     shown = ""
+    spoken = [line for line in appeared if addresses_agent(line)]
+    appeared = [line for line in appeared if line not in spoken]
     for i, line in enumerate(appeared):
         piece = f"'{clip(line, 120)}'"
         if len(shown) + len(piece) > limit:
             shown += f" and {len(appeared) - i} more line{'s' if len(appeared) - i > 1 else ''}"
             break
         shown += ("; " if shown else "") + piece
-    return f"New on the page after your last action: {shown}. If that completes the request, call done."
+    if spoken:
+        shown += ("; and " if shown else "") + f"{len(spoken)} line{'s' if len(spoken) > 1 else ''} of instructions"
+    return f"New on the page after your last action: {shown}."
 
 
 def _dead_index(previous: Sequence[PageStep]) -> int | None:
@@ -290,6 +310,7 @@ def state_message(
     history: Sequence[PageStep | str],
     page_text: str,
     now: datetime | None = None,
+    outcome: str | None = None,
 ) -> str:
     """The user message for ``step``: the task and the history, then what changes each step (step counter,
     time, this step's notes) and the page.
@@ -300,7 +321,8 @@ def state_message(
     is shown whole after the history, with the rest of what changes). ``history`` holds finished steps and
     note strings in the order they happened; entries for ``step`` itself or later are ignored, and the notes
     after the last finished step are this step's own (shown after the history, kept in it from the next step
-    on, at the same place)."""
+    on, at the same place). ``outcome``, what the last action achieved (outcome.py), comes last, after the
+    page: where the model decides what to do next."""
     lines = ["<agent_state>", "<user_request>", neutralise(task), "</user_request>", "</agent_state>"]
     lines += ["", "<agent_history>"]
     done_steps = [h for h in history if not isinstance(h, PageStep) or h.index < step.index]
@@ -326,4 +348,6 @@ def state_message(
     lines += ["<step_info>", f"Step {step.index} of {max_steps}. Current time: {stamp}", "</step_info>"]
     lines += [f"<sys>{neutralise(note)}</sys>" for note in fresh]
     lines += ["", "<browser_state>", neutralise(page_text.rstrip()), "</browser_state>"]
+    if outcome:
+        lines.append(f"<sys>{neutralise(outcome)}</sys>")
     return clean_text("\n".join(lines))

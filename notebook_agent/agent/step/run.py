@@ -45,6 +45,7 @@ from ...core.text import map_strings
 from ...core.tools import Tool
 from ..prompt.agent_output import MACRO_NAME, ParsedOutput, macro_spec, parse_output, with_indices
 from ..prompt.offers import called_for
+from ..prompt.outcome import page_facts
 from ..prompt.profiles import Profile
 from ..prompt.state_message import (
     MEMORY_MAX,
@@ -120,7 +121,7 @@ class RunSpec(Protocol):
     def full_system_prompt(self) -> str: ...
 
     def tools(
-        self, browser: BrowserSession, task: str | None = None, *, data: bool | None = None
+        self, browser: BrowserSession, task: str | None = None, *, data: bool | None = None, page: frozenset[str] = ...
     ) -> dict[str, Tool]: ...
 
     def settings(self) -> dict[str, Any]: ...
@@ -237,10 +238,10 @@ class PageRun:
             await self.lease.open(start, self.controller.signal)
         # in threaded mode the browser-driving tools execute on the browser thread
         leaks = lambda text: self.redactor.scrub_text(text) != text  # noqa: E731
-        asked, data = await called_for(browser, self.task, self.agent.output_spec)
+        asked, data, page = await called_for(browser, self.task, self.agent.output_spec)
         spec = self.agent.output_spec
         tools = with_typed_done(
-            self.agent.tools(browser, asked, data=data), spec, self.agent.custom_tools, self.data, leaks
+            self.agent.tools(browser, asked, data=data, page=page), spec, self.agent.custom_tools, self.data, leaks
         )
         self.tools = browser.bridge_tools(tools)
         self.recorder.start(self._result(0.0))
@@ -326,15 +327,17 @@ class PageRun:
         page_text = self.redactor.scrub_text(snapshot.text)
         scrub = self.redactor.scrub_text
         step.url, step.title = scrub(snapshot.url), scrub(snapshot.title)
+        facts = await page_facts(self.browser, snapshot, scrub) if index > 1 else None
         step.observations = self.observer.observe(
-            step, self.steps, page_text, self.agent.max_steps, self.outcome.last_output_error
+            step, self.steps, page_text, self.agent.max_steps, self.outcome.last_output_error, facts
         ) + self.loops.page(page_text)
         if self.pilot is not None:
             note = await self.pilot.prepare(self.browser, step, page_text)
             if note:
                 step.observations.append(note)
         self.history.extend(step.observations)
-        state = state_message(self.redactor.scrub_text(self.task), step, self.agent.max_steps, self.history, page_text)
+        said = self.observer.outcome.line if self.observer.outcome is not None else None
+        state = state_message(scrub(self.task), step, self.agent.max_steps, self.history, page_text, outcome=said)
         picture = await self.screenshots.for_model(self.browser) if self.agent.vision else None
         images = [picture] if picture is not None else []
         step.state_ms = (time.perf_counter() - t0) * 1000

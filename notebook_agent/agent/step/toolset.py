@@ -45,11 +45,13 @@ def offered_tools(
     secrets: SecretVault | None,
     task: str | None = None,
     data: bool | None = None,
+    page: frozenset[str] = frozenset(),
 ) -> dict[str, Tool]:
     """``{name: tool}`` for one run on ``browser``. ``custom_tools``: ``{name: tool}`` adds or overrides an action,
     ``{name: None}`` removes one. ``task``: the request of a run that starts on a page (a profile may offer some
     actions only when it asks for them). ``data``: whether the run calls for ``extract_table`` (agent/offers.py);
-    None: not known, so the profile decides (with ``structured_output`` keeping it)."""
+    None: not known, so the profile decides (with ``structured_output`` keeping it). ``page``: the actions the
+    start page calls for (offers.py)."""
     registry: dict[str, Tool] = dict(builtin_tools(browser, on_ask_user=on_ask_user))
     ordered = {n: registry[n] for n in BUILTIN_ORDER if n in registry}
     ordered.update({n: t for n, t in registry.items() if n not in ordered})
@@ -65,7 +67,7 @@ def offered_tools(
     keep = {*custom_tools, *(["extract_table"] if wanted else [])}
     if data is False and "extract_table" not in custom_tools:
         ordered.pop("extract_table", None)
-    ordered = profile.offer(ordered, keep=keep, task=task)
+    ordered = profile.offer(ordered, keep=keep, task=task, custom=set(custom_tools), page=page)
     off = {"execute_javascript": not enable_javascript, "ask_user": on_ask_user is None}
     ordered = {n: t for n, t in ordered.items() if not off.get(n)}
     if secrets and "input_text" in ordered:

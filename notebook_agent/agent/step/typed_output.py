@@ -277,17 +277,12 @@ class TypedDoneTool(Tool):
         self.tables = tables
         self.leaks = leaks
         props: dict[str, Any] = {"text": {"type": "string"}, "success": {"type": "boolean"}, "data": spec.schema}
-        self.description = (
-            "Finish: text is a short summary for the user; data is the answer in exactly the data schema; "
-            "success=false unless fully done."
-        )
+        self.description = "Finish: text, a short summary; data, the answer in exactly the data schema"
         if spec.takes_tables and extracting:
             props["table"] = {"type": "string"}
             props["columns"] = {"type": "object", "additionalProperties": {"type": "string"}}
-            self.description += (
-                " To answer with a table you extracted, give table (its name) instead of the rows, and "
-                "columns {field: column} for fields named differently."
-            )
+            self.description += " (or table: an extracted table's name, columns: {field: column} where names differ)"
+        self.description += "; success=false unless fully done."
         self.parameters = {
             "type": "object",
             "properties": props,

@@ -22,8 +22,8 @@ from .params import ExtractParams
 class ExtractTableTool(BrowserTool):
     name = "extract_table"
     description = (
-        "Read a table or repeated list at index exactly (all rows, no retyping); pages>1 follows next-page links. "
-        "Use its name in done."
+        "Read the table or repeated list at index as data, every row exactly (pages>1: follow next-page links); "
+        "name it in done."
     )
     parameters = ExtractParams
     failure = "Failed to read the table"

@@ -103,7 +103,7 @@ class InputTextTool(BrowserTool):
 
 class SelectDropdownOptionTool(BrowserTool):
     name = "select_dropdown_option"
-    description = "Choose the option with this visible text in a select, combobox or listbox."
+    description = "Choose the option with this text in a select, combobox or listbox."
     parameters = SelectParams
     failure = "Failed to select option"
 
@@ -217,8 +217,8 @@ class SelectDropdownOptionTool(BrowserTool):
 class SendKeysTool(BrowserTool):
     name = "send_keys"
     description = (
-        "Press keys on the focused element (or on [index] after focusing it): Enter to submit, Tab, Escape, "
-        "ArrowDown, Control+A, ... Several keys separated by spaces are pressed in order."
+        "Press keys (Playwright names: Enter to submit, Tab, Escape, ArrowDown, Control+A; several: separated by "
+        "spaces) on the focused element, or on [index]."
     )
     parameters = SendKeysParams
     failure = "Failed to send keys"

@@ -45,7 +45,7 @@ class DoneTool(Tool):
 
 class WaitTool(BrowserTool):
     name = "wait"
-    description = "Wait for the page to load or change; time since the browser state counts."
+    description = "Wait for the page to load or change."
     parameters = WaitParams
     needs_page = False
 
@@ -148,7 +148,7 @@ class _ScrollBase(BrowserTool):
 
 class ScrollTool(_ScrollBase):
     name = "scroll"
-    description = "Scroll the page (with index: the element's container) by pixels, else num_pages screens."
+    description = "Scroll down or up by pixels, else num_pages screens (index: inside that element)."
     parameters = ScrollParams
     failure = "Failed to scroll"
 
@@ -158,7 +158,7 @@ class ScrollTool(_ScrollBase):
 
 class ScrollHorizontallyTool(_ScrollBase):
     name = "scroll_horizontally"
-    description = "Scroll sideways (with index: the element's container)."
+    description = "Scroll sideways (index: inside that element)."
     parameters = ScrollHorizontallyParams
     failure = "Failed to scroll horizontally"
     axis = "x"
@@ -259,7 +259,7 @@ def _abort_on_stop(signal: AbortSignal, page: Page, key: str) -> None:
 
 class GoToUrlTool(BrowserTool):
     name = "go_to_url"
-    description = "Open a URL in the current tab."
+    description = "Open an absolute URL in the current tab."
     parameters = GoToUrlParams
     failure = "Failed to open URL"
 
@@ -293,7 +293,7 @@ class GoToUrlTool(BrowserTool):
 
 class GoBackTool(BrowserTool):
     name = "go_back"
-    description = "Go back to the previous page in the current tab's history."
+    description = "Go back one page."
     parameters = GoBackParams
     failure = "Failed to go back"
 
@@ -328,7 +328,7 @@ async def _back_is_blank(page: Page) -> bool:
 
 class SwitchTabTool(BrowserTool):
     name = "switch_tab"
-    description = "Make another open tab the current one (tab ids are listed under Tabs in the browser state)."
+    description = "Make the tab with this id (see Tabs) the current one."
     parameters = SwitchTabParams
     failure = "Failed to switch tab"
 

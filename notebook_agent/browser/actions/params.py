@@ -62,23 +62,15 @@ class ExecuteJavascriptParams(_Params):
     script: str
 
 
+# The action's description says what the fields mean (keys in Playwright syntax, several separated by spaces,
+# index focused first): field descriptions would say it again in every request.
 class SendKeysParams(_Params):
-    keys: str = Field(
-        description="Keys in Playwright syntax, e.g. 'Enter', 'Tab', 'Escape', 'Control+A', 'ArrowDown'; "
-        "several separated by spaces are pressed in turn."
-    )
-    index: int | None = Field(None, ge=0, description="Focus this element first (else the focused element gets them).")
-
-
-# send_keys as a profile that describes it in its action's description offers it (agent/profiles.py): the same
-# fields and checks, without the field descriptions that are sent every step.
-class PlainSendKeysParams(_Params):
     keys: str
     index: int | None = Field(None, ge=0)
 
 
 class GoToUrlParams(_Params):
-    url: str = Field(description="Absolute URL to open in the current tab.")
+    url: str
 
 
 class GoBackParams(_Params):
@@ -86,7 +78,7 @@ class GoBackParams(_Params):
 
 
 class SwitchTabParams(_Params):
-    tab_id: int = Field(ge=0, description="Tab id as listed under Tabs in the browser state.")
+    tab_id: int = Field(ge=0)
 
 
 class ExtractParams(_Params):

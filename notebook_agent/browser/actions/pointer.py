@@ -20,7 +20,7 @@ from .scripts import SYNTHETIC_CLICK_JS, SYNTHETIC_HOVER_JS
 
 class ClickTool(BrowserTool):
     name = "click_element_by_index"
-    description = "Click the element (a real mouse click)."
+    description = "Click the element."
     parameters = IndexParams
     failure = "Failed to click element"
 
@@ -105,7 +105,7 @@ async def aimed_click(frame: Frame, local: int, snapshot_id: int | None) -> bool
 
 class HoverTool(BrowserTool):
     name = "hover"
-    description = "Move the mouse over the element with this index (opens hover menus and tooltips)."
+    description = "Hover over the element (opens hover menus, tooltips)."
     parameters = IndexParams
     failure = "Failed to hover"
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field
 
-from notebook_agent.agent.prompt.agent_output import MACRO_NAME, macro_spec, parse_output
+from notebook_agent.agent.prompt.agent_output import MACRO_NAME, macro_spec, parse_output, with_indices
 from notebook_agent.agent.safety.approval import ApprovalRequest, check_policy, decide, risk_reason
 from notebook_agent.core.abort import AbortSignal
 from notebook_agent.core.messages import AssistantMessage, TextContent, ToolCall
@@ -52,7 +52,10 @@ def test_schema_is_one_forced_function_with_a_union_of_one_key_actions() -> None
     members = spec.parameters["properties"]["action"]["anyOf"]
     assert [next(iter(m["properties"])) for m in members] == ["wait", "click_element_by_index"]
     click = members[1]
-    assert click["required"] == ["click_element_by_index"] and click["additionalProperties"] is False
+    assert click["required"] == ["click_element_by_index"] and "additionalProperties" not in click
+    decoding = with_indices(spec, [0]).decoding
+    assert decoding is not None  # where decoding is constrained, an action is one key
+    assert all(m["additionalProperties"] is False for m in decoding["properties"]["action"]["anyOf"])
     assert click["properties"]["click_element_by_index"] == {
         "type": "object",
         "properties": {"index": {"type": "integer"}},
@@ -202,7 +205,7 @@ def test_compact_schema_drops_only_what_validation_still_enforces() -> None:
     scroll = spec.parameters["properties"]["action"]["anyOf"][0]["properties"]["scroll"]
     assert scroll["properties"]["index"] == {"type": "integer"}
     assert scroll["properties"]["pixels"] == {"type": "integer"}
-    assert scroll["properties"]["num_pages"] == {"default": 1.0, "maximum": 10, "minimum": 0, "type": "number"}
+    assert scroll["properties"]["num_pages"] == {"default": 1.0, "type": "number"}  # bounds: validation's
     assert "additionalProperties" not in scroll
     assert tools["scroll"].validate({"index": 2}).index == 2
     for bad in ({"index": -1}, {"pixels": -5}, {"down": True, "speed": 3}):

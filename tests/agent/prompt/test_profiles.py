@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from notebook_agent.core.tools import tool
 from notebook_agent.llm.providers.openai_chat import OpenAIChatModel
 from notebook_agent.llm.scripted import ScriptedModel
 from notebook_agent.llm.tokens import count_tokens
+from tests.browser.conftest import Servers
 
 
 def chat(model_id: str, base_url: str, provider: str = "openai") -> OpenAIChatModel:
@@ -119,3 +121,70 @@ async def test_a_run_on_a_page_sends_the_actions_its_request_needs(browser: Brow
         (spec,) = model.requests[0][0].tools
         sent.append([next(iter(m["properties"])) for m in spec.parameters["properties"]["action"]["anyOf"]])
     assert "go_to_url" in sent[0] and "go_to_url" not in sent[1]
+
+
+class Contact(BaseModel):
+    name: str
+    email: str
+
+
+@pytest.mark.parametrize("profile", ["default", "small"])
+async def test_the_fixed_prompt_as_sent_with_every_capability_fits_its_budget(
+    browser: BrowserSession, servers: Servers, profile: str
+) -> None:
+    """System prompt + AgentOutput schema as a run sends them, with JavaScript, ask_user and a typed answer on,
+    for a request on a page that calls for no other action: at most 1,300 o200k tokens, sent every step."""
+    model = ScriptedModel([agent_output("done", {"text": "ok", "success": False})])
+    agent = PageAgent(
+        model=model,
+        browser=browser,
+        profile=profile,
+        enable_javascript=True,
+        on_ask_user=lambda q, s: "x",
+        output=Contact,
+        start_url=servers.url("form.html"),
+        max_steps=1,
+    )
+    result = await agent.run("Fill in the form for Ada and submit it")
+    request = result.steps[0].request
+    assert request is not None
+    total = count_tokens(request.system_prompt) + count_tokens(json.dumps(request.tools[0]))
+    assert total <= 1300, total
+
+
+@pytest.mark.parametrize(
+    "task,offered",
+    [
+        ("Fill in the form", set()),
+        ("Hover over the menu and open Pricing", {"hover"}),
+        ("Open the report in the other tab", {"switch_tab"}),
+        ("Scroll the table sideways to the Total column", {"scroll_horizontally"}),
+    ],
+)
+def test_default_offers_rarely_needed_actions_when_the_request_calls_for_them(
+    browser: BrowserSession, task: str, offered: set[str]
+) -> None:
+    rare = {"hover", "switch_tab", "scroll_horizontally"}
+    default = PageAgent(model=ScriptedModel([]), profile="default")
+    assert rare & set(default.tools(browser, task)) == offered
+    assert rare <= set(default.tools(browser))  # no start page: nothing to judge the request by
+
+
+async def test_the_start_page_calls_for_tabs_sideways_scrolling_and_data(
+    browser: BrowserSession, servers: Servers
+) -> None:
+    from notebook_agent.agent.prompt.offers import called_for
+
+    await browser.page.goto(servers.url("tabs.html"))  # a target=_blank link, a window.open button
+    asked, data, page = await called_for(browser, "Read the docs", None)
+    assert asked == "Read the docs" and not data and page == {"switch_tab"}
+    default = PageAgent(model=ScriptedModel([]), profile="default")
+    assert "switch_tab" in default.tools(browser, asked, page=page)
+    await browser.page.goto(servers.url("form.html"))
+    assert (await called_for(browser, "Fill it in", None))[2] == frozenset()
+    await browser.page.evaluate("document.body.style.width = '4000px'")
+    assert (await called_for(browser, "Fill it in", None))[2] == {"scroll_horizontally"}
+    await browser.page.goto(servers.url("table_spans.html"))
+    assert (await called_for(browser, "Sum it up", None))[1:] == (True, frozenset({"extract_table"}))
+    await browser.page.goto("about:blank")
+    assert await called_for(browser, "Go", None) == (None, False, frozenset())  # no page: everything offered

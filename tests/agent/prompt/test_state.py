@@ -9,6 +9,7 @@ from datetime import datetime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from notebook_agent.agent.prompt.outcome import PageFacts
 from notebook_agent.agent.prompt.state_message import HISTORY_RESULT_CHARS, Observer, quoted_phrases, state_message
 from notebook_agent.agent.runs.result import PageStep
 
@@ -38,6 +39,16 @@ class Run:
         step.evaluation_previous_goal, step.memory, step.next_goal = "Success", "remember", f"do {action}"
         self.history.append(step)
         self.observer.action_finished(action, args, is_error)
+
+    def outcome(self, page_text: str, url: str = "http://shop.test/", facts: PageFacts | None = None) -> str:
+        """Take the next step's state; return what it says after the page (the outcome line, or "")."""
+        step = PageStep(index=len(self.steps) + 1, url=url)
+        self.steps.append(step)
+        step.observations = self.observer.observe(step, self.steps, page_text, self.max_steps, facts=facts)
+        self.history.extend(step.observations)
+        said = self.observer.outcome.line if self.observer.outcome else None
+        state = state_message(self.task, step, self.max_steps, self.history, page_text, now=NOW, outcome=said)
+        return state.split("</browser_state>")[1].strip()
 
     def notes(self, page_text: str = "[0]<button>Go</button>", url: str = "http://shop.test/") -> list[str]:
         """Take the next step's state; return that step's own notes, checking each is in the text as <sys>."""
@@ -281,15 +292,19 @@ def test_a_short_entry_loses_nothing(moves: list[tuple[str, int, str]], same_thi
         assert read(n) == (f'{action} {{"index": {index}}}', f"result {result}")
 
 
-def test_the_page_showing_what_the_request_quotes_is_pointed_out() -> None:
+def test_the_page_showing_what_the_request_quotes_is_the_outcome() -> None:
     run = Run(task="Open the order and confirm it says \"Order #7 shipped\" (or 'refund issued'); don't cancel it")
     assert quoted_phrases(run.task) == ["Order #7 shipped", "refund issued"]  # not "t cancel it": an apostrophe
     run.state("Your orders\n[0]<a>Order #7 shipped</a>")  # a link naming it is the way there, not the outcome
     run.act("click_element_by_index", {"index": 0})
-    notes = run.notes("Order #7\nStatus: order #7 SHIPPED on Monday\n[1]<button>Back</button>")
-    assert any('The page now shows "Order #7 shipped"' in n and "call done" in n for n in notes), notes
+    page = "Order #7\nStatus: order #7 SHIPPED on Monday\n[1]<button>Back</button>"
+    said = run.outcome(page)
+    assert said.startswith('<sys>Outcome: the page now shows "Order #7 shipped", which the request names.'), said
+    assert "call done now" in said
     run.act("scroll", {"down": True})
-    assert not any("now shows" in n for n in run.notes("Order #7\nStatus: order #7 shipped on Monday"))
+    assert run.outcome(page) == said  # said again while it shows and the model only scrolls
+    run.act("click_element_by_index", {"index": 1})
+    assert run.outcome(page + "\nFooter") == ""  # acted again: the outcome is not news any more
 
 
 def test_navigation_note_only_when_the_url_changes() -> None:
@@ -344,19 +359,29 @@ Settings
 [End of page]"""
 
 
-def test_text_that_appears_after_an_action_is_pointed_out() -> None:
+def test_a_confirmation_after_an_action_is_said_last() -> None:
     # Measured with a 1.5B model: it pressed Save, "Saved: Canada." appeared, it judged the step failed and
-    # pressed Save again until the run ended. The note names what appeared; the last result stays whole.
+    # pressed Save again until the run ended. The outcome line quotes it after the page, where the model
+    # decides; the last result stays whole.
     run = Run()
     run.state(SETTINGS)
     run.act("click_element_by_index", {"index": 5}, result="r" * 1000)
     saved = SETTINGS.replace("[End of page]", "Saved: Canada; notifications: email.\n[End of page]")
-    notes = run.notes(saved.replace("value=United States", "value=Canada"))
-    assert notes == [
-        "New on the page after your last action: 'Saved: Canada; notifications: email.'. If that completes the "
-        "request, call done."
-    ]
+    assert run.outcome(saved.replace("value=United States", "value=Canada")) == (
+        '<sys>Outcome: the page now shows "Saved: Canada; notifications: email.". If this is what the task asked '
+        "for, call done now: acting again can undo it.</sys>"
+    )
+    assert run.steps[-1].observations == []  # not quoted twice
     assert "Step 1's result, whole: " + "r" * 1000 + "\n" in run.state(saved)  # the last result is whole
+
+
+def test_new_text_that_is_no_outcome_is_noted_in_the_history() -> None:
+    run = Run()
+    run.state(SETTINGS)
+    run.act("click_element_by_index", {"index": 5})
+    failed = SETTINGS.replace("[End of page]", "Saving failed: the server is busy.\n[End of page]")
+    assert run.notes(failed) == ["New on the page after your last action: 'Saving failed: the server is busy.'."]
+    assert run.observer.outcome is None
 
 
 def test_new_text_is_not_news_after_scrolling_navigating_or_when_nothing_appeared() -> None:
@@ -383,7 +408,7 @@ def test_many_new_lines_are_capped() -> None:
     lines = "\n".join(f"Result line number {i} with some words" for i in range(30))
     (note,) = run.notes(SETTINGS.replace("[End of page]", lines + "\n[End of page]"))
     assert note.startswith("New on the page after your last action: 'Result line number 0 with some words'; ")
-    assert note.endswith(" more lines. If that completes the request, call done.") and len(note) < 390
+    assert note.endswith(" more lines.") and len(note) < 340
 
 
 # -- disguised tags and chat-template tokens (issue 20, item 4c) ----------------------------------------------------

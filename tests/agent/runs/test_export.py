@@ -142,7 +142,7 @@ async def test_every_kind_of_step_is_written_and_replays(
         step("done", {"text": "all done", "success": True}),
     ]
     recorded = await PageAgent(model=ScriptedModel(script), browser=browser, start_url=servers.url("tabs.html")).run(
-        "everything"
+        "everything: tabs, frames, keys, hover menus, scrolls"
     )
     assert recorded.success and not any(s.is_error for s in recorded.steps), [s.result for s in recorded.steps]
     source = recorded.to_playwright()
