@@ -24,7 +24,7 @@ from ...core.messages import AssistantMessage, Usage
 from ...core.text import clean_text, map_strings
 from .result import PageAgentResult, PageStep, StepRequest
 from .run_data import differences, table_from_dict, table_to_dict, to_json
-from .run_schema import RunFileError, check_record
+from .run_schema import CLOSING, RunFileError, check_record
 
 FORMAT_VERSION = 1
 
@@ -185,9 +185,6 @@ def run_head(result: PageAgentResult) -> dict[str, Any]:
     for key in ("steps", "system_prompt", *CLOSING):
         data.pop(key, None)
     return data
-
-
-CLOSING = ("status", "success", "text", "error", "usage", "duration_s", "output", "tables")
 
 
 def run_closing(result: PageAgentResult) -> dict[str, Any]:
