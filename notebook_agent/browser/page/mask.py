@@ -13,7 +13,10 @@ that appeared meanwhile, or a mask the page removed or hid makes :class:`Screens
 
 The mask lives in the page's DOM, so page script can see it for the instant of the capture; that is the
 price of one extra round trip per frame instead of decoding and re-encoding the picture. Text drawn into a
-``<canvas>`` or an image is not found (it is not text).
+``<canvas>`` or an image is not found (it is not text), nor is text the page's CSS generates
+(``content: attr(data-x)``), nor a value whose characters the page's layout alone puts side by side (flex
+``order``, absolute positions), nor one a combining mark is drawn over (not a compatibility form: redaction
+keeps it too).
 """
 
 from __future__ import annotations

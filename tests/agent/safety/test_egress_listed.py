@@ -90,6 +90,40 @@ async def test_a_page_stepping_around_the_websocket_route_opens_nothing(browser:
     assert sites.log == [], sites.log
 
 
+async def test_a_frame_of_another_site_stepping_around_the_websocket_route_opens_nothing(
+    browser: BrowserSession, sites: Sites
+) -> None:
+    """A frame of another site runs in a process of its own: it is held at its start until it refuses native
+    sockets as its tab does, so a socket it opens around the route, from its first line or later, opens nothing
+    (a frame inside it, of a third site, too)."""
+    bypass = (
+        f"const WS = {json.dumps(sites.ws)};"
+        "function go(tag) { const w = new WebSocket(WS + '/' + tag);"
+        " try { w._apiPassThrough(); } catch (e) {} w.onopen = () => w.send(tag); }"
+    )
+    sites.pages["oopif-inner"] = (
+        f"<!doctype html><title>inner</title><p>inner</p><script>{bypass} go('first-line');"
+        " setTimeout(() => go('timer'), 300);</script>"
+        f"<iframe src='{sites.here}/raw/oopif-deeper'></iframe>"
+    )
+    sites.pages["oopif-deeper"] = f"<!doctype html><title>deeper</title><script>{bypass} go('deeper');</script>"
+    sites.pages["oopif"] = (
+        f"<!doctype html><title>top</title><h1>Top</h1><iframe src='{sites.frames}/raw/oopif-inner'></iframe>"
+    )
+    sites.log.clear()
+    agent = PageAgent(
+        model=ScriptedModel([step("wait", {"seconds": 1}), step("done", {"text": "ok", "success": True})]),
+        browser=browser,
+        start_url=f"{sites.here}/raw/oopif",
+        approval="deny-risky",
+    )
+    result = await agent.run("Look")
+    assert result.status == "completed", result.error
+    frames = [f.url for f in browser.page.frames]
+    assert any("oopif-inner" in u for u in frames) and any("oopif-deeper" in u for u in frames), frames
+    assert sites.log == [], sites.log
+
+
 @pytest.mark.parametrize("policy", POLICIES)
 async def test_enter_in_a_field_of_another_sites_iframe_is_judged(
     browser: BrowserSession, sites: Sites, policy: str
