@@ -167,6 +167,40 @@ async def test_webrtc_is_not_there(browser: BrowserSession, sites: Sites) -> Non
     assert found == ["undefined", "undefined", "undefined"], found
 
 
+async def test_a_shared_worker_reaches_nothing(browser: BrowserSession, sites: Sites) -> None:
+    """A shared worker is a target outside every tab: neither the route nor a tab's DevTools session sees its
+    requests or sockets, so the page (and a frame it makes on the spot, and a frame of another site) has none,
+    and a page that tries one reaches nothing."""
+    sites.pages["sw.js"] = (
+        f"const T={json.dumps(sites.there)}, WS={json.dumps(sites.ws)};"
+        "onconnect = () => { fetch(T + '/shared', {method: 'POST', body: 'data', mode: 'no-cors'});"
+        " const w = new WebSocket(WS + '/shared'); w.onopen = () => w.send('shared'); };"
+    )
+    start = (
+        "function start(w) { try { const s = new w.SharedWorker('/raw/sw.js'); s.port.start(); return 'started'; }"
+        " catch (e) { return typeof w.SharedWorker; } }"
+    )
+    sites.pages["shared-inner"] = f"<!doctype html><title>inner</title><script>{start} start(window);</script>"
+    sites.pages["shared"] = (
+        f"<!doctype html><title>shared</title><h1>Shared</h1><script>{start}"
+        " window.tried = [start(window), start(document.body.appendChild(document.createElement('iframe'))"
+        ".contentWindow)];</script>"
+        f"<iframe src='{sites.frames}/raw/shared-inner'></iframe>"
+    )
+    sites.log.clear()
+    agent = PageAgent(
+        model=ScriptedModel([step("wait", {"seconds": 1}), step("done", {"text": "ok", "success": True})]),
+        browser=browser,
+        start_url=f"{sites.here}/raw/shared",
+        approval="deny-risky",
+    )
+    result = await agent.run("Look")
+    assert result.status == "completed", result.error
+    tried = await browser.call(lambda: browser.page.evaluate("() => window.tried"))
+    assert tried == ["undefined", "undefined"], tried
+    assert sites.log == [], sites.log
+
+
 async def test_a_run_without_a_door_after_one_with_it_opens_its_sockets(browser: BrowserSession, sites: Sites) -> None:
     """The tab's refusal of native sockets stays with the tab after a gated run; a later run under ``auto``
     without secrets has nothing to judge, and its page's sockets connect as if there were no door."""
