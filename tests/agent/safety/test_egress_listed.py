@@ -90,6 +90,19 @@ async def test_a_page_stepping_around_the_websocket_route_opens_nothing(browser:
     assert sites.log == [], sites.log
 
 
+async def look(browser: BrowserSession, sites: Sites, page: str) -> None:
+    """A run under ``deny-risky`` that opens ``/raw/<page>`` of the run's site and waits a second there."""
+    sites.log.clear()
+    agent = PageAgent(
+        model=ScriptedModel([step("wait", {"seconds": 1}), step("done", {"text": "ok", "success": True})]),
+        browser=browser,
+        start_url=f"{sites.here}/raw/{page}",
+        approval="deny-risky",
+    )
+    result = await agent.run("Look")
+    assert result.status == "completed", result.error
+
+
 async def test_a_frame_of_another_site_stepping_around_the_websocket_route_opens_nothing(
     browser: BrowserSession, sites: Sites
 ) -> None:
@@ -110,15 +123,7 @@ async def test_a_frame_of_another_site_stepping_around_the_websocket_route_opens
     sites.pages["oopif"] = (
         f"<!doctype html><title>top</title><h1>Top</h1><iframe src='{sites.frames}/raw/oopif-inner'></iframe>"
     )
-    sites.log.clear()
-    agent = PageAgent(
-        model=ScriptedModel([step("wait", {"seconds": 1}), step("done", {"text": "ok", "success": True})]),
-        browser=browser,
-        start_url=f"{sites.here}/raw/oopif",
-        approval="deny-risky",
-    )
-    result = await agent.run("Look")
-    assert result.status == "completed", result.error
+    await look(browser, sites, "oopif")
     frames = [f.url for f in browser.page.frames]
     assert any("oopif-inner" in u for u in frames) and any("oopif-deeper" in u for u in frames), frames
     assert sites.log == [], sites.log
@@ -187,15 +192,7 @@ async def test_a_shared_worker_reaches_nothing(browser: BrowserSession, sites: S
         ".contentWindow)];</script>"
         f"<iframe src='{sites.frames}/raw/shared-inner'></iframe>"
     )
-    sites.log.clear()
-    agent = PageAgent(
-        model=ScriptedModel([step("wait", {"seconds": 1}), step("done", {"text": "ok", "success": True})]),
-        browser=browser,
-        start_url=f"{sites.here}/raw/shared",
-        approval="deny-risky",
-    )
-    result = await agent.run("Look")
-    assert result.status == "completed", result.error
+    await look(browser, sites, "shared")
     tried = await browser.call(lambda: browser.page.evaluate("() => window.tried"))
     assert tried == ["undefined", "undefined"], tried
     assert sites.log == [], sites.log
