@@ -2,7 +2,10 @@
 
 The recorder is a consumer of the page events like any view: the header when the run starts, each step when
 ``StepFinished`` says it is final (naming its screenshot, which ``ScreenshotTaken`` writes beside it when it
-arrives), the closing line when the run ends. Each run is written once, as it happens. Every string passes the
+arrives), the closing line when the run ends. Each run is written once, as it happens. A run that ends before
+it started (a replay whose recorded start URL is refused, a start URL outside the allowed domains) still
+leaves a complete file: the header, written at the close from what the run knew, and the closing line with
+the refusal, so the file loads and lists like any other run. Every string passes the
 secrets vault's redaction on the way out, whatever field it sits in (an error message, a page title, a URL).
 A disk problem is reported once on the result and never ends the run.
 """
@@ -40,7 +43,10 @@ class Recorder:
             self._write(lambda w: w.screenshot(event.step))
 
     def close(self, result: PageAgentResult) -> None:
-        """The closing line (and any step the run ended inside of); a save problem is added to the result."""
+        """The closing line (and any step the run ended inside of); a save problem is added to the result. A run
+        that ended before its header was written (refused at its start) gets the header first."""
+        if self.writer is not None and not self.writer.started:
+            self.start(result)
         if self.writer is not None:
             for step in result.steps[self.writer.written :]:
                 self._write(lambda w, s=step: w.step(s))  # type: ignore[misc]

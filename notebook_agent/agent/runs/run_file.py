@@ -24,7 +24,7 @@ from ...core.messages import AssistantMessage, Usage
 from ...core.text import clean_text, map_strings
 from .result import PageAgentResult, PageStep, StepRequest
 from .run_data import differences, table_from_dict, table_to_dict, to_json
-from .run_schema import RunFileError, check_record
+from .run_schema import CLOSING, RunFileError, check_record
 
 FORMAT_VERSION = 1
 
@@ -100,7 +100,8 @@ class RunWriter:
         self.run_id = re.sub(r"[^\w.-]", "_", run_id).lstrip(".") or "run"  # a file name, whatever it was given
         self.path = self.folder / f"{self.run_id}.jsonl"
         self.written = 0
-        self._started = False
+        self.started = False
+        """Whether the header line is written: a step or closing line is never written without one."""
 
     def start(self, head: dict[str, Any], system_prompt: str = "") -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -111,11 +112,12 @@ class RunWriter:
             write_atomically(prompt_file, clean_text(self._scrub(system_prompt)).encode("utf-8"))
         with self.path.open("w", encoding="utf-8") as fh:
             fh.write(_line(self._scrub({"kind": "run", "format": FORMAT_VERSION, **head})))
-        self._started = True
+        self.started = True
 
     def step(self, step: PageStep, *, screenshot_pending: bool = False) -> None:
         """Append ``step``. ``screenshot_pending``: its picture is still being taken; the line names the
         file now and :meth:`screenshot` writes it when it arrives."""
+        self._headed()
         if step.screenshot:
             self.screenshot(step)
         elif screenshot_pending:
@@ -139,8 +141,15 @@ class RunWriter:
         step.screenshot_ref = f"{self.run_id}/{name}"
 
     def end(self, closing: dict[str, Any]) -> None:
+        self._headed()
         with self.path.open("a", encoding="utf-8") as fh:
             fh.write(_line(self._scrub({"kind": "end", **closing})))
+
+    def _headed(self) -> None:
+        """A file without its header line is not a run file (``load_run`` refuses it): writing a step or the
+        closing line first is a mistake of the caller, never a file on disk."""
+        if not self.started:
+            raise RuntimeError(f"{self.path}: the header line must be written before any other line")
 
     def _scrub(self, node: Any) -> Any:
         """``node`` with ``redact`` applied to every string in it (keys included)."""
@@ -176,9 +185,6 @@ def run_head(result: PageAgentResult) -> dict[str, Any]:
     for key in ("steps", "system_prompt", *CLOSING):
         data.pop(key, None)
     return data
-
-
-CLOSING = ("status", "success", "text", "error", "usage", "duration_s", "output", "tables")
 
 
 def run_closing(result: PageAgentResult) -> dict[str, Any]:

@@ -10,13 +10,16 @@ nothing read from the file can fail to encode later.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import dataclasses
+import typing
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from ...core.errors import NotebookAgentError
-from ...core.messages import AssistantMessage, Usage
+from ...core.messages import Usage
 from ...core.text import clean_text, map_strings
+from .result import PageAgentResult, PageStep, StepRequest
 
 
 class RunFileError(NotebookAgentError, ValueError):
@@ -34,63 +37,61 @@ class Settings(_Record):
     start_url: str | None = None
 
 
-class Head(_Record):
-    task: str
-    model: str = ""
-    prompt_version: str = ""
-    run_id: str = ""
-    settings: Settings = Field(default_factory=Settings)
-    output_type: str = ""
-    follows: str = ""
-    trace_path: str | None = None
+#: The fields of the closing line; the header holds the result's other fields but the steps and the prompt.
+CLOSING = ("status", "success", "text", "error", "usage", "duration_s", "output", "tables")
 
 
-class Request(_Record):
-    system_prompt: str = ""
-    state: str = ""
-    tools: list[dict[str, Any]] = Field(default_factory=list)
-    tool_choice: str | None = None
-    images: int = 0
+def _schema(
+    cls: type[Any],
+    name: str,
+    *,
+    keep: typing.Callable[[str], bool] = lambda field: True,
+    types: dict[str, Any] | None = None,
+    defaults: dict[str, Any] | None = None,
+) -> type[_Record]:
+    """The schema of a line holding ``cls``'s fields (those ``keep`` names), derived from the dataclass itself:
+    its types and defaults, so a field added there is checked here too and the two cannot drift. ``types``
+    replaces a field's type, ``defaults`` gives one to a field the dataclass requires but an older file may
+    lack (a field the file must have, such as a step's index, has none)."""
+    hints = typing.get_type_hints(cls)
+    fields: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if not keep(f.name):
+            continue
+        kind = (types or {}).get(f.name, hints[f.name])
+        if defaults and f.name in defaults:
+            fields[f.name] = (kind, defaults[f.name])
+        elif f.default is not dataclasses.MISSING:
+            fields[f.name] = (kind, f.default)
+        elif f.default_factory is not dataclasses.MISSING:
+            fields[f.name] = (kind, Field(default_factory=f.default_factory))
+        else:
+            fields[f.name] = (kind, ...)
+    return create_model(name, __base__=_Record, **fields)
 
 
-class Step(_Record):
-    index: int
-    evaluation_previous_goal: str = ""
-    memory: str = ""
-    next_goal: str = ""
-    action: str | None = None
-    args: dict[str, Any] = Field(default_factory=dict)
-    result: str = ""
-    is_error: bool = False
-    output_error: str | None = None
-    repairs: list[str] = Field(default_factory=list)
-    observations: list[str] = Field(default_factory=list)
-    url: str = ""
-    title: str = ""
-    started_at: float = 0.0
-    state_ms: float = 0.0
-    model_ms: float = 0.0
-    action_ms: float = 0.0
-    screenshot_ms: float = 0.0
-    usage: Usage | None = None
-    screenshot_mime: str = "image/jpeg"
-    screenshot_ref: str | None = None
-    approval: dict[str, Any] | None = None
-    target: dict[str, Any] | None = None
-    replay: str = ""
-    request: Request | None = None
-    output: AssistantMessage | None = None
-
-
-class End(_Record):
-    status: Literal["running", "completed", "failed", "max_steps", "stopped", "error"] = "error"
-    success: bool = False
-    text: str = ""
-    error: str | None = None
-    usage: Usage | None = None
-    output: Any = None
-    tables: dict[str, Any] | None = None
-    duration_s: float = 0.0
+Request = _schema(StepRequest, "Request", defaults={"system_prompt": "", "state": "", "tools": [], "tool_choice": None})
+Step = _schema(
+    PageStep,
+    "Step",
+    keep=lambda field: field != "screenshot",  # written beside the file, never in it
+    types={"usage": Usage | None, "request": Request | None},
+    defaults={"usage": None},
+)
+Head = _schema(
+    PageAgentResult,
+    "Head",
+    keep=lambda field: field not in ("steps", "system_prompt", *CLOSING),
+    types={"settings": Settings},
+    defaults={"model": "", "prompt_version": "", "settings": Field(default_factory=Settings)},
+)
+End = _schema(
+    PageAgentResult,
+    "End",
+    keep=lambda field: field in CLOSING,
+    types={"usage": Usage | None, "tables": dict[str, Any] | None},
+    defaults={"status": "error", "success": False, "text": "", "usage": None, "duration_s": 0.0, "tables": None},
+)
 
 
 SCHEMAS: dict[str, type[_Record]] = {"run": Head, "step": Step, "end": End}

@@ -9,7 +9,7 @@ or out-of-scope placeholder is an error the model reads, never typed literally.
 Separately, text typed into a field the snapshot marks sensitive (password, one-time code, card number, token,
 API key, secret, ...) is redacted after the fact, secrets or not.
 
-Every value is found as a reader would see it (:mod:`notebook_agent.agent.safety.lookalike`): split by zero-width
+Every value is found as a reader would see it (:mod:`notebook_agent.core.text.lookalike`): split by zero-width
 characters, wrapped in bidi controls or spelled in compatibility look-alikes (full-width letters, ligatures)
 it is still the value. A secret given as :class:`CaseInsensitive` (an e-mail address, a user name) is found
 in any case too; others are case-sensitive, as passwords are.
@@ -30,9 +30,9 @@ from ...browser.door.egress import as_http
 from ...core.errors import NotebookAgentError
 from ...core.messages import AssistantMessage, TextContent
 from ...core.text import map_strings
+from ...core.text.lookalike import CaseInsensitive, replace_values
 from ...core.tools import Tool, ToolCallContext, ToolResult, WrappedTool, get_argument, replace_argument
 from .domains import DomainPattern, matches_any, parse_domains
-from .lookalike import replace_values
 
 PLACEHOLDER = re.compile(r"<secret>\s*([^<>\s]+)\s*</secret>")
 REDACTED = "[redacted]"
@@ -40,13 +40,6 @@ REDACTED = "[redacted]"
 
 def placeholder(name: str) -> str:
     return f"<secret>{name}</secret>"
-
-
-class CaseInsensitive(str):
-    """A secret value that is the same in any case (``secrets={"email": CaseInsensitive("Ada@Example.org")}``):
-    it is redacted wherever it appears, whatever the case it is written in."""
-
-    __slots__ = ()
 
 
 class SecretError(NotebookAgentError, ValueError):
@@ -127,12 +120,14 @@ class SecretVault:
 
     def matches(self, replacement: Callable[[Secret], str]) -> list[tuple[str, str, bool]]:
         """``(value, replacement, fold)`` for each secret, as
-        :func:`~notebook_agent.agent.safety.lookalike.replace_values` takes them (``fold``: the secret is not
+        :func:`~notebook_agent.core.text.lookalike.replace_values` takes them (``fold``: the secret is not
         case-sensitive)."""
         return [(s.value, replacement(s), not s.case_sensitive) for s in self._secrets.values()]
 
     def values(self) -> list[str]:
-        return [s.value for s in self._secrets.values()]
+        """The values, a case-insensitive one as :class:`CaseInsensitive` (the screenshot mask finds it in any
+        case too)."""
+        return [s.value if s.case_sensitive else CaseInsensitive(s.value) for s in self._secrets.values()]
 
     def kept_from(self, url: str) -> list[tuple[str, str]]:
         """The (name, value) of each secret that may not go to ``url``: ``url`` is not one of its own sites

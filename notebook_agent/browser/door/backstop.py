@@ -13,24 +13,26 @@ run gets a DevTools session of its own:
   so the route lets it by instead of asking a person twice.
 - the tab's network refuses every native WebSocket (``Network.emulateNetworkConditionsByRule``, offline for
   ``ws:`` and ``wss:``), the tab's dedicated workers included, except to a host the WebSocket route
-  (sockets.py) judged and is connecting to: a socket is opened only through the door.
+  (sockets.py) judged and is connecting to: a socket is opened only through the door. The tab's frames of
+  other sites (each in a process of its own) get the same refusal before their first script runs
+  (tab_devtools.py holds them at their start), so a socket opened there around the WebSocket route is refused
+  too.
 """
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import contextlib
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from playwright.async_api import BrowserContext, CDPSession, Page
+from playwright.async_api import CDPSession, Page
 from playwright.async_api import Error as PlaywrightError
 
-from ..page.frozen_tabs import confirmed
 from .egress import Outgoing
+from .tab_devtools import TabDevTools
 
 #: Request types paused at the request stage: the ones that can carry data a script chose. Documents are the
 #: route's (it knows navigations and popups); images, styles, fonts and scripts the route sees as they load.
@@ -41,8 +43,6 @@ PATTERNS = [
 
 #: Seconds a request judged here is remembered for the route (it sees it within milliseconds, if at all).
 REMEMBER = 30.0
-#: Seconds ``watch`` waits for the existing tabs (a frozen tab cannot answer; see redirects.py).
-ATTACH_WAIT = 5.0
 
 Decide = Callable[[Page, Outgoing], Awaitable["str | None"]]
 """``await decide(page, outgoing)``: why the request may not leave, or None."""
@@ -54,19 +54,15 @@ def key(method: str, url: str, body: bytes) -> Key:
     return (method.upper(), url, body)
 
 
-class Backstop:
+class Backstop(TabDevTools):
     """A DevTools session on each tab of the run: see the module doc."""
 
     def __init__(self, decide: Decide) -> None:
+        super().__init__()
         self.decide = decide
-        self._contexts: list[BrowserContext] = []
-        self._pages: dict[Page, CDPSession] = {}
-        self._attaching: set[Page] = set()
-        self._tasks: set[asyncio.Task[Any]] = set()
         self._judged: Counter[Key] = Counter()
         self._when: dict[Key, float] = {}
         self._open_sockets: Counter[tuple[Page, str]] = Counter()
-        self._closed = False
 
     # -- what the route asks -------------------------------------------------------------------------------
     def judged(self, method: str, url: str, body: bytes) -> bool:
@@ -102,70 +98,32 @@ class Backstop:
         await self._apply_sockets(page)
 
     async def _apply_sockets(self, page: Page) -> None:
-        session = self._pages.get(page)
+        session = self.session_of(page)
         if session is not None:
+            rules = _socket_rules(self._hosts(page))
             with contextlib.suppress(PlaywrightError):
-                await session.send("Network.emulateNetworkConditionsByRule", _socket_rules(self._hosts(page)))
+                await session.send("Network.emulateNetworkConditionsByRule", rules)
+            for path in self.children(page):
+                await self.send_to(page, path, "Network.emulateNetworkConditionsByRule", rules)
 
     def _hosts(self, page: Page) -> list[str]:
         return [host for (p, host) in self._open_sockets if p is page]
 
     # -- tabs ----------------------------------------------------------------------------------------------
-    async def watch(self, context: BrowserContext) -> None:
-        """Attach to every tab of ``context``, now and to come (idempotent; bounded like redirects.py)."""
-        if any(c is context for c in self._contexts):
-            return
-        self._closed = False
-        self._contexts.append(context)
-        context.on("page", self._on_page)
-        pages = list(context.pages)
-        await asyncio.gather(*(confirmed(page, self._spawn(self._attach(page)), ATTACH_WAIT) for page in pages))
+    async def setup(self, page: Page, session: CDPSession) -> None:
+        session.on("Fetch.requestPaused", lambda event: self.spawn(self._paused(page, session, event)))
+        await session.send("Network.enable")
+        await session.send("Network.emulateNetworkConditionsByRule", _socket_rules([]))
+        await session.send("Fetch.enable", {"patterns": PATTERNS})
 
-    async def close(self) -> None:
-        """Leave every tab: the context may be shared with sessions that go on."""
-        self._closed = True
-        for context in self._contexts:
-            with contextlib.suppress(Exception):
-                context.remove_listener("page", self._on_page)
-        self._contexts.clear()
-        sessions, self._pages = list(self._pages.items()), {}
+    def forget(self) -> None:
         self._open_sockets.clear()
-        await asyncio.gather(*(confirmed(page, _detach(session), ATTACH_WAIT) for page, session in sessions))
 
-    def attached(self, page: Page) -> bool:
-        return page in self._pages
+    holds_children = True
 
-    def _on_page(self, page: Page) -> None:
-        self._spawn(self._attach(page))
-
-    def _spawn(self, work: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
-        task = asyncio.ensure_future(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
-
-    async def _attach(self, page: Page) -> None:
-        if page in self._pages or page in self._attaching or page.is_closed():
-            return
-        self._attaching.add(page)
-        try:
-            session = await page.context.new_cdp_session(page)
-            session.on("Fetch.requestPaused", lambda event: self._spawn(self._paused(page, session, event)))
-            await session.send("Network.enable")
-            await session.send("Network.emulateNetworkConditionsByRule", _socket_rules([]))
-            await session.send("Fetch.enable", {"patterns": PATTERNS})
-        except PlaywrightError:
-            return  # a closed tab, or a browser without these domains (the route still judges what it sees)
-        finally:
-            self._attaching.discard(page)
-        if self._closed:
-            await confirmed(page, _detach(session), ATTACH_WAIT)
-            return
-        self._pages[page] = session
-        page.once("close", self._closed_page)
-
-    def _closed_page(self, page: Page) -> None:
-        self._pages.pop(page, None)
+    def child_commands(self, page: Page) -> list[tuple[str, dict[str, Any]]]:
+        """A frame of another site (or a worker) refuses native sockets as its tab does."""
+        return [("Network.enable", {}), ("Network.emulateNetworkConditionsByRule", _socket_rules(self._hosts(page)))]
 
     async def _paused(self, page: Page, session: CDPSession, event: dict[str, Any]) -> None:
         """Rule on one paused request; whatever happens, it never stays paused."""
@@ -182,9 +140,7 @@ class Backstop:
                 k = key(outgoing.method, outgoing.url, outgoing.body)
                 self._judged[k] += 1
                 self._when[k] = time.monotonic()
-            answer = asyncio.ensure_future(_answer(session, request_id, verdict))
-            self._tasks.add(answer)
-            answer.add_done_callback(self._tasks.discard)
+            self.answer(session, request_id, verdict)
 
 
 def _host_pattern(url: str) -> str:
@@ -223,16 +179,3 @@ async def _outgoing(session: CDPSession, event: dict[str, Any]) -> Outgoing:
         {str(k): str(v) for k, v in headers.items()} if isinstance(headers, dict) else {},
         body,
     )
-
-
-async def _detach(session: CDPSession) -> None:
-    with contextlib.suppress(PlaywrightError):
-        await session.detach()
-
-
-async def _answer(session: CDPSession, request_id: Any, verdict: str | None) -> None:
-    with contextlib.suppress(PlaywrightError):
-        if verdict is None:
-            await session.send("Fetch.continueRequest", {"requestId": request_id})
-        else:
-            await session.send("Fetch.failRequest", {"requestId": request_id, "errorReason": "Aborted"})

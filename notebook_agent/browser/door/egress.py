@@ -174,10 +174,12 @@ def describe_leak(name: str, outgoing: Outgoing) -> str:
 
 #: WebRTC sends what no route or interception sees (UDP to peers and relays), so it is taken away in every
 #: document of the session's context before the page's own scripts run, and launched browsers are also told
-#: not to use UDP that bypasses a proxy (launch.py).
+#: not to use UDP that bypasses a proxy (launch.py). So is ``SharedWorker``: a shared worker is a target of its
+#: own, outside every tab, whose requests and sockets neither the context's route nor a tab's DevTools session
+#: sees (a page's shared worker posted to another site and opened a socket there unasked).
 NO_WEBRTC_SCRIPT = """(() => {
   for (const name of ['RTCPeerConnection', 'webkitRTCPeerConnection', 'RTCDataChannel', 'RTCIceTransport',
-                      'RTCSctpTransport', 'RTCDtlsTransport', 'RTCRtpSender', 'RTCRtpReceiver']) {
+                      'RTCSctpTransport', 'RTCDtlsTransport', 'RTCRtpSender', 'RTCRtpReceiver', 'SharedWorker']) {
     try { Object.defineProperty(globalThis, name, {value: undefined, writable: false, configurable: false}); }
     catch (e) {}
   }

@@ -15,17 +15,15 @@ through at once. Chromium keeps several interception clients apart, so Playwrigh
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin
 
-from playwright.async_api import BrowserContext, CDPSession, Page
+from playwright.async_api import CDPSession, Page
 from playwright.async_api import Error as PlaywrightError
 
-from ..page.frozen_tabs import confirmed
+from .tab_devtools import TabDevTools
 
 #: What is paused at the response stage: documents (navigations of tabs and frames) and the requests a page's
 #: script sends (fetch, XHR, beacons), whose 307/308 keeps method and body. Images, scripts and styles cannot
@@ -33,10 +31,6 @@ from ..page.frozen_tabs import confirmed
 PATTERNS = [
     {"resourceType": kind, "requestStage": "Response"} for kind in ("Document", "Fetch", "XHR", "Ping", "Other")
 ]
-
-
-#: Seconds ``watch`` waits for the existing tabs to be attached (a frozen tab cannot answer).
-ATTACH_WAIT = 5.0
 
 
 @dataclass(frozen=True)
@@ -61,78 +55,24 @@ HopJudge = Callable[[Hop], Awaitable["str | None"]]
 """``await decide(hop)``: why the browser may not follow ``hop``, or None to let it."""
 
 
-class RedirectWatch:
+class RedirectWatch(TabDevTools):
     """Pauses every redirect of the tabs it is attached to and lets ``decide`` rule on it (see module doc)."""
 
     def __init__(self, decide: HopJudge) -> None:
+        super().__init__()
         self.decide = decide
-        self._contexts: list[BrowserContext] = []  # by identity: a relaunched browser's context may reuse an id()
-        self._pages: dict[Page, CDPSession] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
-        """Handlers in flight, held here: the loop keeps only a weak reference to a task, and a handler that
-        vanished would leave its request paused for good."""
-        self._attaching: set[Page] = set()
-        self._closed = False
         self.unavailable = ""
         """Why hops are not watched (a browser without DevTools Fetch), or ""."""
 
-    async def watch(self, context: BrowserContext) -> None:
-        """Watch every tab of ``context``, now and to come (idempotent). Waits for the tabs to be attached, but
-        at most ``ATTACH_WAIT`` seconds: a tab whose script never yields (another session's frozen page) cannot
-        answer, and must not stop this session from starting; its attachment goes on in the background and
-        takes effect when the tab answers (until then its script cannot start a request either)."""
-        if any(c is context for c in self._contexts):
-            return
-        self._closed = False
-        self._contexts.append(context)
-        context.on("page", self._on_page)
-        pages = list(context.pages)
-        await asyncio.gather(*(confirmed(page, self._spawn(self._attach(page)), ATTACH_WAIT) for page in pages))
+    async def setup(self, page: Page, session: CDPSession) -> None:
+        tree = await session.send("Page.getFrameTree")
+        main = tree["frameTree"]["frame"]["id"]
+        session.on("Fetch.requestPaused", lambda event: self.spawn(self._paused(page, session, main, event)))
+        await session.send("Fetch.enable", {"patterns": PATTERNS})
 
-    async def close(self) -> None:
-        """Stop watching: a session that shares its context with others (a run in its own tab) is done, and its
-        interception must not stay on the tabs of the sessions that go on."""
-        self._closed = True
-        for context in self._contexts:
-            with contextlib.suppress(Exception):
-                context.remove_listener("page", self._on_page)
-        self._contexts.clear()
-        sessions, self._pages = list(self._pages.items()), {}
-        await asyncio.gather(*(confirmed(page, _detach(session), ATTACH_WAIT) for page, session in sessions))
-
-    def _on_page(self, page: Page) -> None:
-        self._spawn(self._attach(page))
-
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
-        task = asyncio.ensure_future(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
-
-    async def _attach(self, page: Page) -> None:
-        if page in self._pages or page in self._attaching or page.is_closed():
-            return
-        self._attaching.add(page)
-        try:
-            session = await page.context.new_cdp_session(page)
-            tree = await session.send("Page.getFrameTree")
-            main = tree["frameTree"]["frame"]["id"]
-            session.on("Fetch.requestPaused", lambda event: self._spawn(self._paused(page, session, main, event)))
-            await session.send("Fetch.enable", {"patterns": PATTERNS})
-        except PlaywrightError as exc:
-            if not page.is_closed():
-                self.unavailable = f"redirects cannot be watched in this browser ({str(exc).splitlines()[0]})"
-            return
-        finally:
-            self._attaching.discard(page)
-        if self._closed:  # closed while this tab was being attached
-            await confirmed(page, _detach(session), ATTACH_WAIT)
-            return
-        self._pages[page] = session
-        page.once("close", self._closed_page)
-
-    def _closed_page(self, page: Page) -> None:
-        self._pages.pop(page, None)
+    def failed(self, page: Page, exc: PlaywrightError) -> None:
+        if not page.is_closed():
+            self.unavailable = f"redirects cannot be watched in this browser ({str(exc).splitlines()[0]})"
 
     async def _paused(self, page: Page, session: CDPSession, main_frame: str, event: dict[str, Any]) -> None:
         """Rule on one paused response; whatever happens, the request never stays paused."""
@@ -144,24 +84,7 @@ class RedirectWatch:
         except Exception as exc:  # a judge that fails refuses, as at the route
             verdict = f"it could not be judged ({type(exc).__name__}: {exc})"
         finally:  # even when this handler is cancelled: the answer is sent on its own
-            answer = asyncio.ensure_future(_answer(session, request_id, verdict))
-            self._tasks.add(answer)
-            answer.add_done_callback(self._tasks.discard)
-
-
-async def _detach(session: CDPSession) -> None:
-    """Leave a tab (the caller bounds the wait, as a frozen tab may never confirm it)."""
-    with contextlib.suppress(PlaywrightError):
-        await session.detach()
-
-
-async def _answer(session: CDPSession, request_id: Any, verdict: str | None) -> None:
-    """Let a paused request go on (None) or fail it as aborted (no error page, the tab stays where it was)."""
-    with contextlib.suppress(PlaywrightError):
-        if verdict is None:
-            await session.send("Fetch.continueRequest", {"requestId": request_id})
-        else:
-            await session.send("Fetch.failRequest", {"requestId": request_id, "errorReason": "Aborted"})
+            self.answer(session, request_id, verdict)
 
 
 def _hop(page: Page, main_frame: str, event: dict[str, Any]) -> Hop | None:

@@ -25,8 +25,9 @@ from playwright.async_api import Error as PlaywrightError
 
 from ..errors import Notices
 from ..page.frozen_tabs import confirmed
-from .backstop import ATTACH_WAIT, Backstop
+from .backstop import Backstop
 from .egress import Outgoing, SecretSites, describe_leak, frame_bytes, leak
+from .tab_devtools import ATTACH_WAIT
 
 
 class Gate(Protocol):

@@ -2,7 +2,10 @@
 
 One job: a picture of a page with every occurrence of the hidden values painted over, or no picture. Before
 the capture, the page script (``snapshot.js``, Playwright's isolated world of each frame) finds in every frame
-each text node, form field value or placeholder holding one of the values and paints an opaque box over it in
+each text node, form field value or placeholder holding one of the values, in any spelling that reads the same
+(the page follows ``core/text/lookalike.py``'s rule, which this module sends it: split by zero-width characters,
+wrapped in bidi controls, in full-width or mathematical letters, and in any case for a
+:class:`~notebook_agent.core.text.lookalike.CaseInsensitive` value), and paints an opaque box over it in
 a top-layer element of that frame's document (so the boxes follow each frame's own scrolling and clipping, and
 sit above the page's dialogs). After the capture the boxes are removed, and the picture is kept only if
 every frame was searched and every mask was still as painted: a frame the script could not reach, a frame
@@ -10,7 +13,10 @@ that appeared meanwhile, or a mask the page removed or hid makes :class:`Screens
 
 The mask lives in the page's DOM, so page script can see it for the instant of the capture; that is the
 price of one extra round trip per frame instead of decoding and re-encoding the picture. Text drawn into a
-``<canvas>`` or an image is not found (it is not text).
+``<canvas>`` or an image is not found (it is not text), nor is text the page's CSS generates
+(``content: attr(data-x)``), nor a value whose characters the page's layout alone puts side by side (flex
+``order``, absolute positions), nor one a combining mark is drawn over (not a compatibility form: redaction
+keeps it too).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from playwright.async_api import Frame, Page
 
 from ...core.errors import NotebookAgentError
+from ...core.text.lookalike import CaseInsensitive, page_rule
 from ..errors import first_line
 from .page_script import call_page_api
 
@@ -36,11 +43,16 @@ class ScreenshotWithheld(NotebookAgentError):
 
 
 def current_values(source: HiddenValues | None) -> list[str]:
-    """The non-blank values of ``source``, longest first, without duplicates."""
+    """The non-blank values of ``source``, longest first, without duplicates (a value given both ways is kept as
+    :class:`CaseInsensitive`, which finds it in every case)."""
     if source is None:
         return []
     values = source() if callable(source) else source
-    return sorted({v for v in values if isinstance(v, str) and v.strip()}, key=len, reverse=True)
+    kept: dict[str, str] = {}
+    for v in values:
+        if isinstance(v, str) and v.strip() and (v not in kept or isinstance(v, CaseInsensitive)):
+            kept[str(v)] = v
+    return sorted(kept.values(), key=len, reverse=True)
 
 
 def _context_root(session: object) -> object:
@@ -103,7 +115,7 @@ async def masked_capture(
     if not values and not selector:
         return await take()
     frames = [f for f in page.frames if not f.is_detached()]
-    op: dict[str, object] = {"op": "hide", "values": values, "selector": selector}
+    op: dict[str, object] = {"op": "hide", "rule": page_rule(values), "selector": selector}
     painted = await asyncio.gather(*(_call(f, op) for f in frames), return_exceptions=True)
     try:
         for frame, result in zip(frames, painted, strict=True):

@@ -1057,26 +1057,95 @@
 
     // ==== Hiding values in screenshots ============================================================================
     // Finds every element matching ``arg.selector`` (sensitive fields) and every text node and form field of
-    // this document (open shadow roots included) whose text, value or placeholder contains one of
-    // ``arg.values``, and paints an opaque box (magenta, like Playwright's ``mask``) over each, in a top-layer element
-    // shown last (above the page's own dialogs and popovers), positioned in document coordinates so a full-page
-    // picture is covered too. Answers the number of boxes. "unhide" removes it and answers whether it stayed
-    // as painted until then (a page that removed or hid it made the picture unsafe).
+    // this document (open shadow roots included) whose text, value or placeholder reads as one of the needles
+    // of ``arg.rule``, and paints an opaque box (magenta, like Playwright's ``mask``) over each, in a top-layer
+    // element shown last (above the page's own dialogs and popovers), positioned in document coordinates so a
+    // full-page picture is covered too. Answers the number of boxes. "unhide" removes it and answers whether it
+    // stayed as painted until then (a page that removed or hid it made the picture unsafe).
+    //
+    // Text is compared as Python's core/text/lookalike.py compares it, by the rule it sends (``page_rule``): one
+    // character at a time, dropped when in ``rule.strip`` (format and invisible characters), else NFKD, and for
+    // a case-insensitive needle case-folded (``rule.fold``, else ``toLowerCase``) and NFKD again. Each character
+    // of the normal form remembers the UTF-16 span of the character it came from, so a match maps back to the
+    // range of the original text (the invisible characters inside it included).
     const FIELDS = "input, textarea, select";
+    function lookalikes(rule) {
+      const strip = new RegExp(rule.strip, "gu");
+      const stripOne = new RegExp("^" + rule.strip + "$", "u");
+      const foldTable = rule.fold || {};
+      const cache = [new Map(), new Map()];
+      const piece = (ch, fold) => {
+        const known = cache[+fold].get(ch);
+        if (known !== undefined) return known;
+        let out = "";
+        if (!stripOne.test(ch)) {
+          out = ch.normalize("NFKD");
+          if (fold) {
+            let f = "";
+            for (const c of out) f += foldTable[c] !== undefined ? foldTable[c] : c.toLowerCase();
+            out = f.normalize("NFKD");
+          }
+          out = out.replace(strip, "");
+        }
+        cache[+fold].set(ch, out);
+        return out;
+      };
+      const ASCII = /^[\x00-\x7f]*$/;
+      // the normal form of ``s``: the text alone first (native replace, most text holds no needle), and where
+      // each of its UTF-16 units came from only for text that holds one
+      const OTHER = /[^\x00-\x7f]/gu, OTHER_OR_UPPER = /[^\x00-\x7f]|[A-Z]/gu;
+      const normal = (s, fold) => {
+        if (ASCII.test(s)) return { text: fold ? s.toLowerCase() : s, ascii: true };
+        const text = fold
+          ? s.replace(OTHER_OR_UPPER, (ch) => (ch < "\x80" ? ch.toLowerCase() : piece(ch, true)))
+          : s.replace(OTHER, (ch) => piece(ch, false));
+        return { text, ascii: false };
+      };
+      const mapped = (s, fold) => {
+        const from = [], to = [];
+        for (let i = 0; i < s.length;) {
+          const n = s.codePointAt(i) > 0xffff ? 2 : 1;
+          const part = piece(s.slice(i, i + n), fold);
+          for (let k = 0; k < part.length; k++) { from.push(i); to.push(i + n); }
+          i += n;
+        }
+        return { from, to };
+      };
+      const needles = (rule.needles || []).filter((nf) => Array.isArray(nf) && typeof nf[0] === "string" && nf[0]);
+      // the [start, end) spans of ``s`` that read as a needle, left to right per needle
+      const spans = (s, needle, fold, forms) => {
+        const form = forms[+fold] || (forms[+fold] = normal(s, fold));
+        const out = [];
+        let i = form.text.indexOf(needle);
+        if (i < 0) return out;
+        const where = form.ascii ? null : form.where || (form.where = mapped(s, fold));
+        for (; i >= 0; i = form.text.indexOf(needle, i + needle.length)) {
+          const last = i + needle.length - 1;
+          out.push(where ? [where.from[i], where.to[last]] : [i, last + 1]);
+        }
+        return out;
+      };
+      const count = (s, nf, forms) => (typeof s === "string" && s.length ? spans(s, nf[0], nf[1], forms || []).length : 0);
+      const has = (s) => typeof s === "string" && s.length > 0 && needles.some((nf) => count(s, nf) > 0);
+      return { needles, spans, count, has };
+    }
+
     function hide(arg) {
       unhide();
-      const values = (arg.values || []).filter((v) => typeof v === "string" && v.length > 0);
+      const find = lookalikes(arg.rule || {});
+      const values = find.needles;
       const selector = arg.selector || "";
       if (!values.length && !selector) return 0;
       const boxes = [];
       const add = (r) => { if (r.width > 0 && r.height > 0) boxes.push([r.left, r.top, r.width, r.height]); };
-      const has = (s) => typeof s === "string" && s.length > 0 && values.some((v) => s.includes(v));
-      const count = (s, v) => {
-        let k = 0;
-        for (let i = s.indexOf(v); i >= 0; i = s.indexOf(v, i + v.length)) k++;
-        return k;
-      };
+      const has = find.has;
+      const count = find.count;
       const light = new Map(values.map((v) => [v, 0])); // occurrences met inside single text nodes of the document
+      // the document's text is searched once first: its text nodes are then searched only for the values it
+      // holds (most pages hold none, and normalising every node would cost more than the whole picture)
+      const doc = document.documentElement;
+      const all = doc ? doc.textContent : "", allForms = [];
+      const inLight = values.filter((v) => count(all, v, allForms) > 0);
       const visit = (root) => {
         // the selector names fields: matching it against the fields alone spares matching its many parts
         // against every element (10 ms on a 21,000-element page, 1 ms this way)
@@ -1087,12 +1156,14 @@
         for (let n = walker.nextNode(); n; n = walker.nextNode()) {
           if (n.nodeType === 3) {
             const s = n.data;
-            if (s.length < 1 || !values.length) continue;
-            for (const v of values) {
-              for (let i = s.indexOf(v); i >= 0; i = s.indexOf(v, i + v.length)) {
+            const wanted = root === doc ? inLight : values;
+            if (s.length < 1 || !wanted.length) continue;
+            const forms = [];
+            for (const v of wanted) {
+              for (const [start, end] of find.spans(s, v[0], v[1], forms)) {
                 if (root === document.documentElement) light.set(v, light.get(v) + 1);
-                range.setStart(n, i);
-                range.setEnd(n, i + v.length);
+                range.setStart(n, start);
+                range.setEnd(n, end);
                 for (const r of range.getClientRects()) add(r);
               }
             }
@@ -1121,10 +1192,9 @@
         if (inner < total) add(el.getBoundingClientRect());
         for (const c of el.children) split(c, v);
       };
-      const doc = document.documentElement;
       if (doc) {
         visit(doc);
-        for (const v of values) if (count(doc.textContent, v) > light.get(v)) split(doc, v);
+        for (const v of inLight) if (count(all, v, allForms) > light.get(v)) split(doc, v);
       }
       if (!boxes.length) return 0;
       const sx = window.scrollX, sy = window.scrollY;

@@ -91,6 +91,43 @@ async def test_an_edited_start_url_on_another_site_is_not_opened(
     assert chosen.steps[0].url == servers.url("agent_form.html")
 
 
+async def test_a_refused_replay_leaves_a_complete_run_file(
+    browser: BrowserSession, servers: Servers, tmp_path: Path
+) -> None:
+    """A run refused at its start writes its header with the refusal (never a closing line alone, which no
+    reader can load): the file loads, lists and says why."""
+    path = await record(browser, servers, tmp_path / "runs", TICK, "agent_form.html")
+    records = lines(path)
+    records[0]["settings"]["start_url"] = servers.other_url("agent_form.html")
+    write(path, records)
+    out = tmp_path / "runs"  # the recording's folder: it exists, as a runs_dir used before does
+    refused = [
+        PageAgent(model=ScriptedModel([]), browser=browser, approval="deny-risky", runs_dir=str(out)),
+        PageAgent(model=ScriptedModel([]), browser=browser, allowed_domains=[servers.main], runs_dir=str(out)),
+    ]
+    for agent in refused:
+        replayed = await agent.replay(str(path))
+        assert replayed.status == "error" and "start URL" in (replayed.error or ""), replayed.error
+        saved = out / f"{replayed.run_id}.jsonl"
+        kinds = [r["kind"] for r in lines(saved)]
+        assert kinds == ["run", "end"], kinds
+        loaded = load_run(saved)
+        assert loaded.status == "error" and loaded.error == replayed.error and loaded.task == replayed.task
+        assert not loaded.steps
+    # a run refused at a start URL it was given (not a replay) leaves a complete file too
+    agent = PageAgent(
+        model=ScriptedModel([]),
+        browser=browser,
+        start_url=servers.other_url("agent_form.html"),
+        allowed_domains=[servers.main],
+        runs_dir=str(out),
+    )
+    result = await agent.run("go")
+    assert result.status == "error", result.error
+    assert load_run(out / f"{result.run_id}.jsonl").error == result.error
+    assert len(list(out.glob("*.jsonl"))) == 4  # the recording and the three refused runs
+
+
 async def test_a_recorded_navigation_passes_the_gate_and_a_failed_step_ends_the_replay(
     browser: BrowserSession, servers: Servers, tmp_path: Path
 ) -> None:

