@@ -117,7 +117,9 @@ def request_words(task: str) -> frozenset[str]:
 
 
 def _quote(lines: Sequence[str]) -> str:
-    shown = [f'"{line if len(line) <= QUOTE_CHARS else line[: QUOTE_CHARS - 1] + "…"}"' for line in lines[:2]]
+    """Up to two lines, each on one line (whitespace runs made one space) and clipped, in double quotes."""
+    flat = [" ".join(line.split()) for line in lines[:2]]
+    shown = [f'"{line if len(line) <= QUOTE_CHARS else line[: QUOTE_CHARS - 1] + "…"}"' for line in flat]
     return " and ".join(shown)
 
 
