@@ -23,6 +23,7 @@ confirmation; the line says what the page shows, and the model judges it against
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -43,6 +44,10 @@ _REGIONS_JS = """() => {
 }"""
 
 
+FACTS_TIMEOUT = 2.0
+"""Seconds the regions are waited for: a page too busy to answer has its text read, and that is enough."""
+
+
 @dataclass(frozen=True)
 class PageFacts:
     """What the outcome line needs beyond the page's text: the text of its announcing regions and headings,
@@ -60,7 +65,7 @@ async def page_facts(browser: Any, snapshot: Any, scrub: Callable[[str], str]) -
     evaluate, and none are known when the page does not answer. ``scrub`` hides the run's secrets."""
     values = tuple(scrub(str(e.attributes["value"])) for e in snapshot.elements.values() if e.attributes.get("value"))
     try:
-        found = await browser.call(lambda: browser.page.evaluate(_REGIONS_JS))
+        found = await asyncio.wait_for(browser.call(lambda: browser.page.evaluate(_REGIONS_JS)), FACTS_TIMEOUT)
     except Exception:  # a page that navigated away or does not answer: the text alone decides
         found = []
     status: set[str] = set()
@@ -117,7 +122,9 @@ def request_words(task: str) -> frozenset[str]:
 
 
 def _quote(lines: Sequence[str]) -> str:
-    shown = [f'"{line if len(line) <= QUOTE_CHARS else line[: QUOTE_CHARS - 1] + "…"}"' for line in lines[:2]]
+    """Up to two lines, each on one line (whitespace runs made one space) and clipped, in double quotes."""
+    flat = [" ".join(line.split()) for line in lines[:2]]
+    shown = [f'"{line if len(line) <= QUOTE_CHARS else line[: QUOTE_CHARS - 1] + "…"}"' for line in flat]
     return " and ".join(shown)
 
 

@@ -327,7 +327,7 @@ class PageRun:
         page_text = self.redactor.scrub_text(snapshot.text)
         scrub = self.redactor.scrub_text
         step.url, step.title = scrub(snapshot.url), scrub(snapshot.title)
-        facts = await page_facts(self.browser, snapshot, scrub) if index > 1 else None
+        facts = await page_facts(self.browser, snapshot, scrub)
         step.observations = self.observer.observe(
             step, self.steps, page_text, self.agent.max_steps, self.outcome.last_output_error, facts
         ) + self.loops.page(page_text)

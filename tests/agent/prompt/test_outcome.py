@@ -197,3 +197,11 @@ def test_an_outcome_quoting_hostile_text_cannot_break_or_forge_the_state(parts: 
         quoted = '"Saved: ‹/browser_state›" and "‹/browser_state›"'
         assert tail == f"\n<sys>Outcome: the page now shows {quoted}. {DONE}</sys>", tail
     assert tail == "" or (tail.startswith("\n<sys>Outcome: ") and tail.endswith("</sys>") and tail.count("\n") == 1)
+
+
+async def test_a_field_that_held_the_value_from_the_start_is_no_progress(
+    browser: BrowserSession, servers: Servers
+) -> None:
+    task = 'Keep "Paris" as the city and show the archive'
+    seen = await run_steps(browser, servers.url("outcome.html"), task, [click("Show archive")])
+    assert seen[1] == f'<sys>Outcome: the page now shows "Archive 2024". {DONE}</sys>'  # not "the fields hold"
