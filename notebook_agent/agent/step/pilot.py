@@ -52,6 +52,13 @@ class Pilot(Protocol):
         """The steps the pilot will take (their number sizes the run's step limit)."""
         ...
 
+    def needs_page(self) -> bool:
+        """Whether deciding the next step reads the page. A recorded navigation does not (its URL is the
+        recording's, with the row's values), so the run takes no snapshot before it: a replayed row then costs
+        what a hand-written script costs. Finding an element, checking the page's path or reading an answer
+        does; and a step the pilot leaves to the model is read in full whatever this said."""
+        ...
+
     async def prepare(self, browser: BrowserSession, step: PageStep, page_text: str = "") -> str | None:
         """Decide ``step`` now that the page is read (``page_text``: what the model would read, secrets
         scrubbed). Returns a note for the model when the step goes to it; marks ``step.replay``."""

@@ -82,6 +82,9 @@ from .typed_output import OutputSpec, with_typed_done
 
 __all__ = ["PageRun", "RunSpec", "StartUrlError"]
 
+#: The page text of a step a pilot decided without reading the page (what its run file shows in its place).
+NOT_READ = "(The page was not read for this step: it repeats a recorded navigation.)"
+
 
 def _url_of(browser: BrowserSession) -> str:
     try:
@@ -322,16 +325,17 @@ class PageRun:
         if self.trace is not None:
             await begin_group(self.browser, self.trace, f"Step {index}")
         t0 = time.perf_counter()
-        snapshot = await self.browser.snapshot(full_page=self.agent.full_page)
-        page_text = self.redactor.scrub_text(snapshot.text)
-        scrub = self.redactor.scrub_text
-        step.url, step.title = scrub(snapshot.url), scrub(snapshot.title)
-        step.observations = self.observer.observe(
-            step, self.steps, page_text, self.agent.max_steps, self.outcome.last_output_error
-        ) + self.loops.page(page_text)
+        unread = self.pilot is not None and not self.pilot.needs_page()
+        if unread:  # a piloted step decided without the page (a recorded navigation): no read before it
+            page_text = NOT_READ
+            step.url, step.title = self.redactor.scrub_text(_url_of(self.browser)), ""
+        else:
+            page_text = await self._read_page(step)
         if self.pilot is not None:
             note = await self.pilot.prepare(self.browser, step, page_text)
             if note:
+                if unread:  # the step goes to the model after all: it reads the page as in any step
+                    page_text = await self._read_page(step)
                 step.observations.append(note)
         self.history.extend(step.observations)
         state = state_message(self.redactor.scrub_text(self.task), step, self.agent.max_steps, self.history, page_text)
@@ -342,6 +346,18 @@ class PageRun:
         self.translator.turn_started = time.perf_counter()
         content: list[TextContent | ImageContent] = [TextContent(text=state), *images]
         return [UserMessage(content=state if not images else content)]
+
+    async def _read_page(self, step: PageStep) -> str:
+        """Snapshot the page for ``step``: its URL, title and observations set; the text the model reads."""
+        assert self.browser is not None
+        snapshot = await self.browser.snapshot(full_page=self.agent.full_page)
+        page_text = self.redactor.scrub_text(snapshot.text)
+        scrub = self.redactor.scrub_text
+        step.url, step.title = scrub(snapshot.url), scrub(snapshot.title)
+        step.observations = self.observer.observe(
+            step, self.steps, page_text, self.agent.max_steps, self.outcome.last_output_error
+        ) + self.loops.page(page_text)
+        return page_text
 
     def extract_tool_calls(self, message: AssistantMessage) -> list[ToolCall]:
         step = self.step

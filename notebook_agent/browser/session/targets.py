@@ -15,7 +15,7 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError
 
 from ..errors import ActionError, first_line
-from ..fingerprint.finder import Fingerprint, FingerprintUnavailable, find_again, fingerprint_at
+from ..fingerprint.finder import Fingerprint, FingerprintUnavailable, find_again, fingerprint_at, live_locator
 from .browser_session import BrowserSession
 
 
@@ -43,6 +43,9 @@ async def find_target(session: BrowserSession, recorded: dict[str, Any]) -> Targ
     """The current index of the element ``recorded`` (a fingerprint dict, from a run file: hostile input)
     describes, found on the session's current tab, or a :class:`Target` without one saying why."""
     fp = Fingerprint.from_dict(recorded)
+    quick = await _by_locator(session, fp)
+    if quick is not None:
+        return quick
     try:
         page = await session.ensure_page()
         found = await find_again(page, fp)
@@ -59,3 +62,25 @@ async def find_target(session: BrowserSession, recorded: dict[str, Any]) -> Targ
             "the element was found, but the browser state does not list it (hidden, covered, or not interactive)",
         )
     return Target(index, found.how, found.confidence)
+
+
+#: Recorded locators that name an element by what a person sees or a test id, not by where it sits: when one
+#: matches exactly one element, that element is the one recorded (an id or a CSS path may now name another).
+SURE_LOCATORS = frozenset({"test_id", "role", "label", "placeholder"})
+
+
+async def _by_locator(session: BrowserSession, fp: Fingerprint) -> Target | None:
+    """The recorded element found by its recorded locator alone, in two short queries of the page, when that locator
+    names it by what it is (:data:`SURE_LOCATORS`), matches exactly one element now, and that element is listed
+    in the latest snapshot and enabled; else None, and the full search (:func:`find_again`) decides."""
+    spec = fp.locator
+    if spec is None or spec.frames or spec.nth is not None or spec.kind not in SURE_LOCATORS:
+        return None
+    try:
+        index = await session.index_by_locator(lambda page: live_locator(page, spec))
+    except (PlaywrightError, TimeoutError):
+        return None
+    info = session.element(index) if index is not None else None
+    if index is None or info is None or info.disabled:
+        return None
+    return Target(index, "locator", 1.0)
