@@ -87,6 +87,13 @@ def write_table(result: Any, path: str, *, raw_cells: bool = False) -> None:
         Path(path).write_text(lines, encoding="utf-8")
 
 
+def _time_left(seconds: float) -> str:
+    """``42s``, ``17 min``, ``2.5 h``: what a person reads at a glance in a long map's lines."""
+    if seconds < 90:
+        return f"{seconds:.0f}s"
+    return f"{seconds / 60:.0f} min" if seconds < 90 * 60 else f"{seconds / 3600:.1f} h"
+
+
 def _row_line(progress: Any) -> str:
     rec = progress.record
     r = rec.result
@@ -96,7 +103,9 @@ def _row_line(progress: Any) -> str:
     steps = f"{len(r.steps)} steps" if r is not None else "-"
     mark = "✓" if rec.success else "✗"
     count = f"[{progress.done}/{progress.total}]"
-    left = f", {progress.eta_s:.0f}s left" if progress.eta_s is not None and progress.done < progress.total else ""
+    left = (
+        f", {_time_left(progress.eta_s)} left" if progress.eta_s is not None and progress.done < progress.total else ""
+    )
     pace = f"  · {progress.rows_per_minute:.1f}/min{left}"
     replay = r.replay_text().removeprefix("replay: ") if r is not None else ""
     said = f"({replay}) {said}" if replay else said
