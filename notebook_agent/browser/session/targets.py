@@ -16,6 +16,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from ..errors import ActionError, first_line
 from ..fingerprint.finder import Fingerprint, FingerprintUnavailable, find_again, fingerprint_at, live_locator
+from ..fingerprint.score import score
 from .browser_session import BrowserSession
 
 
@@ -64,15 +65,17 @@ async def find_target(session: BrowserSession, recorded: dict[str, Any]) -> Targ
     return Target(index, found.how, found.confidence)
 
 
-#: Recorded locators that name an element by what a person sees or a test id, not by where it sits: when one
-#: matches exactly one element, that element is the one recorded (an id or a CSS path may now name another).
+#: Recorded locators that name an element by what a person sees or a test id, not by where it sits.
 SURE_LOCATORS = frozenset({"test_id", "role", "label", "placeholder"})
 
 
 async def _by_locator(session: BrowserSession, fp: Fingerprint) -> Target | None:
-    """The recorded element found by its recorded locator alone, in two short queries of the page, when that locator
-    names it by what it is (:data:`SURE_LOCATORS`), matches exactly one element now, and that element is listed
-    in the latest snapshot and enabled; else None, and the full search (:func:`find_again`) decides."""
+    """The recorded element found without the full search, when that cannot differ from what the search would
+    decide: its recorded locator names it by what it is (:data:`SURE_LOCATORS`) and matches exactly one element
+    now, listed in the latest snapshot and enabled, whose fingerprint agrees with every part recorded (its
+    context included: the same "Add to cart" under another product's heading does not). Any element within the
+    search's margin of it would match the locator too (score.py's weights), so it is the search's clear winner.
+    Three short queries instead of a dozen; else None, and :func:`find_again` decides."""
     spec = fp.locator
     if spec is None or spec.frames or spec.nth is not None or spec.kind not in SURE_LOCATORS:
         return None
@@ -82,5 +85,11 @@ async def _by_locator(session: BrowserSession, fp: Fingerprint) -> Target | None
         return None
     info = session.element(index) if index is not None else None
     if index is None or info is None or info.disabled:
+        return None
+    now = await target_of(session, index)
+    if now is None:
+        return None
+    agreed = score(fp, Fingerprint.from_dict(now))
+    if agreed.confidence < 1.0 or agreed.differs or agreed.loose_name:
         return None
     return Target(index, "locator", 1.0)
