@@ -340,13 +340,17 @@ async def memory(browser: BrowserSession, recipe: Recipe, total: int, concurrenc
     agent = PageAgent(model=ScriptedModel([]), browser=browser, output=Price, screenshots=False)
     step_rows = max(total // 8, 1)
     samples = []
-    done = 0
+    done = failed = 0
     t0 = time.perf_counter()
     while done < total:
         n = min(step_rows, total - done)
         rows = [{"product": PRODUCTS[(done + i) % len(PRODUCTS)]} for i in range(n)]
         result = await recipe.map(rows, agent, concurrency=concurrency, heal=False)
-        assert len(result.succeeded) == n, result.summary()
+        for row in result.rows:  # a row that failed (a timeout on a loaded machine) is said, and counted
+            if not row.success:
+                failed += 1
+                said = row.result.error or row.result.text if row.result is not None else row.error
+                print(f"  row {done + row.index} failed: {' '.join(str(said).split())[:200]}")
         done += n
         del result
         py, br = resident_mb(os.getpid())
@@ -354,7 +358,7 @@ async def memory(browser: BrowserSession, recipe: Recipe, total: int, concurrenc
         print(f"{done:>10} {py:8.0f} {br:8.0f} {60 * done / (time.perf_counter() - t0):9.1f}", flush=True)
     first, last = samples[0], samples[-1]
     grew = f"python {last[0] - first[0]:+.0f} MB, browser {last[1] - first[1]:+.0f} MB"
-    print(f"growth from the first sample to the last: {grew}")
+    print(f"growth from the first sample to the last: {grew}; {failed} of {done} rows failed")
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -404,12 +408,13 @@ async def main(args: argparse.Namespace) -> None:
                 f"recipe (c=4) / loop (4 contexts): {form_rates['recipe4'] / form_rates['loop4']:.2f}×"
             )
             if args.memory_rows:
-                await memory(browser, demo, args.memory_rows, 8)
+                await memory(browser, demo, args.memory_rows, args.memory_concurrency)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=48, help="rows per setting (default 48)")
+    parser.add_argument("--memory-concurrency", type=int, default=4, help="rows at a time in the memory run")
     parser.add_argument("--rounds", type=int, default=4, help="rounds the settings take turns in (default 4)")
     parser.add_argument("--memory-rows", type=int, default=2000, help="rows of the memory run (0: skip)")
     parser.add_argument(

@@ -94,7 +94,9 @@ def _time_left(seconds: float) -> str:
     return f"{seconds / 60:.0f} min" if seconds < 90 * 60 else f"{seconds / 3600:.1f} h"
 
 
-def _row_line(progress: Any) -> str:
+def row_line(progress: Any) -> str:
+    """The line a finished row prints in the terminal: its mark, count, status, steps, seconds, answer, rows/min
+    and the time left."""
     rec = progress.record
     r = rec.result
     said = (r.answer if r is not None else "") or (r.error if r is not None else None) or rec.error or ""
@@ -185,7 +187,7 @@ async def _map(
 
         def on_event(event: Any) -> None:
             if event.type == "map_progress" and event.ended:
-                print(_row_line(event), flush=True)
+                print(row_line(event), flush=True)
 
         try:
             if recipe is not None:  # each row replays the recipe; the model only heals

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Literal
 
-from playwright.async_api import ElementHandle, Frame, Locator, Page, Response
+from playwright.async_api import ElementHandle, Frame, Page, Response
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
@@ -27,7 +27,7 @@ from ..page.hung_tabs import HungPages, is_responsive
 from ..page.mask import HiddenValues, current_values, masked_capture, remember_hidden
 from ..page.page_script import op_selector
 from ..page.prefetch import Key, Prefetch
-from ..page.reader import SENSITIVE_FIELDS, PageReader, index_by_locator, index_in_snapshot
+from ..page.reader import SENSITIVE_FIELDS, PageReader, index_in_snapshot
 from ..page.snapshot import FULL_PAGE_MAX_CHARS, ElementInfo, Snapshot, TabInfo
 from ..page.tabs import Tabs
 from ..urls import URLError, navigation_error, normalize_url
@@ -240,15 +240,6 @@ class SessionPages:
     async def index_of(self, element: ElementHandle, frame: Frame) -> int | None:
         """The index ``element`` (of ``frame``) has in the latest snapshot, or None (the reverse of ``resolve``)."""
         return await index_in_snapshot(self._reader, element, frame)
-
-    @on_browser_loop
-    async def index_by_locator(self, locator: Callable[[Page], Locator]) -> int | None:
-        """The latest snapshot's index of the one element ``locator(page)`` matches in the current tab's main
-        frame, or None (none or several match, it is not listed, or the snapshot is of another tab)."""
-        page = await self.ensure_page()
-        if self._reader.last_snapshot is None or self._reader.refs_page is not page:
-            return None
-        return await index_by_locator(self._reader, locator(page), page.main_frame)
 
     @on_browser_loop
     async def screenshot(

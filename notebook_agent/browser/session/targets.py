@@ -17,6 +17,7 @@ from playwright.async_api import Error as PlaywrightError
 from ..errors import ActionError, first_line
 from ..fingerprint.finder import Fingerprint, FingerprintUnavailable, find_again, fingerprint_at, live_locator
 from ..fingerprint.score import score
+from ..page.reader import index_by_locator
 from .browser_session import BrowserSession
 
 
@@ -80,7 +81,11 @@ async def _by_locator(session: BrowserSession, fp: Fingerprint) -> Target | None
     if spec is None or spec.frames or spec.nth is not None or spec.kind not in SURE_LOCATORS:
         return None
     try:
-        index = await session.index_by_locator(lambda page: live_locator(page, spec))
+        page = await session.ensure_page()
+        reader = session._reader  # the latest snapshot's own page: the index is only good for it
+        if reader.last_snapshot is None or reader.refs_page is not page:
+            return None
+        index = await index_by_locator(reader, live_locator(page, spec), page.main_frame)
     except (PlaywrightError, TimeoutError):
         return None
     info = session.element(index) if index is not None else None

@@ -6,7 +6,7 @@ from __future__ import annotations
 from notebook_agent.agent import MapProgress
 from notebook_agent.agent.batch.map_table import MapRow
 from notebook_agent.agent.runs.result import PageAgentResult, PageStep
-from notebook_agent.cli.map import _row_line
+from notebook_agent.cli.map import row_line
 from notebook_agent.core.messages import Usage
 from notebook_agent.notebook.map_view import TABLE_ROWS, MapView
 
@@ -45,4 +45,4 @@ async def test_a_long_recipe_map_keeps_its_view_light_and_says_time_left_and_hea
     hours = MapProgress(10, 0, 8, 10_000, 60.0, 10.0, 36_000.0, 0, row, False)
     assert "~10.0 h left" in view.progress_line(hours)
     row.result, row.status = _result(healed=False), "completed"
-    assert "10.0/min, 10.0 h left" in _row_line(hours)
+    assert "10.0/min, 10.0 h left" in row_line(hours)
