@@ -91,7 +91,16 @@ def write_table(result: Any, path: str, *, raw_cells: bool = False) -> None:
         Path(path).write_text(lines, encoding="utf-8")
 
 
-def _row_line(progress: Any) -> str:
+def _time_left(seconds: float) -> str:
+    """``42s``, ``17 min``, ``2.5 h``: what a person reads at a glance in a long map's lines."""
+    if seconds < 90:
+        return f"{seconds:.0f}s"
+    return f"{seconds / 60:.0f} min" if seconds < 90 * 60 else f"{seconds / 3600:.1f} h"
+
+
+def row_line(progress: Any) -> str:
+    """The line a finished row prints in the terminal: its mark, count, status, steps, seconds, answer, rows/min
+    and the time left."""
     rec = progress.record
     r = rec.result
     said = (r.answer if r is not None else "") or (r.error if r is not None else None) or rec.error or ""
@@ -100,7 +109,9 @@ def _row_line(progress: Any) -> str:
     steps = f"{len(r.steps)} steps" if r is not None else "-"
     mark = "✓" if rec.success else "✗"
     count = f"[{progress.done}/{progress.total}]"
-    left = f", {progress.eta_s:.0f}s left" if progress.eta_s is not None and progress.done < progress.total else ""
+    left = (
+        f", {_time_left(progress.eta_s)} left" if progress.eta_s is not None and progress.done < progress.total else ""
+    )
     pace = f"  · {progress.rows_per_minute:.1f}/min{left}"
     replay = r.replay_text().removeprefix("replay: ") if r is not None else ""
     said = f"({replay}) {said}" if replay else said
@@ -166,7 +177,7 @@ async def _map(
 
         def on_event(event: Any) -> None:
             if event.type == "map_progress" and event.ended:
-                print(_row_line(event), flush=True)
+                print(row_line(event), flush=True)
 
         try:
             if recipe is not None:  # each row replays the recipe; the model only heals

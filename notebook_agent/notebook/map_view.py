@@ -26,7 +26,8 @@ from .kernel_state import STATE
 from .views.html import CSS, esc
 from .views.run_view import RunView
 
-#: Rows listed in the table (a map of thousands keeps the view light; the result has them all).
+#: Rows listed in the table and offered to watch: the latest to change (a map of 10,000 rows keeps the view, its
+#: widget state and the events it keeps as light as one of 200; the result has every row).
 TABLE_ROWS = 200
 
 
@@ -40,7 +41,9 @@ def _eta(seconds: float | None) -> str:
         return "time left: after the first row"
     if seconds < 90:
         return f"~{seconds:.0f} s left"
-    return f"~{seconds / 60:.0f} min left"
+    if seconds < 90 * 60:
+        return f"~{seconds / 60:.0f} min left"
+    return f"~{seconds / 3600:.1f} h left"
 
 
 class MapView:
@@ -72,6 +75,9 @@ class MapView:
         self.answers: dict[int, str] = {}
         self.shown: int | None = None
         self.max_steps = 20
+        self.healed = 0
+        """Rows a recipe's map healed (the model redid a step), and the tokens that cost."""
+        self.tokens = 0
 
     def handle(self, event: Any) -> None:
         if isinstance(event, RowEvent):
@@ -85,25 +91,44 @@ class MapView:
             record = event.record
             if event.row not in self.labels:
                 self.labels[event.row] = f"row {event.row + 1}: {_short(record.task, 70)}"
-                self.picker.options = [*self.picker.options, (self.labels[event.row], event.row)]
+                self._forget_old_rows()
+                self.picker.options = [self.picker.options[0], *((label, i) for i, label in self.labels.items())]
+            self.status.pop(event.row, None)  # the latest to change come last
             self.status[event.row] = record.status
             if record.result is not None:
                 self.answers[event.row] = record.result.answer or record.result.error or ""
+                if event.ended and record.result.replay_counts.get("healed"):
+                    self.healed += 1
+                self.tokens += record.result.usage.tokens if event.ended else 0
             elif record.error:
                 self.answers[event.row] = record.error
             self.bar.value = event.done
-            rate = f" · {event.rows_per_minute:.1f} rows/min · {_eta(event.eta_s)}" if event.done else ""
-            self.line.value = (
-                f"{event.done} of {event.total} done · {event.failed} failed · {event.running} running{rate}"
-            )
+            self.line.value = self.progress_line(event)
             self._table()
         elif isinstance(event, MapFinished):
             self.finish(event.result)
 
+    def progress_line(self, event: MapProgress) -> str:
+        """``120 of 10000 done · 0 failed · 8 running · 431.2 rows/min · ~23 min left`` (and, for a recipe, the
+        rows healed and their tokens)."""
+        rate = f" · {event.rows_per_minute:.1f} rows/min · {_eta(event.eta_s)}" if event.done else ""
+        healed = f" · {self.healed} healed ({self.tokens:,} tokens)" if self.healed else ""
+        return f"{event.done} of {event.total} done · {event.failed} failed · {event.running} running{healed}{rate}"
+
+    def _forget_old_rows(self) -> None:
+        """Keep the table, the picker and the kept events to the :data:`TABLE_ROWS` latest rows (and the one
+        shown): a long map's view stays as light as a short one's."""
+        while len(self.labels) > TABLE_ROWS:
+            old = next((i for i in self.labels if i != self.shown), None)
+            if old is None:
+                return
+            for kept in (self.labels, self.events, self.views, self.status, self.answers):
+                kept.pop(old, None)
+
     def _table(self) -> None:
         cell = "border:1px solid #d0d7de;padding:2px 6px;text-align:left;vertical-align:top"
         rows = []
-        for i in sorted(self.status)[:TABLE_ROWS]:
+        for i in sorted(list(self.status)[-TABLE_ROWS:]):
             status = self.status[i]
             color = "#1a7f37" if status == "completed" else ("#57606a" if status == "running" else "#cf222e")
             rows.append(

@@ -174,16 +174,28 @@ def _call(work: Callable[[], Awaitable[T]]) -> T:
     except RuntimeError:
         return asyncio.run(_awaited(work))
     box: list[Any] = []
+    running: list[tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]]] = []
+
+    async def main() -> T:
+        task = asyncio.current_task()
+        assert task is not None
+        running.append((asyncio.get_running_loop(), task))
+        return await work()
 
     def target() -> None:
         try:
-            box.append((True, asyncio.run(_awaited(work))))
+            box.append((True, asyncio.run(main())))
         except BaseException as exc:
             box.append((False, exc))
 
     thread = threading.Thread(target=target, name="notebook-agent-map-call")
     thread.start()
-    thread.join()
+    try:
+        thread.join()
+    except KeyboardInterrupt:  # Ctrl-C / Interrupt lands here: cancel the work there, as asyncio.run would here
+        for loop, task in running:
+            loop.call_soon_threadsafe(task.cancel)
+        thread.join()
     ok, value = box[0]
     if not ok:
         raise value

@@ -252,10 +252,13 @@ class _Clock:
 _END = object()
 
 
-async def _drive(agent: Any, result: MapResult, todo: list[int]) -> AsyncGenerator[MapEvent, None]:
-    """Run the rows ``todo`` of ``result`` (updating its records in place) and yield the map's events."""
+async def _drive(agent: Any, result: MapResult, todo: list[int], holder: Any = None) -> AsyncGenerator[MapEvent, None]:
+    """Run the rows ``todo`` of ``result`` (updating its records in place) and yield the map's events.
+    ``holder``: the agent whose ``stop()`` stops the map, when the rows run a copy of it (a recipe's map gives
+    its copy the recipe's answer type): the user's agent, which the Stop button and Interrupt reach."""
     options: MapOptions = result.options
-    if agent._controller is not None:
+    holder = agent if holder is None else holder
+    if agent._controller is not None or holder._controller is not None:
         raise AgentBusyError("A run or map is already active on this agent; wait for it or call stop().")
     controller = AbortController()
     signal = controller.signal
@@ -353,7 +356,7 @@ async def _drive(agent: Any, result: MapResult, todo: list[int]) -> AsyncGenerat
         rec = result.rows[i]
         result.rows[i] = replace(rec, status="not_started", result=None, error=None, seconds=0.0, worker=None)
     task: asyncio.Task[None] | None = None
-    agent._controller = controller  # the map holds the agent as a run does: agent.stop() reaches it
+    agent._controller = holder._controller = controller  # the map holds the agent as a run does: stop() reaches it
 
     # abort() may come from any thread (a widget, a signal handler): the rows are stopped on this loop
     def on_abort(reason: str) -> None:
@@ -385,8 +388,9 @@ async def _drive(agent: Any, result: MapResult, todo: list[int]) -> AsyncGenerat
         if pool is not None:
             with contextlib.suppress(Exception):
                 await pool.close()
-        if agent._controller is controller:
-            agent._controller = None
+        for held in (agent, holder):
+            if held._controller is controller:
+                held._controller = None
         if own_browser and browser is not None:
             with contextlib.suppress(Exception):
                 await browser.close()

@@ -179,10 +179,21 @@ class Recipe(BaseModel):
 
     def map_sync(self, rows: Any, agent: Any = None, **options: Any) -> Any:
         """:meth:`map` from plain code, or from a cell with a running event loop (it runs on a thread of its
-        own there, with its own browser)."""
+        own there, with its own browser). Ctrl-C (Interrupt) stops the rows and raises
+        :class:`~..batch.map_runner.MapInterrupted` whose ``.result`` has every finished row."""
         from ..batch.map_rows import _call
+        from ..batch.map_runner import MapInterrupted
 
-        return _call(lambda: self.map(rows, agent, **options))
+        async def work() -> Any:
+            try:
+                return await self.map(rows, agent, **options)
+            except MapInterrupted as stopped:  # returned, so asyncio.run does not turn it into a bare Ctrl-C
+                return stopped
+
+        out = _call(work)
+        if isinstance(out, MapInterrupted):
+            raise out
+        return out
 
     def __repr__(self) -> str:
         slots = ", ".join(f"{s.name}={s.recorded!r}" for s in self.slots)

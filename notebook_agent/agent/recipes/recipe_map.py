@@ -150,9 +150,9 @@ async def map_recipe(
     """``recipe.map(rows, agent, ...)``: options as ``agent.map``'s (``concurrency=4``, ``isolation="context"``
     by default here, ``executor=``, ``model=``/``model_factory=`` for the healing model) plus ``heal`` and
     ``url`` (the same site on another base URL)."""
-    agent = _agent_for(recipe, agent)
+    given, agent = agent, _agent_for(recipe, agent)
     result = plan_recipe(recipe, rows, agent, _options(recipe, heal, url, options))
-    done = await _consume(_drive(agent, result, list(range(len(result.rows)))), result, on_event)
+    done = await _consume(_drive(agent, result, list(range(len(result.rows))), given), result, on_event)
     assert isinstance(done, RecipeMapResult)
     return done
 
@@ -161,8 +161,8 @@ async def stream_recipe(
     recipe: Any, rows: Any, agent: Any = None, *, heal: bool = True, url: str | None = None, **options: Any
 ) -> AsyncGenerator[MapEvent, None]:
     """:func:`map_recipe` as its events (``RowEvent``, ``MapProgress``, ``MapFinished``), for a view."""
-    agent = _agent_for(recipe, agent)
+    given, agent = agent, _agent_for(recipe, agent)
     result = plan_recipe(recipe, rows, agent, _options(recipe, heal, url, options))
-    async with contextlib.aclosing(_drive(agent, result, list(range(len(result.rows))))) as events:
+    async with contextlib.aclosing(_drive(agent, result, list(range(len(result.rows))), given)) as events:
         async for event in events:
             yield event

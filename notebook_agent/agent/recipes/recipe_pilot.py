@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 from ...core.messages import Usage
 from ...llm.scripted import ScriptedCall
@@ -87,7 +88,10 @@ class RecipePilot(ReplayPilot):
             return await super().prepare(browser, step, page_text)
         self.position += 1
         self.known = None
-        text, data, problem = answer_for(answer, page_text, self.values)
+        problem = self._off_answer_page(browser, last)
+        text, data = "", None
+        if problem is None:
+            text, data, problem = answer_for(answer, page_text, self.values)
         if problem is None:
             args: dict[str, Any] = {"text": text, "success": bool(last.args.get("success", True))}
             if self.typed and data is not None:
@@ -115,3 +119,23 @@ class RecipePilot(ReplayPilot):
             self._stop(step, f"step {last.index} (the answer): {problem}")
             return None
         return note
+
+    def _off_answer_page(self, browser: Any, last: PageStep) -> str | None:
+        """Why the current page is not the one the recorded answer was read on, with this row's values: another
+        path, or a query value that came from a slot (the search for another product) differing; else None.
+        An answer is only read where the recording read it: a page left elsewhere (an action that failed, a
+        navigation stopped half-way) has other values in the same places."""
+        if not last.url:
+            return None
+        try:
+            here = str(browser.page.url)
+        except Exception:
+            return None
+        expected, now = urlsplit(self.url(last.url)), urlsplit(here)
+        template = next((s.url for s in self.recipe.steps if s.index == last.index), "")
+        slotted = {k for k, v in parse_qsl(urlsplit(template).query) if "{" in v}
+        want, got = dict(parse_qsl(expected.query)), dict(parse_qsl(now.query))
+        elsewhere = (expected.netloc, expected.path) != (now.netloc, now.path)
+        if elsewhere or any(want.get(k) != got.get(k) for k in slotted):
+            return f"the page is {here}, where the recorded answer was read on {self.url(last.url)}"
+        return None

@@ -14,10 +14,12 @@ the approval gate, allowed domains, secrets and the run file, because it is stil
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from ...browser.session.targets import target_of
 from ...core.model import Context, Model, StreamEvent, StreamOptions
 from ...llm.scripted import ScriptedModel
 
@@ -50,6 +52,13 @@ class Pilot(Protocol):
     @property
     def steps(self) -> list[PageStep]:
         """The steps the pilot will take (their number sizes the run's step limit)."""
+        ...
+
+    def needs_page(self) -> bool:
+        """Whether deciding the next step reads the page. A recorded navigation does not (its URL is the
+        recording's, with the row's values), so the run takes no snapshot before it: a replayed row then costs
+        what a hand-written script costs. Finding an element, checking the page's path or reading an answer
+        does; and a step the pilot leaves to the model is read in full whatever this said."""
         ...
 
     async def prepare(self, browser: BrowserSession, step: PageStep, page_text: str = "") -> str | None:
@@ -96,3 +105,22 @@ def piloted_agent(agent: Any, pilot: Pilot) -> Any:
     clone.last_result = None
     clone._controller = None
     return clone
+
+
+async def read_ahead(
+    browser: BrowserSession, pilot: Pilot | None, index: Any
+) -> asyncio.Future[dict[str, Any] | None] | None:
+    """What an action on element ``index`` acts on, read while the previous picture finishes and the gate judges
+    (both before the action changes the page), not after them: the element itself, found for the action
+    (browser/prefetch.py), and its fingerprint for replay, being read (a replay's recorded one when it has it;
+    the run keeps it only when the action goes ahead)."""
+    if not isinstance(index, int):
+        return None
+    await browser.prefetch(index)
+    known = pilot.known_target(index) if pilot is not None else None
+    return asyncio.ensure_future(_known(known) if known else browser.call(target_of, browser, index))
+
+
+async def _known(target: dict[str, Any]) -> dict[str, Any]:
+    """A target already known (a replay's recorded one), in the shape of a fresh read."""
+    return target

@@ -42,6 +42,9 @@ ELEMENT_ACTIONS = frozenset(
     {"click_element_by_index", "input_text", "select_dropdown_option", "hover", "send_keys", "extract_table"}
 )
 
+#: Recorded actions decided without reading the page first: they name no element and check no page.
+UNREAD_ACTIONS = frozenset({"go_to_url"})
+
 
 def origin(url: str) -> str:
     parts = urlsplit(url)
@@ -122,6 +125,11 @@ class ReplayPilot:
 
     def url(self, value: str) -> str:
         return str(rebase(value, self.old_origin, self.new_base))
+
+    def needs_page(self) -> bool:
+        """See :meth:`.pilot.Pilot.needs_page`: only a recorded ``go_to_url`` is decided without the page (the
+        allowed domains and the gate still judge where it goes)."""
+        return self.position >= len(self.steps) or self.steps[self.position].action not in UNREAD_ACTIONS
 
     async def prepare(self, browser: BrowserSession, step: PageStep, page_text: str = "") -> str | None:
         """Decide step ``step`` (the page has just been read). Returns a note for the model when the step goes

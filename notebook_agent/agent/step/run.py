@@ -29,7 +29,6 @@ from ...browser.page.actionable import unfilled, unfit
 from ...browser.page.snapshot import ElementInfo
 from ...browser.session.browser_session import BrowserSession
 from ...browser.session.page_reads import page_url
-from ...browser.session.targets import target_of
 from ...browser.session.tracing import Trace, begin_group, start_trace, stop_trace
 from ...browser.urls import navigation_target
 from ...core.abort import AbortController, AbortedError, AbortSignal
@@ -74,7 +73,7 @@ from .ending import RunOutcome
 from .event_bridge import LoopEvents
 from .gatekeeper import RunGate, target_element
 from .loop_guard import LoopGuard
-from .pilot import Pilot
+from .pilot import Pilot, read_ahead
 from .replay_pilot import REPLAY_HINT
 from .run_browser import RunBrowser, StartUrlError
 from .screenshots import StepScreenshots
@@ -82,6 +81,9 @@ from .tool_context import tool_context_factory
 from .typed_output import OutputSpec, with_typed_done
 
 __all__ = ["PageRun", "RunSpec", "StartUrlError"]
+
+#: The page text of a step a pilot decided without reading the page (what its run file shows in its place).
+NOT_READ = "(The page was not read for this step: it repeats a recorded navigation.)"
 
 
 def _url_of(browser: BrowserSession) -> str:
@@ -323,20 +325,22 @@ class PageRun:
         if self.trace is not None:
             await begin_group(self.browser, self.trace, f"Step {index}")
         t0 = time.perf_counter()
-        snapshot = await self.browser.snapshot(full_page=self.agent.full_page)
-        page_text = self.redactor.scrub_text(snapshot.text)
         scrub = self.redactor.scrub_text
-        step.url, step.title = scrub(snapshot.url), scrub(snapshot.title)
-        facts = await page_facts(self.browser, snapshot, scrub)
-        step.observations = self.observer.observe(
-            step, self.steps, page_text, self.agent.max_steps, self.outcome.last_output_error, facts
-        ) + self.loops.page(page_text)
+        unread = self.pilot is not None and not self.pilot.needs_page()
+        if unread:  # a piloted step decided without the page (a recorded navigation): no read before it
+            page_text = NOT_READ
+            step.url, step.title = scrub(_url_of(self.browser)), ""
+        else:
+            page_text = await _read_page(self, step)
+        read = not unread
         if self.pilot is not None:
             note = await self.pilot.prepare(self.browser, step, page_text)
             if note:
+                if unread:  # the step goes to the model after all: it reads the page as in any step
+                    page_text, read = await _read_page(self, step), True
                 step.observations.append(note)
         self.history.extend(step.observations)
-        said = self.observer.outcome.line if self.observer.outcome is not None else None
+        said = self.observer.outcome.line if read and self.observer.outcome is not None else None
         state = state_message(scrub(self.task), step, self.agent.max_steps, self.history, page_text, outcome=said)
         picture = await self.screenshots.for_model(self.browser) if self.agent.vision else None
         images = [picture] if picture is not None else []
@@ -397,7 +401,7 @@ class PageRun:
         if futile is not None:
             await self.screenshots.collect()
             return BlockToolCall(futile)
-        target = await _read_ahead(browser, self.pilot, args.get("index")) if element is not None else None
+        target = await read_ahead(browser, self.pilot, args.get("index")) if element is not None else None
         try:
             await self.screenshots.collect()  # the previous step's picture is taken before this action changes the page
             decision = await self.gate.check(step, browser, self.tools, ctx, raw, args, signal)
@@ -429,6 +433,20 @@ class PageRun:
         return self.outcome.should_stop(len(self.steps))
 
 
+async def _read_page(run: PageRun, step: PageStep) -> str:
+    """Snapshot the page for ``step`` of ``run``: its URL, title and observations set; the text the model reads."""
+    assert run.browser is not None
+    snapshot = await run.browser.snapshot(full_page=run.agent.full_page)
+    scrub = run.redactor.scrub_text
+    page_text = scrub(snapshot.text)
+    step.url, step.title = scrub(snapshot.url), scrub(snapshot.title)
+    facts = await page_facts(run.browser, snapshot, scrub)
+    step.observations = run.observer.observe(
+        step, run.steps, page_text, run.agent.max_steps, run.outcome.last_output_error, facts
+    ) + run.loops.page(page_text)
+    return page_text
+
+
 async def _admit_recorded_start(gate: RunGate, pilot: Pilot | None, start: str | None, browser: BrowserSession) -> None:
     """A replay's start URL that came from its recording, not from the user (``url=``), is judged as the model's
     ``go_to_url`` would be; a refusal raises :class:`StartUrlError` saying what to do."""
@@ -436,25 +454,6 @@ async def _admit_recorded_start(gate: RunGate, pilot: Pilot | None, start: str |
         refusal = await gate.admit(start, _url_of(browser))
         if refusal:
             raise StartUrlError(f"The replay's start URL {start} was not opened: {refusal}. {REPLAY_HINT}")
-
-
-async def _read_ahead(
-    browser: BrowserSession, pilot: Pilot | None, index: Any
-) -> asyncio.Future[dict[str, Any] | None] | None:
-    """What an action on element ``index`` acts on, read while the previous picture finishes and the gate judges
-    (both before the action changes the page), not after them: the element itself, found for the action
-    (browser/prefetch.py), and its fingerprint for replay, being read (a replay's recorded one when it has it;
-    the run keeps it only when the action goes ahead)."""
-    if not isinstance(index, int):
-        return None
-    await browser.prefetch(index)
-    known = pilot.known_target(index) if pilot is not None else None
-    return asyncio.ensure_future(_known(known) if known else browser.call(target_of, browser, index))
-
-
-async def _known(target: dict[str, Any]) -> dict[str, Any]:
-    """A target already known (a replay's recorded one), in the shape of a fresh read."""
-    return target
 
 
 def _step_spec(tools: list[Tool], browser: BrowserSession | None, loops: LoopGuard) -> ToolSpec:

@@ -48,6 +48,7 @@ __all__ = [
     "find_again",
     "fingerprint_at",
     "fingerprint_of",
+    "live_locator",
     "playwright_source",
     "register_fingerprint_engine",
 ]
@@ -156,7 +157,7 @@ async def _is(handle: ElementHandle, k: str) -> bool:
     return await _element(handle, {"op": "fp:is", "k": k}) is not None
 
 
-def _live(root: Page | Frame, spec: LocatorSpec) -> Locator:
+def live_locator(root: Page | Frame, spec: LocatorSpec) -> Locator:
     """The Playwright locator ``spec`` describes, from ``root`` (the calls its Python source shows)."""
     obj: Any = root
     for method, args, kwargs in spec.calls():
@@ -255,9 +256,8 @@ async def _best_locator(
     chosen: LocatorSpec | None = None
     for spec in specs:
         try:
-            n, i = await (
-                _role_position(frame, spec, k, parts) if spec.kind == "role" else _position(_live(frame, spec), k)
-            )
+            role = spec.kind == "role"
+            n, i = await (_role_position(frame, spec, k, parts) if role else _position(live_locator(frame, spec), k))
         except (PlaywrightError, TimeoutError):
             continue  # a name Playwright cannot take as given, say: the next kind
         if spec.kind == "role":
@@ -291,7 +291,7 @@ async def _role_position(frame: Frame, spec: LocatorSpec, k: str, parts: dict[st
             found = await _data(frame, {"op": "fp:rolepos", "k": k, "role": spec.role, "name": spec.name})
         if isinstance(found, dict) and found.get("n") == 1 and found.get("i") == 0:
             return 1, 0
-    return await _position(_live(frame, spec), k)
+    return await _position(live_locator(frame, spec), k)
 
 
 async def _frame_chain(frame: Frame, *, locate: bool) -> tuple[list[FrameStep], list[str]]:
@@ -342,11 +342,14 @@ async def find_again(page: Page, fp: Fingerprint) -> Found:
     """
     if fp.empty:
         return Found(None, None, 0.0, "", "The fingerprint is empty: nothing was recorded to find an element by.")
-    located = await _locate(page, fp)
+    # the recorded locator is tried while the frames are searched: round trips side by side, not one by one
+    locating = asyncio.ensure_future(_locate(page, fp))
     try:
-        return await _search(page, fp, located)
+        return await _search(page, fp, locating)
     finally:
-        if located is not None:
+        if not locating.done():
+            locating.cancel()  # the search ended without needing it (nothing clear was found)
+        elif (located := locating.result()) is not None:
             await located.dispose()
 
 
@@ -355,7 +358,7 @@ async def _locate(page: Page, fp: Fingerprint) -> ElementHandle | None:
     if fp.locator is None:
         return None
     try:
-        loc = _live(page, fp.locator)
+        loc = live_locator(page, fp.locator)
         if await asyncio.wait_for(loc.count(), TIMEOUT) != 1:
             return None
         return await loc.element_handle(timeout=TIMEOUT * 1000)
@@ -363,7 +366,7 @@ async def _locate(page: Page, fp: Fingerprint) -> ElementHandle | None:
         return None
 
 
-async def _search(page: Page, fp: Fingerprint, located: ElementHandle | None) -> Found:
+async def _search(page: Page, fp: Fingerprint, locating: asyncio.Future[ElementHandle | None]) -> Found:
     round_id = f"r{next(_tokens)}"
     query = {part: getattr(fp, part) for part in _QUERY_PARTS}
     scored = []
@@ -407,14 +410,18 @@ async def _search(page: Page, fp: Fingerprint, located: ElementHandle | None) ->
     handle = await _element(frame, {"op": "fp:get", "n": round_id, "i": i})
     if handle is None:
         return Found(None, None, 0.0, "", "The element left the page while it was being found.")
-    how = decision.score.how
-    if located is not None:
-        k = await _mark(located)
-        if await _is(handle, k):
-            how = "locator"
+    same, visible, enabled = await asyncio.gather(
+        _same(handle, await locating), handle.is_visible(), handle.is_enabled()
+    )
+    how = "locator" if same else decision.score.how
     what = fp.describe()
-    if not await handle.is_visible():
+    if not visible:
         return Found(None, frame, 0.0, how, f"The element that matches the recorded {what} is hidden.")
-    if not await handle.is_enabled():
+    if not enabled:
         return Found(None, frame, 0.0, how, f"The element that matches the recorded {what} is disabled.")
     return Found(handle, frame, decision.score.confidence, how)
+
+
+async def _same(handle: ElementHandle, located: ElementHandle | None) -> bool:
+    """Whether ``handle`` is the element the recorded locator matched."""
+    return located is not None and await _is(handle, await _mark(located))

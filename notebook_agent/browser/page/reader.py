@@ -12,6 +12,7 @@ import asyncio
 import base64
 import contextlib
 import itertools
+import json
 import time
 import weakref
 from collections.abc import Awaitable, Callable
@@ -23,7 +24,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from ...core.text import clean_text
 from ..errors import ActionError, BrowserTimeoutError, first_line, log, short
-from .page_script import call_page_api, page_api_element
+from .page_script import call_page_api, op_selector, page_api_element
 from .snapshot import ElementInfo, FrameResult, Snapshot, TabInfo, build_snapshot
 
 _NAMES = ("token", "secret", "password", "passwd", "apikey", "api_key", "api-key", "otp", "cvv", "cvc", "ssn")
@@ -425,6 +426,23 @@ async def index_in_snapshot(reader: PageReader, element: ElementHandle, frame: F
     try:
         local = await call_page_api(frame, {"op": "indexOf", "id": snap.snapshot_id}, scope=element)
     except PlaywrightError:
+        return None
+    if not isinstance(local, int) or local < 0:
+        return None
+    return next((g for g, (f, i) in reader.refs.items() if f == frame and i == local), None)
+
+
+async def index_by_locator(reader: PageReader, locator: Locator, frame: Frame) -> int | None:
+    """The index in ``reader``'s latest snapshot of the one element ``locator`` (of ``frame``) matches, or None
+    (it matches none or several, or the snapshot does not list it): a count, then the locator chained with
+    the page script's ``indexOf`` (read the way the snapshot was taken, in the page script's own world)."""
+    snap = reader.last_snapshot
+    if snap is None or await locator.count() != 1:
+        return None
+    op = op_selector(frame, {"op": "indexOf", "id": snap.snapshot_id})
+    try:  # the element may have left since the count: a short wait, then not found
+        local = json.loads(await locator.locator(op).text_content(timeout=1000) or "null")
+    except (PlaywrightError, ValueError):
         return None
     if not isinstance(local, int) or local < 0:
         return None
