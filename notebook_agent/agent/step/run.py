@@ -326,19 +326,7 @@ class PageRun:
             await begin_group(self.browser, self.trace, f"Step {index}")
         t0 = time.perf_counter()
         scrub = self.redactor.scrub_text
-        unread = self.pilot is not None and not self.pilot.needs_page()
-        if unread:  # a piloted step decided without the page (a recorded navigation): no read before it
-            page_text = NOT_READ
-            step.url, step.title = scrub(_url_of(self.browser)), ""
-        else:
-            page_text = await _read_page(self, step)
-        read = not unread
-        if self.pilot is not None:
-            note = await self.pilot.prepare(self.browser, step, page_text)
-            if note:
-                if unread:  # the step goes to the model after all: it reads the page as in any step
-                    page_text, read = await _read_page(self, step), True
-                step.observations.append(note)
+        page_text, read = await _page_for_step(self, step)
         self.history.extend(step.observations)
         said = self.observer.outcome.line if read and self.observer.outcome is not None else None
         state = state_message(scrub(self.task), step, self.agent.max_steps, self.history, page_text, outcome=said)
@@ -431,6 +419,23 @@ class PageRun:
             self.outcome.end("failed", stuck)  # honest: the run went round in circles, and says what it tried
             return True
         return self.outcome.should_stop(len(self.steps))
+
+
+async def _page_for_step(run: PageRun, step: PageStep) -> tuple[str, bool]:
+    """What ``step`` shows the model of the page, and whether the page was read for it: a piloted step decided
+    without the page (a recorded navigation) reads nothing first, unless its pilot hands it to the model after
+    all; then it reads the page as any step does."""
+    assert run.browser is not None
+    read = run.pilot is None or run.pilot.needs_page()
+    page_text = await _read_page(run, step) if read else NOT_READ
+    if not read:
+        step.url, step.title = run.redactor.scrub_text(_url_of(run.browser)), ""
+    note = await run.pilot.prepare(run.browser, step, page_text) if run.pilot is not None else None
+    if note and not read:
+        page_text, read = await _read_page(run, step), True
+    if note:
+        step.observations.append(note)
+    return page_text, read
 
 
 async def _read_page(run: PageRun, step: PageStep) -> str:
