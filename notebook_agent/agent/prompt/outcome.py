@@ -29,20 +29,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-#: What pages announce results in: status, alert and live regions, outputs, open dialogs; and headings.
-_REGIONS_JS = """() => {
-  const sel = '[role=status],[role=alert],[role=alertdialog],[aria-live]:not([aria-live=off]),output,'
-    + 'dialog[open],[role=dialog],h1,h2,h3,h4,h5,h6';
-  const out = [];
-  for (const el of document.querySelectorAll(sel)) {
-    if (out.length >= 40) break;
-    if (!el.getClientRects().length) continue;
-    const text = (el.innerText || '').slice(0, 2000).trim();
-    if (text) out.push([/^H[1-6]$/.test(el.tagName) ? 'heading' : 'status', text]);
-  }
-  return out;
-}"""
-
+from ...browser.page.page_script import announced_text
+from ...browser.session.browser_session import BrowserSession
 
 FACTS_TIMEOUT = 2.0
 """Seconds the regions are waited for: a page too busy to answer has its text read, and that is enough."""
@@ -60,17 +48,19 @@ class PageFacts:
     """What the fields hold (typed text, the chosen option), as the snapshot read them."""
 
 
-async def page_facts(browser: Any, snapshot: Any, scrub: Callable[[str], str]) -> PageFacts:
-    """The facts of the tab's page (its main document) as of ``snapshot``; the regions are read with one
-    evaluate, and none are known when the page does not answer. ``scrub`` hides the run's secrets."""
+async def page_facts(browser: BrowserSession, snapshot: Any, scrub: Callable[[str], str]) -> PageFacts:
+    """The facts of the tab's page (its main document) as of ``snapshot``; the regions are read with one call
+    to the page script (the isolated world the snapshot is read in, so the page's own JavaScript cannot change
+    them), and none are known when the page does not answer. ``scrub`` hides the run's secrets."""
     values = tuple(scrub(str(e.attributes["value"])) for e in snapshot.elements.values() if e.attributes.get("value"))
     try:
-        found = await asyncio.wait_for(browser.call(lambda: browser.page.evaluate(_REGIONS_JS)), FACTS_TIMEOUT)
+        read = browser.call(lambda: announced_text(browser.page, timeout=FACTS_TIMEOUT))
+        found = await asyncio.wait_for(read, FACTS_TIMEOUT)
     except Exception:  # a page that navigated away or does not answer: the text alone decides
         found = []
     status: set[str] = set()
     headings: set[str] = set()
-    for kind, text in found if isinstance(found, list) else []:
+    for kind, text in found:
         lines = {line.strip() for line in scrub(str(text)).splitlines() if line.strip()}
         (headings if kind == "heading" else status).update(lines)
     return PageFacts(frozenset(status), frozenset(headings), values)

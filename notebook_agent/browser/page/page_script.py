@@ -20,7 +20,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from playwright.async_api import BrowserContext, ElementHandle, Frame, Playwright
+from playwright.async_api import BrowserContext, ElementHandle, Frame, Page, Playwright
 from playwright.async_api import Error as PlaywrightError
 
 #: The Playwright selector engine the page script is registered as (see :func:`register_page_engine`).
@@ -103,6 +103,16 @@ async def call_page_api(
     else:
         raw = await frame.locator(op_selector(frame, arg)).text_content(timeout=timeout * 1000)
     return json.loads(_clean_json(raw or "null"))
+
+
+async def announced_text(page: Page, *, timeout: float) -> list[tuple[str, str]]:
+    """The text of the main document's announcing regions (status, alert and live regions, outputs, open
+    dialogs: ``"status"``) and headings (``"heading"``), visible ones only, read in the isolated world like the
+    snapshot; what a page answers that is not such a list is nothing."""
+    found = await call_page_api(page.main_frame, {"op": "announced"}, timeout=timeout)
+    if not isinstance(found, list):
+        return []
+    return [(str(k), str(t)) for k, t in (f for f in found if isinstance(f, list) and len(f) == 2)]
 
 
 async def page_api_element(

@@ -1012,6 +1012,22 @@
       return out;
     }
 
+    // The text of what pages announce results in (status, alert and live regions, outputs, open dialogs) and
+    // of headings, each visible one: [kind, text], at most 40. Read here, not in the page's world, so a page's
+    // hooks on innerText or querySelectorAll cannot change what the agent is told a region says.
+    function announced() {
+      const sel = "[role=status],[role=alert],[role=alertdialog],[aria-live]:not([aria-live=off]),output," +
+        "dialog[open],[role=dialog],h1,h2,h3,h4,h5,h6";
+      const out = [];
+      for (const el of document.querySelectorAll(sel)) {
+        if (out.length >= 40) break;
+        if (!el.getClientRects().length) continue;
+        const text = (el.innerText || "").slice(0, 2000).trim();
+        if (text) out.push([/^h[1-6]$/.test(el.localName) ? "heading" : "status", text]);
+      }
+      return out;
+    }
+
     function frameOffsets(arg) {
       return (arg.frames || []).map((k) => {
         const el = state.frames.get(k);
@@ -1262,6 +1278,7 @@
           case "frame": return registerFrame(root, arg.k);
           case "scroll": return scrollOp(arg);
           case "rects": return rects();
+          case "announced": return announced();
           case "frameOffsets": return frameOffsets(arg);
           case "overlay": return overlay(arg);
           case "removeOverlay": return removeOverlay();

@@ -205,3 +205,13 @@ async def test_a_field_that_held_the_value_from_the_start_is_no_progress(
     task = 'Keep "Paris" as the city and show the archive'
     seen = await run_steps(browser, servers.url("outcome.html"), task, [click("Show archive")])
     assert seen[1] == f'<sys>Outcome: the page now shows "Archive 2024". {DONE}</sys>'  # not "the fields hold"
+
+
+async def test_a_page_hooking_its_own_dom_cannot_make_a_line_an_announcement(
+    browser: BrowserSession, servers: Servers
+) -> None:
+    """The regions are read in the page script's isolated world: a page whose querySelectorAll answers every
+    status query with its paragraphs cannot make a plain new line ("Reference 7A", no confirming word, nothing
+    the request names) the outcome."""
+    seen = await run_steps(browser, servers.url("outcome_hooks.html"), "Open the letter", [click("Show reference")])
+    assert seen[1] == ""
