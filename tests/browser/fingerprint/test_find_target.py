@@ -4,6 +4,7 @@ the right element or none, never another (a lookalike under another heading, a s
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -36,6 +37,13 @@ async def _found(browser: BrowserSession, html: str, recorded: dict[str, Any]) -
     return await element.get_attribute("data-truth"), found.how
 
 
+def _alike_but_case(other: Item, target: Item, *, ids: bool) -> bool:
+    """``alike``, names compared case-folded: with the recorded element gone, the full search takes a name that
+    differs only in case ("save" for "Save"), by design, as a lower-confidence match (score.py's
+    "role+name (case-insensitive)")."""
+    return alike(replace(other, name=other.name.casefold()), replace(target, name=target.name.casefold()), ids=ids)
+
+
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data(), elems=st.lists(items, min_size=1, max_size=5))
 async def test_the_right_element_or_none_on_a_changed_page(
@@ -50,8 +58,8 @@ async def test_the_right_element_or_none_on_a_changed_page(
     recorded = await _recorded(browser, render(elems, list(range(len(elems))), {}, False), f"t{target}")
     shown = [i for i in order if not (gone and i == target)]
     got, how = await _found(browser, render(elems, shown, ids, False), recorded)
-    if gone:
-        assert got is None or alike(elems[int(got[1:])], elems[target], ids=not rename), (got, how)
+    if gone:  # another element only if nothing tells it from the recorded one but its name's case
+        assert got is None or _alike_but_case(elems[int(got[1:])], elems[target], ids=not rename), (got, how)
         return
     assert got in (None, f"t{target}"), (got, how)  # never another element
     if not any(alike(o, elems[target], ids=not rename) for o in others):
