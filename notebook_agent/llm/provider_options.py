@@ -66,6 +66,17 @@ class ProviderOptions:
         """``default_headers`` as the dict the SDKs take (None when there are none)."""
         return dict(self.default_headers) if self.default_headers else None
 
+    def sdk_kwargs(self) -> dict[str, Any]:
+        """The connection keywords the SDK clients that take them share (base URL, timeout, default headers,
+        HTTP client), only those set: one place for the adapters that make their own client."""
+        chosen = {
+            "base_url": self.base_url,
+            "timeout": self.timeout,
+            "default_headers": self.headers,
+            "http_client": self.http_client,
+        }
+        return {k: v for k, v in chosen.items() if v is not None}
+
 
 class ProviderKeywords(TypedDict, total=False):
     """:class:`ProviderOptions` as keyword arguments (``**settings: Unpack[ProviderKeywords]``), so an adapter's

@@ -96,17 +96,9 @@ class AnthropicModel(StreamingAdapter):
         if client is None:
             import anthropic
 
-            kwargs: dict[str, Any] = {"max_retries": self.max_retries}
+            kwargs: dict[str, Any] = {"max_retries": self.max_retries, **opts.sdk_kwargs()}
             if opts.api_key is not None:
                 kwargs["api_key"] = opts.api_key
-            if opts.base_url is not None:
-                kwargs["base_url"] = opts.base_url
-            if opts.timeout is not None:
-                kwargs["timeout"] = opts.timeout
-            if opts.headers:
-                kwargs["default_headers"] = opts.headers
-            if opts.http_client is not None:
-                kwargs["http_client"] = opts.http_client
             if opts.api_key is None and not any(
                 os.environ.get(v) for v in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE")
             ):

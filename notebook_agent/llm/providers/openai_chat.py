@@ -46,17 +46,8 @@ def make_openai_client(name: str, *, key_env: str | None, options: ProviderOptio
     """An ``openai.AsyncOpenAI`` for an adapter; a missing key becomes a ModelConfigError naming the env var."""
     import openai
 
-    kwargs: dict[str, Any] = {"api_key": options.api_key, "max_retries": options.max_retries}
-    if options.max_retries is None:
-        kwargs["max_retries"] = DEFAULT_MAX_RETRIES
-    if options.http_client is not None:
-        kwargs["http_client"] = options.http_client
-    if options.base_url is not None:
-        kwargs["base_url"] = options.base_url
-    if options.timeout is not None:
-        kwargs["timeout"] = options.timeout
-    if options.headers:
-        kwargs["default_headers"] = options.headers
+    retries = DEFAULT_MAX_RETRIES if options.max_retries is None else options.max_retries
+    kwargs: dict[str, Any] = {"api_key": options.api_key, "max_retries": retries, **options.sdk_kwargs()}
     try:
         return openai.AsyncOpenAI(**kwargs)
     except openai.OpenAIError as exc:
