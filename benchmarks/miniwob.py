@@ -87,7 +87,7 @@ def episode_figures(result: PageAgentResult, read: dict[str, Any], seconds: floa
 
 
 async def run_ours(
-    browser: BrowserSession, model: Any, task: str, url: str, *, max_steps: int, profile: str
+    browser: BrowserSession, model: Any, task: str, url: str, *, max_steps: int, profile: str, states: bool = False
 ) -> dict[str, Any]:
     await browser.page.goto(url)
     await browser.page.wait_for_function(READY_JS, timeout=10_000)
@@ -97,7 +97,10 @@ async def run_ours(
     result = await agent.run(utterance)
     seconds = time.perf_counter() - started
     read = await browser.page.evaluate(READ_JS)
-    return {"utterance": utterance} | episode_figures(result, read, seconds)
+    figures = {"utterance": utterance} | episode_figures(result, read, seconds)
+    if states:  # what the model read each step, to see why it chose what it chose
+        figures["states"] = [s.request.state for s in result.steps if s.request is not None]
+    return figures
 
 
 def run_peer_episode(task: str, url: str, utterance: str, *, base_url: str, model: str, max_steps: int) -> dict:
@@ -188,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=None, help="llama-server threads for local: models")
     parser.add_argument("--context", type=int, default=16384, help="llama-server context for local: models")
     parser.add_argument("--json", default=None, help="write every episode and the summary to this file")
+    parser.add_argument("--states", action="store_true", help="keep each step's state message in --json")
     parser.add_argument("--summarise", default=None, help="print the table of a --json file (a run stopped early)")
     args = parser.parse_args(argv)
     if args.summarise:
@@ -260,7 +264,9 @@ async def run(args: argparse.Namespace) -> int:
                 if oracle:
                     responder.begin(PLANS[task])
                 try:
-                    ours = await run_ours(browser, model, task, url, max_steps=args.max_steps, profile=args.profile)
+                    ours = await run_ours(
+                        browser, model, task, url, max_steps=args.max_steps, profile=args.profile, states=args.states
+                    )
                 except Exception as exc:  # a harness failure on one episode is data, the rest still runs
                     ours = {"error": f"harness: {type(exc).__name__}: {exc}"} | _empty()
                 if oracle:

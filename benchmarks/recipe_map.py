@@ -37,7 +37,7 @@ from urllib.parse import quote_plus
 from pydantic import BaseModel
 
 from notebook_agent import BrowserSession, PageAgent
-from notebook_agent.agent import Recipe
+from notebook_agent.agent import MapProgress, Recipe
 from notebook_agent.demo import PRICE_TASK, serve_demo
 from notebook_agent.llm.scripted import ScriptedModel
 from tests.agent.test_page_agent import index_of, step
@@ -335,30 +335,34 @@ def resident_mb(pid: int) -> tuple[float, float]:
 
 
 async def memory(browser: BrowserSession, recipe: Recipe, total: int, concurrency: int) -> None:
-    print(f"\nmemory over {total} rows of the demo recipe (concurrency {concurrency}; MB resident)")
+    """One recipe map of ``total`` rows, as a user runs it (one call, the result holding every row), with this
+    process's and the browser's resident memory sampled as rows finish: flat means no row leaves anything behind
+    but its own (small) result."""
+    print(f"\nmemory over one map of {total} rows of the demo recipe (concurrency {concurrency}; MB resident)")
     print(f"{'rows done':>10} {'python':>8} {'browser':>8} {'rows/min':>9}")
     agent = PageAgent(model=ScriptedModel([]), browser=browser, output=Price, screenshots=False)
-    step_rows = max(total // 8, 1)
-    samples = []
-    done = failed = 0
-    t0 = time.perf_counter()
-    while done < total:
-        n = min(step_rows, total - done)
-        rows = [{"product": PRODUCTS[(done + i) % len(PRODUCTS)]} for i in range(n)]
-        result = await recipe.map(rows, agent, concurrency=concurrency, heal=False)
-        for row in result.rows:  # a row that failed (a timeout on a loaded machine) is said, and counted
-            if not row.success:
-                failed += 1
-                said = row.result.error or row.result.text if row.result is not None else row.error
-                print(f"  row {done + row.index} failed: {' '.join(str(said).split())[:200]}")
-        done += n
-        del result
-        py, br = resident_mb(os.getpid())
-        samples.append((py, br))
-        print(f"{done:>10} {py:8.0f} {br:8.0f} {60 * done / (time.perf_counter() - t0):9.1f}", flush=True)
+    every = max(total // 10, 1)
+    samples: list[tuple[float, float]] = []
+    failed = 0
+
+    def sample(event: Any) -> None:
+        nonlocal failed
+        if not isinstance(event, MapProgress) or not event.ended:
+            return
+        if not event.record.success:  # a row that failed (a timeout on a loaded machine) is said, and counted
+            failed += 1
+            said = event.record.result.error if event.record.result is not None else event.record.error
+            print(f"  row {event.row} failed: {' '.join(str(said).split())[:200]}", flush=True)
+        if event.done % every == 0 or event.done == total:
+            py, br = resident_mb(os.getpid())
+            samples.append((py, br))
+            print(f"{event.done:>10} {py:8.0f} {br:8.0f} {event.rows_per_minute:9.1f}", flush=True)
+
+    rows = [{"product": PRODUCTS[i % len(PRODUCTS)]} for i in range(total)]
+    result = await recipe.map(rows, agent, concurrency=concurrency, heal=False, on_event=sample)
     first, last = samples[0], samples[-1]
     grew = f"python {last[0] - first[0]:+.0f} MB, browser {last[1] - first[1]:+.0f} MB"
-    print(f"growth from the first sample to the last: {grew}; {failed} of {done} rows failed")
+    print(f"growth from the first sample to the last: {grew}; {failed} of {len(result.rows)} rows failed")
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -369,6 +373,9 @@ async def main(args: argparse.Namespace) -> None:
             demo = await record_demo(browser, shop.url)
             form = await record_form(browser, site)
             print(f"demo recipe: {demo!r}\nform recipe: {form!r}")
+            if args.memory_only:
+                await memory(browser, demo, args.memory_rows, args.memory_concurrency)
+                return
             settings = await site_settings(
                 browser, demo, demo_rows, lambda rows, c: loop_demo(browser, shop.url, rows, c), Price, executor
             )
@@ -421,4 +428,5 @@ if __name__ == "__main__":
         "--latency", type=float, default=1.0, help="seconds before each answer of the slow model (0: skip)"
     )
     parser.add_argument("--no-dask", action="store_true", help="skip the LocalCluster settings")
+    parser.add_argument("--memory-only", action="store_true", help="only the memory run (--memory-rows rows)")
     asyncio.run(main(parser.parse_args()))
