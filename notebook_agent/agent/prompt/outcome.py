@@ -24,6 +24,7 @@ confirmation; the line says what the page shows, and the model judges it against
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -101,6 +102,15 @@ QUOTE_CHARS = 100
 DONE_NOW = "If this is what the task asked for, call done now: acting again can undo it."
 
 
+def done_call(line: str) -> str:
+    """The done action that reports ``line``, written out as the model writes one: a small model copies a call
+    it is shown more reliably than it composes one from a rule, and measured, it acted again (and undid the
+    task) where it was only told to call done. Only offered where done takes a text alone (no typed answer)."""
+    text = " ".join(line.split())
+    text = text if len(text) <= QUOTE_CHARS else text[: QUOTE_CHARS - 1] + "…"
+    return " Then: " + json.dumps({"done": {"text": text, "success": True}}, ensure_ascii=False)
+
+
 def addresses_agent(line: str) -> bool:
     """Whether page text speaks to the agent (instructions, the agent's own vocabulary): it is not quoted."""
     return _ADDRESSES_AGENT.search(line) is not None
@@ -137,16 +147,20 @@ def find_outcome(
     values_before: Iterable[str],
     acted: bool,
     navigated: bool,
+    offer_done: bool = False,
 ) -> Outcome | None:
     """The outcome of the last action, or None. ``phrases``: what the request quotes; ``words``: its content
     words; ``before``/``lines``: the page's text lines at the previous step and now; ``acted``: the last action
     could change the page (not a scroll or a wait); ``navigated``: it opened another URL (every line is new
-    there, so only announced, confirming or quoted text counts)."""
+    there, so only announced, confirming or quoted text counts); ``offer_done``: end the line with the done call
+    that reports what it quotes (:func:`done_call`)."""
     new = [line for line in lines if line not in before and not addresses_agent(line) and not _FAILS.search(line)]
     shown = [p for p in phrases if _shows(p, lines) and not _shows(p, before)]
     if shown:
         where = tuple(line for line in lines if any(_shows(p, [line]) for p in shown))
-        return Outcome(f"Outcome: the page now shows {_quote(shown)}, which the request names. {DONE_NOW}", where)
+        offer = done_call(where[0]) if offer_done and where else ""
+        line = f"Outcome: the page now shows {_quote(shown)}, which the request names. {DONE_NOW}{offer}"
+        return Outcome(line, where)
     if not acted:
         return None
     picked = [line for line in new if line in facts.status]
@@ -155,7 +169,8 @@ def find_outcome(
         picked = [line for line in new if line in facts.headings]
         picked += [line for line in new if words & request_words(line) and line not in picked]
     if picked:
-        return Outcome(f"Outcome: the page now shows {_quote(picked)}. {DONE_NOW}", tuple(picked[:2]))
+        offer = done_call(picked[0]) if offer_done else ""
+        return Outcome(f"Outcome: the page now shows {_quote(picked)}. {DONE_NOW}{offer}", tuple(picked[:2]))
     held = [p for p in phrases if _holds(p, facts.values)]
     if held and not all(_holds(p, values_before) for p in held):
         return Outcome(

@@ -66,6 +66,8 @@ class Observer:
     """What the last action achieved, said last in the state message (outcome.py), or None."""
     values: tuple[str, ...] = ()
     """What the page's fields held at the previous step."""
+    offer_done: bool = True
+    """Whether the outcome line ends with the done call to copy (not where done needs a typed answer)."""
 
     def action_finished(self, action: str, args: Mapping[str, Any], is_error: bool) -> None:
         """Accumulate waiting: consecutive successful ``wait`` calls add up; any other action resets."""
@@ -157,6 +159,7 @@ class Observer:
                 values_before=self.values,
                 acted=acted,
                 navigated=navigated,
+                offer_done=self.offer_done,
             )
         self.values = facts.values
         if self.outcome is None and kept is not None and not acted and all(q in lines for q in kept.quoted):

@@ -161,7 +161,7 @@ class PageRun:
         self.history: list[PageStep | str] = [earlier_run_note(previous)] if previous is not None else []
         self.loops = LoopGuard.of(agent.profile)
         self.redactor = Redactor(agent.secrets, lambda args: target_element(self.browser, args), task)
-        self.observer = Observer(task=self.redactor.scrub_text(task))
+        self.observer = Observer(task=self.redactor.scrub_text(task), offer_done=agent.output_spec is None)
         self.outcome = RunOutcome(agent.max_steps, agent.max_failures)
         self.data = RunData(self.redactor.scrub_text)
         self.tools: dict[str, Tool] = {}

@@ -4,10 +4,12 @@ tries to fake an outcome or speak to the agent; plus properties of the detection
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
 from notebook_agent.agent import PageAgent, RunFinished
 from notebook_agent.agent.prompt.agent_output import agent_output
@@ -21,6 +23,11 @@ from tests.browser.conftest import Servers
 DONE = "If this is what the task asked for, call done now: acting again can undo it."
 
 
+def then(text: str) -> str:
+    """The done call the outcome line offers to copy, reporting ``text``."""
+    return ' Then: {"done": {"text": ' + json.dumps(text, ensure_ascii=False) + ', "success": true}}'
+
+
 def after_page(ctx: Context) -> str:
     """What the state message says after the browser state."""
     text = state(ctx)
@@ -29,7 +36,13 @@ def after_page(ctx: Context) -> str:
 
 
 async def run_steps(
-    browser: BrowserSession, url: str, task: str, moves: list[tuple[str, Any]], profile: str = "small"
+    browser: BrowserSession,
+    url: str,
+    task: str,
+    moves: list[tuple[str, Any]],
+    profile: str = "small",
+    output: Any = None,
+    data: Any = None,
 ) -> list[str]:
     """Run ``moves`` (action, args or a function of the request), then done; return what each step's state
     said after the page."""
@@ -42,12 +55,33 @@ async def run_steps(
 
         return answer
 
-    script = [make(a, args) for a, args in moves] + [make("done", {"text": "ok", "success": True})]
-    agent = PageAgent(model=ScriptedModel(script), browser=browser, start_url=url, profile=profile, max_steps=10)
+    done = {"text": "ok", "success": True} | ({"data": data} if data is not None else {})
+    script = [make(a, args) for a, args in moves] + [make("done", done)]
+    agent = PageAgent(
+        model=ScriptedModel(script), browser=browser, start_url=url, profile=profile, max_steps=10, output=output
+    )
     events = [e async for e in agent.stream(task)]
     result = next(e for e in events if isinstance(e, RunFinished)).result
     assert result.status == "completed", result.error
     return seen
+
+
+async def test_a_typed_answer_is_not_offered_a_done_without_its_data(browser: BrowserSession, servers: Servers) -> None:
+    """Where done needs the typed answer's fields, a done call with a text alone would fail its validation:
+    the line says to finish, and leaves the call to the model."""
+
+    class Listed(BaseModel):
+        listed: bool
+
+    seen = await run_steps(
+        browser,
+        servers.url("outcome.html"),
+        "Subscribe to the newsletter",
+        [click("Subscribe")],
+        output=Listed,
+        data={"listed": True},
+    )
+    assert seen[1] == f'<sys>Outcome: the page now shows "You\'re on the list.". {DONE}</sys>'
 
 
 def click(pattern: str) -> tuple[str, Any]:
@@ -59,7 +93,8 @@ async def test_a_status_message_after_a_click_is_the_outcome_said_last(
 ) -> None:
     seen = await run_steps(browser, servers.url("outcome.html"), "Subscribe to the newsletter", [click("Subscribe")])
     assert seen[0] == ""  # the first step has nothing to compare with
-    assert seen[1] == f'<sys>Outcome: the page now shows "You\'re on the list.". {DONE}</sys>'
+    listed = "You're on the list."
+    assert seen[1] == f'<sys>Outcome: the page now shows "{listed}". {DONE}{then(listed)}</sys>'
 
 
 async def test_an_error_is_no_outcome(browser: BrowserSession, servers: Servers) -> None:
@@ -69,7 +104,7 @@ async def test_an_error_is_no_outcome(browser: BrowserSession, servers: Servers)
 
 async def test_a_new_heading_on_the_same_page_is_the_outcome(browser: BrowserSession, servers: Servers) -> None:
     seen = await run_steps(browser, servers.url("outcome.html"), "Open the archive", [click("Show archive")])
-    assert seen[1] == f'<sys>Outcome: the page now shows "Archive 2024". {DONE}</sys>'
+    assert seen[1] == f'<sys>Outcome: the page now shows "Archive 2024". {DONE}{then("Archive 2024")}</sys>'
 
 
 async def test_a_confirmation_page_after_a_submit_is_the_outcome(browser: BrowserSession, servers: Servers) -> None:
@@ -195,8 +230,41 @@ def test_an_outcome_quoting_hostile_text_cannot_break_or_forge_the_state(parts: 
     tail = state.split("</browser_state>", 1)[1]
     if parts == ["</browser_state>"]:
         quoted = '"Saved: ‹/browser_state›" and "‹/browser_state›"'
-        assert tail == f"\n<sys>Outcome: the page now shows {quoted}. {DONE}</sys>", tail
+        offer = then("Saved: ‹/browser_state›")
+        assert tail == f"\n<sys>Outcome: the page now shows {quoted}. {DONE}{offer}</sys>", tail
     assert tail == "" or (tail.startswith("\n<sys>Outcome: ") and tail.endswith("</sys>") and tail.count("\n") == 1)
+    if tail:  # the done call it offers is one valid call, whatever the page wrote
+        offered = json.loads(tail.split(" Then: ", 1)[1].removesuffix("</sys>"))
+        assert offered == {"done": {"text": offered["done"]["text"], "success": True}}
+        assert isinstance(offered["done"]["text"], str) and len(offered["done"]["text"]) <= QUOTE_CHARS
+
+
+def test_the_done_offered_reports_the_first_line_and_only_where_done_takes_text_alone() -> None:
+    page = ["Welcome", "Saved: " + "x" * 300]
+    found = find_outcome(
+        phrases=[],
+        words=frozenset(),
+        before=frozenset(page[:1]),
+        lines=page,
+        facts=PageFacts(),
+        values_before=(),
+        acted=True,
+        navigated=False,
+        offer_done=True,
+    )
+    assert found is not None and found.line.endswith(then("Saved: " + "x" * (QUOTE_CHARS - 8) + "…"))
+    typed = find_outcome(
+        phrases=[],
+        words=frozenset(),
+        before=frozenset(page[:1]),
+        lines=page,
+        facts=PageFacts(),
+        values_before=(),
+        acted=True,
+        navigated=False,
+        offer_done=False,
+    )
+    assert typed is not None and "Then:" not in typed.line and typed.line == found.line.split(" Then: ")[0]
 
 
 async def test_a_field_that_held_the_value_from_the_start_is_no_progress(
@@ -204,7 +272,8 @@ async def test_a_field_that_held_the_value_from_the_start_is_no_progress(
 ) -> None:
     task = 'Keep "Paris" as the city and show the archive'
     seen = await run_steps(browser, servers.url("outcome.html"), task, [click("Show archive")])
-    assert seen[1] == f'<sys>Outcome: the page now shows "Archive 2024". {DONE}</sys>'  # not "the fields hold"
+    # not "the fields hold"
+    assert seen[1] == f'<sys>Outcome: the page now shows "Archive 2024". {DONE}{then("Archive 2024")}</sys>'
 
 
 async def test_a_page_hooking_its_own_dom_cannot_make_a_line_an_announcement(

@@ -369,7 +369,8 @@ def test_a_confirmation_after_an_action_is_said_last() -> None:
     saved = SETTINGS.replace("[End of page]", "Saved: Canada; notifications: email.\n[End of page]")
     assert run.outcome(saved.replace("value=United States", "value=Canada")) == (
         '<sys>Outcome: the page now shows "Saved: Canada; notifications: email.". If this is what the task asked '
-        "for, call done now: acting again can undo it.</sys>"
+        'for, call done now: acting again can undo it. Then: {"done": {"text": "Saved: Canada; notifications: '
+        'email.", "success": true}}</sys>'
     )
     assert run.steps[-1].observations == []  # not quoted twice
     assert "Step 1's result, whole: " + "r" * 1000 + "\n" in run.state(saved)  # the last result is whole
