@@ -311,7 +311,7 @@ class PageRun:
         # between steps would throw away the provider's cached prompt.
         spec = _step_spec([t for n, t in self.tools.items() if n in visible], self.browser, self.loops)
         step = self.step
-        if step is not None and step.request is not None:
+        if step is not None and step.request is not None and step.replay != "replayed":  # a replayed step sent none
             step.request.tools = [{"name": spec.name, "description": spec.description, "parameters": spec.parameters}]
         return [spec]
 

@@ -184,6 +184,10 @@ async def test_a_row_whose_page_differs_heals_and_without_healing_fails(tmp_path
             assert [(r["replayed"], r["healed"]) for r in table] == [(2, 0), (1, 1), (2, 0)]
             assert [r["tokens"] > 0 for r in table] == [False, True, False]
             assert healed.healed_rows == [1]
+            # What a step sent a model is kept with it; a replayed step sent none, so it keeps no tool schema (a
+            # map of 10,000 rows kept one per step), while the healed one keeps what it sent.
+            kept = [(s.replay, bool(s.request.tools)) for r in healed.rows for s in r.result.steps if s.request]
+            assert ("healed", True) in kept and ("replayed", True) not in kept and ("replayed", False) in kept
             failed = await recipe.map(rows, agent, heal=False, concurrency=2)
             bad = failed.rows[1]
             assert [r.success for r in failed.rows] == [True, False, True] and bad.result is not None
