@@ -24,7 +24,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from ...core.text import clean_text
 from ..errors import ActionError, BrowserTimeoutError, first_line, log, short
-from .page_script import call_page_api, op_selector, page_api_element
+from .page_script import announced_pairs, call_page_api, op_selector, page_api_element
 from .snapshot import ElementInfo, FrameResult, Snapshot, TabInfo, build_snapshot
 
 _NAMES = ("token", "secret", "password", "passwd", "apikey", "api_key", "api-key", "otp", "cvv", "cvc", "ssn")
@@ -219,7 +219,7 @@ class PageReader:
         t0 = time.perf_counter()
         self._seq += 1
         seq = self._seq
-        op = {"op": "snapshot", "full": full_page, "id": seq}
+        op = {"op": "snapshot", "full": full_page, "id": seq, "announce": True}
         try:
             try:
                 results, main = await self._read_frames(page, op)
@@ -250,6 +250,8 @@ class PageReader:
             notices=notices,
             snapshot_id=seq,
         )
+        if "announced" in results[main].data:
+            snap.announced = announced_pairs(results[main].data["announced"])
         t2 = time.perf_counter()
         snap.timings = {
             "total_ms": round((t2 - t0) * 1000, 2),

@@ -838,6 +838,9 @@
         els,
         ms: 0,
       };
+      // the top document's announcing regions and headings, read in the same call (the outcome line's facts:
+      // outcome.py), so a step costs one round trip to the page, not two
+      if (arg.announce && window === window.top) out.announced = announced();
       out.ms = Math.round((performance.now() - t0) * 100) / 100;
       return JSON.stringify(out);
     }
