@@ -1031,6 +1031,16 @@
       return out;
     }
 
+    // Empties the document's local and session storage (the origin's, shared with the page's world) from here,
+    // where a page that replaced Storage.prototype.clear cannot keep its storage for the next row of a map.
+    function clearStorage() {
+      let cleared = true;
+      for (const name of ["localStorage", "sessionStorage"]) {
+        try { window[name].clear(); } catch (e) { cleared = false; } // an opaque origin has none to clear
+      }
+      return cleared;
+    }
+
     function frameOffsets(arg) {
       return (arg.frames || []).map((k) => {
         const el = state.frames.get(k);
@@ -1282,6 +1292,7 @@
           case "scroll": return scrollOp(arg);
           case "rects": return rects();
           case "announced": return announced();
+          case "clearStorage": return clearStorage();
           case "frameOffsets": return frameOffsets(arg);
           case "overlay": return overlay(arg);
           case "removeOverlay": return removeOverlay();
