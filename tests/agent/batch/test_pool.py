@@ -1,9 +1,11 @@
 """The pool of contexts a recipe map's rows run in, on real Chromium: a context handed to the next row keeps
 nothing of the last one (storage, even where the page hooked ``Storage.prototype.clear``; cookies, including
-one an unload handler sets; extra tabs; the page itself)."""
+one an unload handler sets; extra tabs; the page itself), and a context whose row ends when no row is left to
+start is not cleaned for nobody, only closed with the pool."""
 
 from __future__ import annotations
 
+from notebook_agent.agent.batch.pool import BrowserPool
 from notebook_agent.browser import BrowserSession
 from notebook_agent.browser.session.reset import reset_context
 from tests.browser.conftest import Servers
@@ -41,3 +43,22 @@ async def test_a_cleaned_context_keeps_nothing_of_its_row(browser: BrowserSessio
         assert await _what_is_left(session, servers.url("form.html")) == (0, 0, [])
     finally:
         await session.close()
+
+
+async def test_a_context_no_row_will_take_is_closed_with_the_pool_not_cleaned(
+    browser: BrowserSession, servers: Servers
+) -> None:
+    rows_left = [True]
+    pool = BrowserPool(browser, more=lambda: rows_left[0])
+    async with pool.lease() as first:
+        page = await first.ensure_page()
+        await page.goto(servers.url("form.html"))
+    assert page.url == "about:blank"  # another row may come: cleaned, and taken again
+    async with pool.lease() as second:
+        assert second is first
+        await page.goto(servers.url("form.html"))
+        rows_left[0] = False
+    assert page.url == servers.url("form.html")  # no row is left: not cleaned
+    assert pool.opened == 1 and not page.is_closed()
+    await pool.close()
+    assert page.is_closed()
