@@ -219,7 +219,7 @@ class PageReader:
         t0 = time.perf_counter()
         self._seq += 1
         seq = self._seq
-        op = {"op": "snapshot", "full": full_page, "id": seq, "announce": True}
+        op = {"op": "snapshot", "full": full_page, "id": seq, "facts": True}
         try:
             try:
                 results, main = await self._read_frames(page, op)
@@ -252,6 +252,8 @@ class PageReader:
         )
         if "announced" in results[main].data:
             snap.announced = announced_pairs(results[main].data["announced"])
+        if isinstance(results[main].data.get("calls"), list):
+            snap.calls = frozenset(str(c) for c in results[main].data["calls"])
         t2 = time.perf_counter()
         snap.timings = {
             "total_ms": round((t2 - t0) * 1000, 2),

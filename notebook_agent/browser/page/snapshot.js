@@ -838,9 +838,13 @@
         els,
         ms: 0,
       };
-      // the top document's announcing regions and headings, read in the same call (the outcome line's facts:
-      // outcome.py), so a step costs one round trip to the page, not two
-      if (arg.announce && window === window.top) out.announced = announced();
+      // facts of the top document read in the same call, so a step costs one round trip to the page, not two:
+      // its announcing regions and headings (the outcome line's facts: outcome.py) and the actions it calls
+      // for (offers.py: the first step's read chooses the run's tools)
+      if (arg.facts && window === window.top) {
+        out.announced = announced();
+        out.calls = pageCalls();
+      }
       out.ms = Math.round((performance.now() - t0) * 100) / 100;
       return JSON.stringify(out);
     }
@@ -1039,6 +1043,17 @@
         try { window[name].clear(); } catch (e) { cleared = false; } // an opaque origin has none to clear
       }
       return cleared;
+    }
+
+    // What the page calls for beyond the everyday actions (offers.py): a table or grid (extract_table), a link
+    // or button that opens a new tab (switch_tab), content wider than the window (scroll_horizontally).
+    function pageCalls() {
+      const has = (sel) => !!document.querySelector(sel);
+      const calls = [];
+      if (has("table, [role=table], [role=grid], [role=treegrid]")) calls.push("extract_table");
+      if (has('[target=_blank], [onclick*="window.open"]')) calls.push("switch_tab");
+      if (document.documentElement.scrollWidth > window.innerWidth + 8) calls.push("scroll_horizontally");
+      return calls;
     }
 
     function frameOffsets(arg) {
