@@ -87,13 +87,14 @@ async def page_for_step(run: StepRun, step: PageStep) -> tuple[str, bool]:
 
 async def read_page(run: StepRun, step: PageStep) -> str:
     """Snapshot the page for ``step`` of ``run``: its URL, title and observations set; the text the model reads.
-    The start page's snapshot (:func:`read_start`) serves step 1 while it is still the browser's latest."""
+    The start page's snapshot (:func:`read_start`) serves step 1 while it is still the browser's latest and the
+    tab is still at its URL."""
     assert run.browser is not None
     start, run.start_read = run.start_read, None
     if isinstance(start, Exception):
         raise start
-    if start is None or run.browser.last_snapshot is not start:
-        start = await run.browser.snapshot(full_page=run.agent.full_page)
+    if start is None or run.browser.last_snapshot is not start or url_of(run.browser) != start.url:
+        start = await run.browser.snapshot(full_page=run.agent.full_page)  # (a page that moved on meanwhile)
     snapshot = start
     scrub = run.redactor.scrub_text
     page_text = scrub(snapshot.text)
