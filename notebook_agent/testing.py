@@ -37,6 +37,7 @@ __all__ = [
     "fold_tables",
     "frame_tokens",
     "launched",
+    "locator_index",
     "mark_element",
     "moved_target",
     "page_script_data",
@@ -132,6 +133,14 @@ async def page_script_data(frame: Any, arg: dict[str, Any]) -> Any:
     from .browser.fingerprint import finder
 
     return await finder._data(frame, arg)
+
+
+async def locator_index(browser: BrowserSession, locator: Any) -> int | None:
+    """The index in ``browser``'s latest snapshot of the one element ``locator`` (of the tab's main frame)
+    matches, as a replay's sure-locator path reads it (browser/targets.py), or None."""
+    from .browser.page.reader import index_by_locator
+
+    return await index_by_locator(browser._reader, locator, browser.page.main_frame)
 
 
 # -- the agent ----------------------------------------------------------------------------------------------

@@ -371,7 +371,7 @@ async def _drive(agent: Any, result: MapResult, todo: list[int], holder: Any = N
             from .pool import BrowserPool
 
             assert browser is not None
-            pool = BrowserPool(browser)
+            pool = BrowserPool(browser, more=lambda: bool(pending) and not signal.aborted)
         task = asyncio.create_task(all_rows())
         while True:
             item = await queue.get()

@@ -6,13 +6,18 @@ and hands it to the next row, so ``concurrency`` rows use ``concurrency`` contex
 are. A context that cannot be cleaned, or that has served ``max_uses`` rows, is closed and a fresh one
 opened. One pool per process: in the map's process (:func:`~.recipe_map.map_recipe`) or per executor worker
 (:func:`worker_pool`, beside the worker's browser), where rows from several threads share it.
+
+A map's own pool is told when no row is left to start (``more``): a context whose row ends then is not
+cleaned for a row that will never come (the last ``concurrency`` rows of every map would pay for it), and
+is closed with the pool.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from ...browser.session.browser_session import BrowserSession
 from ...browser.session.reset import reset_context
@@ -23,10 +28,16 @@ MAX_USES = 200
 class BrowserPool:
     """``async with pool.lease() as session:`` a clean context of ``browser`` of its own for one row."""
 
-    def __init__(self, browser: BrowserSession, *, max_uses: int = MAX_USES) -> None:
+    def __init__(
+        self, browser: BrowserSession, *, max_uses: int = MAX_USES, more: Callable[[], bool] | None = None
+    ) -> None:
         self.browser = browser
         self.max_uses = max_uses
+        self.more = more
+        """Whether another row may still lease a context (None: always, as in an executor worker's pool)."""
         self._idle: list[tuple[BrowserSession, int]] = []
+        self._spent: list[BrowserSession] = []
+        """Contexts whose row ended when no row was left to start: closed, not cleaned, with the pool."""
         self._lock = threading.Lock()  # rows on several executor threads share a worker's pool
         self.opened = 0
         """Contexts opened so far (what reuse saves shows as opened ≪ rows)."""
@@ -47,22 +58,26 @@ class BrowserPool:
         try:
             yield session
         finally:
-            if uses + 1 < self.max_uses:
-                with contextlib.suppress(Exception):
-                    clean = await reset_context(session)
-            if clean:
+            if self.more is not None and not self.more():
                 with self._lock:
-                    self._idle.append((session, uses + 1))
+                    self._spent.append(session)
             else:
-                with contextlib.suppress(Exception):
-                    await session.close()
+                if uses + 1 < self.max_uses:
+                    with contextlib.suppress(Exception):
+                        clean = await reset_context(session)
+                if clean:
+                    with self._lock:
+                        self._idle.append((session, uses + 1))
+                else:
+                    with contextlib.suppress(Exception):
+                        await session.close()
 
     async def close(self) -> None:
+        """Close every context the pool holds, side by side (each is a context of its own)."""
         with self._lock:
-            idle, self._idle = self._idle, []
-        for session, _ in idle:
-            with contextlib.suppress(Exception):
-                await session.close()
+            held = [session for session, _ in self._idle] + self._spent
+            self._idle, self._spent = [], []
+        await asyncio.gather(*(session.close() for session in held), return_exceptions=True)
 
 
 _pools: dict[int, BrowserPool] = {}

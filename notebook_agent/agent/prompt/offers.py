@@ -60,15 +60,20 @@ def calls_for_data(task: str, output_spec: Any, page_has_table: bool) -> bool:
     return takes_tables or page_has_table or asks_for_data(task)
 
 
-async def called_for(browser: BrowserSession, task: str, output_spec: Any) -> tuple[str | None, bool, frozenset[str]]:
+async def called_for(
+    browser: BrowserSession, task: str, output_spec: Any, snapshot: Any = None
+) -> tuple[str | None, bool, frozenset[str]]:
     """What a run starting now on ``browser`` is offered by: the request, for a profile's actions offered on
     request, or None when the tab shows no page yet (see profiles.py); whether it calls for data; the actions
-    its start page calls for."""
+    its start page calls for, as ``snapshot`` (of that page, just taken) read them when it did, else asked
+    of the page."""
     try:
         url = browser.page.url
     except Exception:  # no page yet
         url = ""
     if url in ("", "about:blank"):
         return None, calls_for_data(task, output_spec, False), frozenset()
-    calls = await page_calls(browser)
+    calls = getattr(snapshot, "calls", None)
+    if calls is None:
+        calls = await page_calls(browser)
     return task, calls_for_data(task, output_spec, "extract_table" in calls), calls

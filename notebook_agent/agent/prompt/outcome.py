@@ -50,15 +50,18 @@ class PageFacts:
 
 
 async def page_facts(browser: BrowserSession, snapshot: Any, scrub: Callable[[str], str]) -> PageFacts:
-    """The facts of the tab's page (its main document) as of ``snapshot``; the regions are read with one call
-    to the page script (the isolated world the snapshot is read in, so the page's own JavaScript cannot change
-    them), and none are known when the page does not answer. ``scrub`` hides the run's secrets."""
+    """The facts of the tab's page (its main document) as of ``snapshot``; the regions are read by the page
+    script (the isolated world the snapshot is read in, so the page's own JavaScript cannot change them): with
+    the snapshot itself when it has them (one round trip a step, not two), else with a call of their own, and
+    none are known when the page does not answer. ``scrub`` hides the run's secrets."""
     values = tuple(scrub(str(e.attributes["value"])) for e in snapshot.elements.values() if e.attributes.get("value"))
-    try:
-        read = browser.call(lambda: announced_text(browser.page, timeout=FACTS_TIMEOUT))
-        found = await asyncio.wait_for(read, FACTS_TIMEOUT)
-    except Exception:  # a page that navigated away or does not answer: the text alone decides
-        found = []
+    found: list[tuple[str, str]] | None = getattr(snapshot, "announced", None)
+    if found is None:
+        try:
+            read = browser.call(lambda: announced_text(browser.page, timeout=FACTS_TIMEOUT))
+            found = await asyncio.wait_for(read, FACTS_TIMEOUT)
+        except Exception:  # a page that navigated away or does not answer: the text alone decides
+            found = []
     status: set[str] = set()
     headings: set[str] = set()
     for kind, text in found:

@@ -10,8 +10,9 @@ A run is made of parts that own their state: this module keeps the step bookkeep
 the loop's events into the page events of :mod:`.events` (the only ones that leave the run). The browser is
 held by :class:`~.lease.RunBrowser`, the run file is written by :class:`~.recorder.Recorder` (a consumer of
 those events), screenshots are taken by :class:`~.screenshots.StepScreenshots`, downloads are judged by
-:class:`~.downloads.DownloadPolicy`. The text the model reads is built by :mod:`.state`, the output is parsed
-by :mod:`.macro`, and approval is decided by :mod:`.approval`.
+:class:`~.downloads.DownloadPolicy`. The page is read for each step by :mod:`.page_read`, the text the model
+reads is built by :mod:`.state`, the output is parsed by :mod:`.macro`, and approval is decided by
+:mod:`.approval`.
 """
 
 from __future__ import annotations
@@ -26,9 +27,8 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from ...browser.page.actionable import unfilled, unfit
-from ...browser.page.snapshot import ElementInfo
+from ...browser.page.snapshot import ElementInfo, Snapshot
 from ...browser.session.browser_session import BrowserSession
-from ...browser.session.page_reads import page_url
 from ...browser.session.tracing import Trace, begin_group, start_trace, stop_trace
 from ...browser.urls import navigation_target
 from ...core.abort import AbortController, AbortedError, AbortSignal
@@ -44,7 +44,6 @@ from ...core.text import map_strings
 from ...core.tools import Tool
 from ..prompt.agent_output import MACRO_NAME, ParsedOutput, macro_spec, parse_output, with_indices
 from ..prompt.offers import called_for
-from ..prompt.outcome import page_facts
 from ..prompt.profiles import Profile
 from ..prompt.state_message import (
     MEMORY_MAX,
@@ -73,6 +72,7 @@ from .ending import RunOutcome
 from .event_bridge import LoopEvents
 from .gatekeeper import RunGate, target_element
 from .loop_guard import LoopGuard
+from .page_read import page_for_step, read_start, url_of
 from .pilot import Pilot, read_ahead
 from .replay_pilot import REPLAY_HINT
 from .run_browser import RunBrowser, StartUrlError
@@ -81,16 +81,6 @@ from .tool_context import tool_context_factory
 from .typed_output import OutputSpec, with_typed_done
 
 __all__ = ["PageRun", "RunSpec", "StartUrlError"]
-
-#: The page text of a step a pilot decided without reading the page (what its run file shows in its place).
-NOT_READ = "(The page was not read for this step: it repeats a recorded navigation.)"
-
-
-def _url_of(browser: BrowserSession) -> str:
-    try:
-        return page_url(browser)
-    except Exception:  # no page yet
-        return ""
 
 
 class RunSpec(Protocol):
@@ -153,6 +143,8 @@ class PageRun:
         self.previous = previous
         self.pilot = pilot
         """In a replay: decides each step from the recorded run before the model is asked (see replay.py)."""
+        self.start_read: Snapshot | Exception | None = None
+        """Step 1's snapshot, read at the start to choose the tools by (page_read.py), until step 1 takes it."""
         self.task = task
         self.controller = controller
         self._put = put
@@ -233,14 +225,15 @@ class PageRun:
         self.trace = await start_trace(browser, self.redactor.scrub_text(self.task)[:200]) if self.agent.trace else None
         start = self.agent.start_url
         if self.previous is not None:  # a follow-up goes on from where the earlier run left the page, never back
-            start = resume_url(self.previous, _url_of(browser))
+            start = resume_url(self.previous, url_of(browser))
         await _admit_recorded_start(self.gate, self.pilot, start, browser)
         if start:
             self.gate.trust(navigation_target(start))  # the user chose it (or the run being continued was there)
             await self.lease.open(start, self.controller.signal)
         # in threaded mode the browser-driving tools execute on the browser thread
         leaks = lambda text: self.redactor.scrub_text(text) != text  # noqa: E731
-        asked, data, page = await called_for(browser, self.task, self.agent.output_spec)
+        first = await read_start(self)  # the start page, read once: for the tools, and then by step 1
+        asked, data, page = await called_for(browser, self.task, self.agent.output_spec, first)
         spec = self.agent.output_spec
         tools = with_typed_done(
             self.agent.tools(browser, asked, data=data, page=page), spec, self.agent.custom_tools, self.data, leaks
@@ -326,7 +319,7 @@ class PageRun:
             await begin_group(self.browser, self.trace, f"Step {index}")
         t0 = time.perf_counter()
         scrub = self.redactor.scrub_text
-        page_text, read = await _page_for_step(self, step)
+        page_text, read = await page_for_step(self, step)
         self.history.extend(step.observations)
         said = self.observer.outcome.line if read and self.observer.outcome is not None else None
         state = state_message(scrub(self.task), step, self.agent.max_steps, self.history, page_text, outcome=said)
@@ -421,42 +414,11 @@ class PageRun:
         return self.outcome.should_stop(len(self.steps))
 
 
-async def _page_for_step(run: PageRun, step: PageStep) -> tuple[str, bool]:
-    """What ``step`` shows the model of the page, and whether the page was read for it: a piloted step decided
-    without the page (a recorded navigation) reads nothing first, unless its pilot hands it to the model after
-    all; then it reads the page as any step does."""
-    assert run.browser is not None
-    read = run.pilot is None or run.pilot.needs_page()
-    page_text = await _read_page(run, step) if read else NOT_READ
-    if not read:
-        step.url, step.title = run.redactor.scrub_text(_url_of(run.browser)), ""
-    note = await run.pilot.prepare(run.browser, step, page_text) if run.pilot is not None else None
-    if note and not read:
-        page_text, read = await _read_page(run, step), True
-    if note:
-        step.observations.append(note)
-    return page_text, read
-
-
-async def _read_page(run: PageRun, step: PageStep) -> str:
-    """Snapshot the page for ``step`` of ``run``: its URL, title and observations set; the text the model reads."""
-    assert run.browser is not None
-    snapshot = await run.browser.snapshot(full_page=run.agent.full_page)
-    scrub = run.redactor.scrub_text
-    page_text = scrub(snapshot.text)
-    step.url, step.title = scrub(snapshot.url), scrub(snapshot.title)
-    facts = await page_facts(run.browser, snapshot, scrub)
-    step.observations = run.observer.observe(
-        step, run.steps, page_text, run.agent.max_steps, run.outcome.last_output_error, facts
-    ) + run.loops.page(page_text)
-    return page_text
-
-
 async def _admit_recorded_start(gate: RunGate, pilot: Pilot | None, start: str | None, browser: BrowserSession) -> None:
     """A replay's start URL that came from its recording, not from the user (``url=``), is judged as the model's
     ``go_to_url`` would be; a refusal raises :class:`StartUrlError` saying what to do."""
     if start and pilot is not None and not pilot.chosen:
-        refusal = await gate.admit(start, _url_of(browser))
+        refusal = await gate.admit(start, url_of(browser))
         if refusal:
             raise StartUrlError(f"The replay's start URL {start} was not opened: {refusal}. {REPLAY_HINT}")
 

@@ -109,7 +109,12 @@ async def announced_text(page: Page, *, timeout: float) -> list[tuple[str, str]]
     """The text of the main document's announcing regions (status, alert and live regions, outputs, open
     dialogs: ``"status"``) and headings (``"heading"``), visible ones only, read in the isolated world like the
     snapshot; what a page answers that is not such a list is nothing."""
-    found = await call_page_api(page.main_frame, {"op": "announced"}, timeout=timeout)
+    return announced_pairs(await call_page_api(page.main_frame, {"op": "announced"}, timeout=timeout))
+
+
+def announced_pairs(found: Any) -> list[tuple[str, str]]:
+    """The page script's answer to "announced" (its own op, or read with a snapshot) as ``(kind, text)`` pairs;
+    what is not such a list is nothing."""
     if not isinstance(found, list):
         return []
     return [(str(k), str(t)) for k, t in (f for f in found if isinstance(f, list) and len(f) == 2)]

@@ -24,7 +24,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from ...core.text import clean_text
 from ..errors import ActionError, BrowserTimeoutError, first_line, log, short
-from .page_script import call_page_api, op_selector, page_api_element
+from .page_script import announced_pairs, call_page_api, op_selector, page_api_element
 from .snapshot import ElementInfo, FrameResult, Snapshot, TabInfo, build_snapshot
 
 _NAMES = ("token", "secret", "password", "passwd", "apikey", "api_key", "api-key", "otp", "cvv", "cvc", "ssn")
@@ -219,7 +219,7 @@ class PageReader:
         t0 = time.perf_counter()
         self._seq += 1
         seq = self._seq
-        op = {"op": "snapshot", "full": full_page, "id": seq}
+        op = {"op": "snapshot", "full": full_page, "id": seq, "facts": True}
         try:
             try:
                 results, main = await self._read_frames(page, op)
@@ -250,6 +250,10 @@ class PageReader:
             notices=notices,
             snapshot_id=seq,
         )
+        if "announced" in results[main].data:
+            snap.announced = announced_pairs(results[main].data["announced"])
+        if isinstance(results[main].data.get("calls"), list):
+            snap.calls = frozenset(str(c) for c in results[main].data["calls"])
         t2 = time.perf_counter()
         snap.timings = {
             "total_ms": round((t2 - t0) * 1000, 2),
@@ -434,16 +438,27 @@ async def index_in_snapshot(reader: PageReader, element: ElementHandle, frame: F
 
 async def index_by_locator(reader: PageReader, locator: Locator, frame: Frame) -> int | None:
     """The index in ``reader``'s latest snapshot of the one element ``locator`` (of ``frame``) matches, or None
-    (it matches none or several, or the snapshot does not list it): a count, then the locator chained with
-    the page script's ``indexOf`` (read the way the snapshot was taken, in the page script's own world)."""
+    (it matches none or several, or the snapshot does not list it): a count, and the locator chained with the
+    page script's ``indexOf`` (read the way the snapshot was taken, in the page script's own world, and strict:
+    several matches fail it). Both are asked at once, one round trip instead of two; the chained read is only
+    taken when the count is one (it would wait its timeout for an element that is not there)."""
     snap = reader.last_snapshot
-    if snap is None or await locator.count() != 1:
+    if snap is None:
         return None
     op = op_selector(frame, {"op": "indexOf", "id": snap.snapshot_id})
-    try:  # the element may have left since the count: a short wait, then not found
-        local = json.loads(await locator.locator(op).text_content(timeout=1000) or "null")
+    # the element may leave between the two reads: the chained one waits a short while, then it is not found
+    read = asyncio.ensure_future(locator.locator(op).text_content(timeout=1000))
+    try:
+        if await locator.count() != 1:
+            return None
+        local = json.loads(await read or "null")
     except (PlaywrightError, ValueError):
         return None
+    finally:
+        if not read.done():
+            read.cancel()
+        elif not read.cancelled():
+            read.exception()  # retrieved, so a failed read left behind is not reported as never retrieved
     if not isinstance(local, int) or local < 0:
         return None
     return next((g for g, (f, i) in reader.refs.items() if f == frame and i == local), None)

@@ -838,6 +838,13 @@
         els,
         ms: 0,
       };
+      // facts of the top document read in the same call, so a step costs one round trip to the page, not two:
+      // its announcing regions and headings (the outcome line's facts: outcome.py) and the actions it calls
+      // for (offers.py: the first step's read chooses the run's tools)
+      if (arg.facts && window === window.top) {
+        out.announced = announced();
+        out.calls = pageCalls();
+      }
       out.ms = Math.round((performance.now() - t0) * 100) / 100;
       return JSON.stringify(out);
     }
@@ -1026,6 +1033,27 @@
         if (text) out.push([/^h[1-6]$/.test(el.localName) ? "heading" : "status", text]);
       }
       return out;
+    }
+
+    // Empties the document's local and session storage (the origin's, shared with the page's world) from here,
+    // where a page that replaced Storage.prototype.clear cannot keep its storage for the next row of a map.
+    function clearStorage() {
+      let cleared = true;
+      for (const name of ["localStorage", "sessionStorage"]) {
+        try { window[name].clear(); } catch (e) { cleared = false; } // an opaque origin has none to clear
+      }
+      return cleared;
+    }
+
+    // What the page calls for beyond the everyday actions (offers.py): a table or grid (extract_table), a link
+    // or button that opens a new tab (switch_tab), content wider than the window (scroll_horizontally).
+    function pageCalls() {
+      const has = (sel) => !!document.querySelector(sel);
+      const calls = [];
+      if (has("table, [role=table], [role=grid], [role=treegrid]")) calls.push("extract_table");
+      if (has('[target=_blank], [onclick*="window.open"]')) calls.push("switch_tab");
+      if (document.documentElement.scrollWidth > window.innerWidth + 8) calls.push("scroll_horizontally");
+      return calls;
     }
 
     function frameOffsets(arg) {
@@ -1279,6 +1307,7 @@
           case "scroll": return scrollOp(arg);
           case "rects": return rects();
           case "announced": return announced();
+          case "clearStorage": return clearStorage();
           case "frameOffsets": return frameOffsets(arg);
           case "overlay": return overlay(arg);
           case "removeOverlay": return removeOverlay();

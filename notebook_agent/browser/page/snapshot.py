@@ -123,6 +123,12 @@ class Snapshot:
     timings: dict[str, float] = field(default_factory=dict)
     frame_count: int = 1
     snapshot_id: int = 0
+    announced: list[tuple[str, str]] | None = None
+    """The main document's announcing regions and headings as ``(kind, text)`` (what
+    :func:`~.page_script.announced_text` reads), read in the same call as the snapshot; None when not read."""
+    calls: frozenset[str] | None = None
+    """The actions the main document calls for beyond the everyday ones (``agent/prompt/offers.py``), read in the
+    same call; None when not read."""
 
     @property
     def pages_above(self) -> float:

@@ -7,14 +7,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from notebook_agent.agent import PageAgent, RunFinished
+from notebook_agent.agent.prompt import outcome
 from notebook_agent.agent.prompt.agent_output import agent_output
 from notebook_agent.agent.prompt.outcome import QUOTE_CHARS, PageFacts, addresses_agent, find_outcome
 from notebook_agent.browser import BrowserSession
+from notebook_agent.browser.page.page_script import announced_text
 from notebook_agent.core.model import Context
 from notebook_agent.llm.scripted import ScriptedCall, ScriptedModel
 from tests.agent.test_page_agent import index_of, state
@@ -284,3 +287,25 @@ async def test_a_page_hooking_its_own_dom_cannot_make_a_line_an_announcement(
     the request names) the outcome."""
     seen = await run_steps(browser, servers.url("outcome_hooks.html"), "Open the letter", [click("Show reference")])
     assert seen[1] == ""
+
+
+async def test_the_regions_come_with_the_snapshot_as_their_own_call_reads_them(
+    browser: BrowserSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One round trip a step: the snapshot carries the main document's regions and headings (a child frame's
+    are not among them), the same the page script's own call reads, and the facts take them from it."""
+    await browser.page.set_content(
+        '<h1>Sign up</h1><div role="status">Saved.</div><p>Plain line</p>'
+        '<iframe srcdoc="<h2>Inner heading</h2><div role=status>Inner saved</div>"></iframe>'
+    )
+    await browser.page.wait_for_load_state("load")
+    snap = await browser.snapshot()
+    assert snap.announced == [("heading", "Sign up"), ("status", "Saved.")]
+    assert snap.announced == await announced_text(browser.page, timeout=2)
+
+    async def no_second_read(*_: Any, **__: Any) -> list[tuple[str, str]]:
+        raise AssertionError("the regions were read again")
+
+    monkeypatch.setattr(outcome, "announced_text", no_second_read)
+    facts = await outcome.page_facts(browser, snap, lambda text: text)
+    assert facts.headings == {"Sign up"} and facts.status == {"Saved."}

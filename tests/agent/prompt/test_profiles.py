@@ -188,3 +188,43 @@ async def test_the_start_page_calls_for_tabs_sideways_scrolling_and_data(
     assert (await called_for(browser, "Sum it up", None))[1:] == (True, frozenset({"extract_table"}))
     await browser.page.goto("about:blank")
     assert await called_for(browser, "Go", None) == (None, False, frozenset())  # no page: everything offered
+
+
+async def test_the_start_page_read_by_step_one_chooses_the_tools_in_the_same_read(
+    browser: BrowserSession, servers: Servers, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A snapshot reads what the page calls for as the page's own call does; a run reads its start page once,
+    for its tools and for step 1, and a tab that only that read shows (switch_tab here) is offered."""
+    from notebook_agent.agent.prompt import offers
+    from notebook_agent.agent.prompt.offers import called_for
+
+    for name, wider in (("tabs.html", False), ("form.html", False), ("form.html", True), ("table_spans.html", False)):
+        await browser.page.goto(servers.url(name))
+        if wider:
+            await browser.page.evaluate("document.body.style.width = '4000px'")
+        alone = await called_for(browser, "Read it", None)
+        assert await called_for(browser, "Read it", None, await browser.snapshot()) == alone, name
+    reads: list[str] = []
+    snapshot = BrowserSession.snapshot
+
+    async def counted(self: BrowserSession, *args: Any, **kwargs: Any) -> Any:
+        reads.append(self.page.url)
+        return await snapshot(self, *args, **kwargs)
+
+    async def asked(_: BrowserSession) -> frozenset[str]:
+        reads.append("page_calls")
+        return frozenset()
+
+    monkeypatch.setattr(BrowserSession, "snapshot", counted)
+    monkeypatch.setattr(offers, "page_calls", asked)
+    agent = PageAgent(
+        model=ScriptedModel([agent_output("done", {"text": "ok", "success": True})]),
+        browser=browser,
+        start_url=servers.url("tabs.html"),
+        profile="default",
+        screenshots=False,
+    )
+    result = await agent.run("Read the docs")
+    assert result.success and reads == [servers.url("tabs.html")]
+    request = result.steps[0].request
+    assert request is not None and "switch_tab" in json.dumps(request.tools) and "Current page" in request.state

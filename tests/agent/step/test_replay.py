@@ -203,3 +203,28 @@ def test_a_links_recorded_path_moves_under_the_new_base() -> None:
     assert moved_target(pilot, {"href": "/product.html?id=1"})["href"] == "/v2/product.html?id=1"
     assert moved_target(pilot, {"href": "/v2/x"})["href"] == "/v2/x"
     assert moved_target(ReplayPilot(recorded, url="http://b.test"), {"href": "/p"})["href"] == "/p"
+
+
+async def test_a_healed_step_is_told_what_the_replayed_step_before_it_achieved(
+    browser: BrowserSession, servers: Servers
+) -> None:
+    """A step handed to the model reads the outcome line the recorded run's model read at that step: the page
+    of every step is read in full, its status regions with it, so a replayed click's "You're on the list."
+    is what the healed step after it is told; the replayed steps around it take no model call."""
+    script = [
+        step("click_element_by_index", lambda c: {"index": index_of(c, r"Subscribe")}),
+        step("click_element_by_index", lambda c: {"index": index_of(c, r"Show archive")}),
+        step("done", {"text": "Subscribed", "success": True}),
+    ]
+    agent = PageAgent(model=ScriptedModel(script), browser=browser, start_url=servers.url("outcome.html"))
+    recorded = await agent.run("Subscribe to the newsletter")
+    assert recorded.success and recorded.steps[1].request is not None
+    said = recorded.steps[1].request.state.split("</browser_state>", 1)[1].strip()
+    assert "on the list" in said and "Outcome" in said
+    recorded.steps[1].url = servers.url("outcome_moved.html")  # its page is not this one: the step heals
+    healer = ScriptedModel([step("click_element_by_index", lambda c: {"index": index_of(c, r"Show archive")})])
+    replayed = await PageAgent(model=healer, browser=browser).replay(recorded)
+    assert [s.replay for s in replayed.steps] == ["replayed", "healed", "replayed"] and len(healer.requests) == 1
+    asked = healer.requests[0][0].messages[-1]
+    assert isinstance(asked, UserMessage) and "could not be replayed as recorded" in asked.text
+    assert asked.text.split("</browser_state>", 1)[1].strip() == said

@@ -6,6 +6,7 @@ unless nothing recorded tells the two apart."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 
 from notebook_agent.browser import BrowserSession
 from notebook_agent.browser.session.targets import Target, find_target, target_of
+from notebook_agent.testing import locator_index
 from tests.browser.fingerprint.test_fingerprint import Item, alike, items, render
 
 
@@ -80,3 +82,16 @@ async def test_a_lookalike_under_another_heading_or_a_disabled_one_is_not_taken(
     two = f"<main>{card.format('Teapot', 'teapot')}{card.format('Teapot', 'twin')}</main>"
     got, why = await _found(browser, two, recorded)
     assert got is None and "equally well" in why
+
+
+async def test_the_locator_read_gives_the_one_element_and_never_waits_for_none(browser: BrowserSession) -> None:
+    """The sure-locator path's count and index are one round trip: one match gives its index, several give
+    none, and none gives none at once (the chained read would wait its timeout for an element not there)."""
+    await browser.page.set_content("<button>Save</button><button>Send</button><button>Send</button>")
+    snapshot = await browser.snapshot()
+    save = await locator_index(browser, browser.page.get_by_role("button", name="Save", exact=True))
+    assert save is not None and snapshot.elements[save].text == "Save"
+    assert await locator_index(browser, browser.page.get_by_role("button", name="Send", exact=True)) is None
+    t0 = time.perf_counter()
+    assert await locator_index(browser, browser.page.get_by_role("button", name="Gone", exact=True)) is None
+    assert time.perf_counter() - t0 < 0.9
