@@ -97,6 +97,15 @@ class State:
         return before[-1] if before else ""
 
 
+def _goal(action: tuple[str, dict[str, Any]], state: State) -> str:
+    """The next goal as a model writes it, naming the element it acts on by its text (so the guards that read
+    the goal, such as the small profile's goal caution, are judged on a perfect model's goals too)."""
+    index = action[1].get("index")
+    element = next((e for e in state.elements if e.index == index), None)
+    text = " ".join((element.text or element.name).split()) if element is not None else ""
+    return f"{action[0]} on '{text}', as the task asks" if text else f"{action[0]} as the task asks"
+
+
 def parse_state(message: str) -> State:
     request = _between(message, "<user_request>", "</user_request>").strip()
     browser = _between(message, "<browser_state>", "</browser_state>")
@@ -226,7 +235,7 @@ class Oracle:
         output = {
             "evaluation_previous_goal": "Done as planned." if self.memory.actions[1:] else "Start",
             "memory": "",
-            "next_goal": note or f"{action[0]} as the task asks",
+            "next_goal": note or _goal(action, state),
             "action": {action[0]: action[1]},
         }
         text = json.dumps(output, ensure_ascii=False)

@@ -58,6 +58,10 @@ class Profile:
     guide: bool = False
     """After a caution that names fields to fill, the next step's decoding offers only typing into them (or
     done): a 1.5B model, measured, kept its thoughts and clicked elsewhere instead (agent/step/loop_guard.py)."""
+    goal_caution: bool = False
+    """Refuse once a click whose stated goal names an element the run already clicked, on another element
+    (agent/step/loop_guard.py): a 1.5B model, measured on MiniWoB++, scored with "Submit", copied its goal
+    "Click Submit" into the next step and clicked what had taken the button's place (START, a new episode)."""
 
     def system_prompt(self) -> str:
         """The profile's packaged system prompt (``agent/prompt/prompts/``)."""
@@ -131,6 +135,7 @@ PROFILES: dict[str, Profile] = {
         repeat_caution=True,
         field_caution=True,
         guide=True,
+        goal_caution=True,
     ),
 }
 

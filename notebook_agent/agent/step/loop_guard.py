@@ -13,6 +13,8 @@ and a note about the repetition was ignored. So the rule here is about moves, no
   page since the last time, is refused the third time, with what it did before and what else can be done (so
   A-A-A and A-B-A-B-A are refused alike, while clicking "Next" through new pages of results, or going back to a
   list to do something else there, is not);
+- a click whose stated goal names an element the run already clicked, made on another element, is refused once
+  (``goal_caution``): the goal was copied from the step before, and the click it names has happened;
 - a move that cannot change anything is refused the first time: typing into a field the text it already
   holds, opening the URL the tab is already on (the 1.5B model's commonest wasted steps);
 - steps with no new page are pointed out after a while, and a run refused ``budget`` times ends as stuck,
@@ -158,6 +160,37 @@ class _Move:
     step: int
     pages_seen: int
     """How many distinct pages the run had seen when the move was made."""
+    name: str = ""
+    """A click's element by its visible text (what a goal names it by)."""
+
+
+def _name(element: Mapping[str, Any] | None) -> str:
+    return " ".join(str((element or {}).get("text", "")).split())[:60]
+
+
+def _look(element: Mapping[str, Any] | None) -> str:
+    text = _name(element)
+    return f"'{text}'" if text else f"a <{(element or {}).get('tag', 'element')}> with no text"
+
+
+def _named_before(goal: str, element: Mapping[str, Any] | None, moves: Sequence[_Move]) -> _Move | None:
+    """The earlier click whose element the goal names while ``element`` is another one (its own text not named
+    there either), or None. Names of two characters or more, as whole words: "Click Submit" names "Submit",
+    not "Sub"; a goal that names both elements ("after Next, click Save") is not against the click."""
+    folded = " ".join(goal.split()).casefold()
+    mine = _name(element).casefold()
+    if not folded or (mine and _names(folded, mine)):
+        return None
+    for move in reversed(moves):
+        name = move.name.casefold()
+        if len(name) >= 2 and name != mine and _names(folded, name):
+            return move
+    return None
+
+
+def _names(goal: str, name: str) -> bool:
+    """Whether the (folded) goal names ``name`` as whole words."""
+    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", goal) is not None
 
 
 @dataclass
@@ -171,6 +204,8 @@ class LoopGuard:
     """Refuse once a move made again right after itself (the small profile: see ``_caution``)."""
     field_caution: bool = False
     """Refuse once a click on an empty text field (the small profile: see ``_caution``)."""
+    goal_caution: bool = False
+    """Refuse once a click on one element whose goal names another the run clicked before (see ``_caution``)."""
     guide: bool = False
     """After a caution that names the fields to fill, let the next step decode only typing into them (or done):
     the small profile (see :meth:`expected`)."""
@@ -193,7 +228,12 @@ class LoopGuard:
     @classmethod
     def of(cls, profile: Any) -> LoopGuard:
         """The guard a prompt profile asks for (agent/prompt/profiles.py: its cautions and guide)."""
-        return cls(repeat_caution=profile.repeat_caution, field_caution=profile.field_caution, guide=profile.guide)
+        return cls(
+            repeat_caution=profile.repeat_caution,
+            field_caution=profile.field_caution,
+            guide=profile.guide,
+            goal_caution=profile.goal_caution,
+        )
 
     def page(self, page_text: str) -> list[str]:
         """Note the page this step shows; returns the notes for the model (after the page, where it reads last)."""
@@ -219,10 +259,12 @@ class LoopGuard:
         step: int,
         here: str = "",
         unfilled: Sequence[Mapping[str, Any]] = (),
+        goal: str = "",
     ) -> str | None:
         """Why this move should not run (a sentence for the model), or None. ``here``: the tab's URL;
         ``unfilled``: the fields a click would submit empty although its form needs them (their lines under
-        "line"). The one place a refusal is decided: the move refused last, made again now, runs."""
+        "line"); ``goal``: the model's stated next goal. The one place a refusal is decided: the move refused
+        last, made again now, runs."""
         self._expect = None  # a guide holds for the one step after its caution
         if action in REPEATABLE:
             return None
@@ -234,7 +276,7 @@ class LoopGuard:
             self.blocked = [b for b in self.blocked if b is not pending]
             self.insisted.append(pending.said)
             return None
-        found = self._judge(key, action, args, element, step, here, unfilled)
+        found = self._judge(key, action, args, element, step, here, unfilled, goal)
         if found is None:
             return None
         said, counted = found
@@ -255,12 +297,13 @@ class LoopGuard:
         step: int,
         here: str,
         unfilled: Sequence[Mapping[str, Any]],
+        goal: str = "",
     ) -> tuple[str, bool] | None:
         """(why not, whether it counts towards the stuck budget) for a move, or None when nothing is against it."""
         pointless = _no_effect(action, args, element, here)
         if pointless is not None:
             return pointless, True
-        caution = self._caution(key, action, args, element, unfilled)
+        caution = self._caution(key, action, args, element, unfilled, goal)
         if caution is not None:
             return caution, False
         window = self.moves[-self.window :]
@@ -289,12 +332,14 @@ class LoopGuard:
         args: Mapping[str, Any],
         element: Mapping[str, Any] | None,
         unfilled: Sequence[Mapping[str, Any]],
+        goal: str = "",
     ) -> str | None:
         """A move that is likely a slip, refused once with why (not counted as a loop) and left out of decoding
         until a new page: made again, it runs. Measured with a 1.5B model: it clicked a checkbox it had just
         checked (unchecking it), clicked "Sign in" before it had typed the password, (``field_caution``) clicked an
         empty password field again and again instead of typing into it, and (``repeat_caution``) clicked "Save"
-        again and again after it had worked, instead of calling done."""
+        again and again after it had worked, instead of calling done; (``goal_caution``) its goal still read "Click
+        Submit" after Submit had worked, and it clicked what had taken the button's place."""
         if key in self.warned:
             return None
         index = args.get("index")
@@ -325,6 +370,15 @@ class LoopGuard:
                 f"Not done: [{index}] is a text field, and clicking it types nothing. To fill it, use input_text "
                 f"with index {index} and the text (the task may give it). Click it again only to open what it "
                 "offers (suggestions, a date picker)."
+            )
+        elif self.goal_caution and action == "click_element_by_index" and _named_before(goal, element, self.moves):
+            earlier = _named_before(goal, element, self.moves)
+            assert earlier is not None
+            said = (
+                f"Not done: your goal names '{earlier.name}', which you clicked in step {earlier.step}, but "
+                f"[{index}] is {_look(element)}. If that click did what the task asked (read the page), call done. "
+                f"To click '{earlier.name}' again, use its index if the page lists it; click [{index}] again if it "
+                "is the one."
             )
         elif self.repeat_caution and last is not None and last.key == key and action != "go_back":
             said = (
@@ -386,7 +440,8 @@ class LoopGuard:
         if action in REPEATABLE:
             return
         said = _describe(action, args, element)
-        self.moves.append(_Move(move_key(action, args, element), said, step, len(self.seen)))
+        name = _name(element) if action == "click_element_by_index" else ""
+        self.moves.append(_Move(move_key(action, args, element), said, step, len(self.seen), name))
 
     @property
     def stuck(self) -> str | None:

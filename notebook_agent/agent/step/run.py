@@ -378,7 +378,8 @@ class PageRun:
         step.output = self.redactor.scrub_message(step.output)
         element = target_element(browser, args)
         name = ctx.tool_call.name
-        futile = self.loops.refusal(name, args, element, step.index, browser.page.url, _unfilled(browser, name, args))
+        unfilled = _unfilled(browser, name, args)
+        futile = self.loops.refusal(name, args, element, step.index, browser.page.url, unfilled, step.next_goal)
         if futile is not None:
             await self.screenshots.collect()
             return BlockToolCall(futile)

@@ -41,6 +41,9 @@ MOVES = st.one_of(
     st.tuples(st.just("scroll"), st.just({})),
 )
 
+#: Goals a model states: none, naming an element (rightly or not), naming two.
+GOALS = st.sampled_from(["", "Click Submit.", "Click the Home link", "Go Home, then Submit", "Type ada", "submitted"])
+
 
 def decodable(guard: LoopGuard, action: str, args: dict[str, Any]) -> bool:
     """Whether a schema-constrained model could write this move now (as run.py builds the decoding schema)."""
@@ -57,7 +60,7 @@ def decodable(guard: LoopGuard, action: str, args: dict[str, Any]) -> bool:
 
 @settings(max_examples=400, deadline=None)
 @given(
-    st.lists(st.tuples(MOVES, st.integers(0, 3), st.booleans()), max_size=30),
+    st.lists(st.tuples(MOVES, st.integers(0, 3), st.booleans(), GOALS), max_size=30),
     st.sampled_from(["small", "default"]),
     st.integers(1, 3),
 )
@@ -69,14 +72,14 @@ def test_a_model_that_insists_on_every_refused_move_is_never_blocked(
     shown = "page 0"
     guard.page(shown)
     step = 0
-    for (action, args), page, submits_empty in moves:
+    for (action, args), page, submits_empty, goal in moves:
         element = ELEMENTS.get(args["index"]) if "index" in args else None
         line = {"line": "[5]<input type=password />"}
         unfilled = [ELEMENTS[5] | line] if submits_empty and action == "click_element_by_index" else []
         for attempt in (1, 2):
             step += 1
             assert decodable(guard, action, args), (attempt, action, args)
-            refusal = guard.refusal(action, args, element, step, HERE, unfilled)
+            refusal = guard.refusal(action, args, element, step, HERE, unfilled, goal)
             if refusal is None:
                 break
             assert attempt == 1, f"insisting on {action} {args} was refused again: {refusal}"
@@ -167,3 +170,62 @@ def test_each_of_several_look_alikes_once_is_never_refused(order: list[int], pro
         guard.made("click_element_by_index", args, element, step_no)
         guard.page("four look-alike buttons")
     assert guard.stuck is None
+
+
+START = {"tag": "div", "text": "START", "attributes": {"id": "sync-task-cover"}}
+
+
+def test_a_goal_copied_from_the_step_before_is_questioned_once() -> None:
+    """Measured with a 1.5B model on MiniWoB++: Submit scored and ended the episode; the next step's goal still
+    read "Click Submit", and it clicked what had taken the button's place (START: a new episode). The click is
+    refused once saying what happened; made again, it runs."""
+    guard = LoopGuard.of(PROFILES["small"])
+    guard.page("the form")
+    assert guard.refusal("click_element_by_index", {"index": 0}, ELEMENTS[0], 1, HERE, (), "Click Submit.") is None
+    guard.made("click_element_by_index", {"index": 0}, ELEMENTS[0], 1)
+    guard.page("covered")
+    said = guard.refusal("click_element_by_index", {"index": 0}, START, 2, HERE, (), "Click Submit.")
+    assert said is not None and "names 'Submit', which you clicked in step 1" in said and "'START'" in said
+    assert "call done" in said
+    guard.page("covered")
+    assert guard.refusal("click_element_by_index", {"index": 0}, START, 3, HERE, (), "Click Submit.") is None
+    default = LoopGuard.of(PROFILES["default"])  # the cautions are the small profile's
+    default.page("the form")
+    default.made("click_element_by_index", {"index": 0}, ELEMENTS[0], 1)
+    assert default.refusal("click_element_by_index", {"index": 0}, START, 2, HERE, (), "Click Submit.") is None
+
+
+NAMES = st.sampled_from(["Submit", "Home", "Next", "Sub", "Yes", "No", "OK", "Cancel", "START", "Save draft"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(NAMES, st.sampled_from(["Click {}", "Press the {} button", "{}", "Click '{}' now"])), max_size=12
+    )
+)
+def test_a_goal_that_names_the_element_clicked_is_never_questioned(clicks: list[tuple[str, str]]) -> None:
+    """A model whose goal names what it clicks (in any of the ways goals are written) is never refused for its
+    goal, whatever it clicked before: the caution needs a goal naming another element, clicked earlier."""
+    guard = LoopGuard.of(PROFILES["small"])
+    for step, (name, how) in enumerate(clicks, 1):
+        guard.page(f"page {step}")
+        element = {"tag": "button", "text": name, "attributes": {}}
+        said = guard.refusal("click_element_by_index", {"index": 1}, element, step, HERE, (), how.format(name))
+        assert said is None or "your goal names" not in said, said
+        if said is not None:  # another caution (a repeat): the model insists
+            assert (
+                guard.refusal("click_element_by_index", {"index": 1}, element, step, HERE, (), how.format(name)) is None
+            )
+        guard.made("click_element_by_index", {"index": 1}, element, step)
+
+
+def test_a_goal_naming_both_elements_or_part_of_a_word_is_not_questioned() -> None:
+    guard = LoopGuard.of(PROFILES["small"])
+    guard.page("one")
+    guard.made("click_element_by_index", {"index": 1}, ELEMENTS[1], 1)  # Home
+    guard.page("two")
+    assert (
+        guard.refusal("click_element_by_index", {"index": 0}, ELEMENTS[0], 2, HERE, (), "Go Home, then Submit") is None
+    )
+    assert guard.refusal("click_element_by_index", {"index": 0}, ELEMENTS[0], 2, HERE, (), "Open the Homepage") is None
