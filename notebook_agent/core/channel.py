@@ -12,6 +12,7 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
+from ..core.aio import wait_for
 from .abort import AbortController
 
 T = TypeVar("T")
@@ -45,4 +46,4 @@ async def events_of(
         if not task.done():
             controller.abort("The consumer stopped reading the run")
             with contextlib.suppress(TimeoutError, asyncio.CancelledError, Exception):
-                await asyncio.wait_for(task, grace)
+                await wait_for(task, grace)

@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any, ClassVar
 
 from ..core.abort import AbortedError
+from ..core.aio import wait_for
 from ..core.messages import (
     AssistantMessage,
     ImageContent,
@@ -395,7 +396,7 @@ class StreamingAdapter:
                 return
             closed = True
             try:
-                await asyncio.wait_for(self._close_stream(sdk_stream), timeout=2.0)
+                await wait_for(self._close_stream(sdk_stream), timeout=2.0)
             except Exception:
                 pass
 

@@ -36,6 +36,7 @@ from typing import Any, Literal, NamedTuple, TypeAlias
 from ...browser.session.browser_session import BrowserSession
 from ...core.abort import AbortController, AbortedError
 from ...core.agent import AgentBusyError
+from ...core.aio import wait_for
 from ...core.errors import error_message
 from ...core.model import Model
 from ...llm.scripted import ScriptedModel
@@ -383,7 +384,7 @@ async def _drive(agent: Any, result: MapResult, todo: list[int], holder: Any = N
         if task is not None and not task.done():
             controller.abort("The map was stopped")
             with contextlib.suppress(TimeoutError, asyncio.CancelledError, Exception):
-                await asyncio.wait_for(task, SETTLE_S)
+                await wait_for(task, SETTLE_S)
         remove()
         if pool is not None:
             with contextlib.suppress(Exception):

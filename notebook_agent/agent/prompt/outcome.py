@@ -23,7 +23,6 @@ confirmation; the line says what the page shows, and the model judges it against
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -32,6 +31,7 @@ from typing import Any
 
 from ...browser.page.page_script import announced_text
 from ...browser.session.browser_session import BrowserSession
+from ...core.aio import wait_for
 
 FACTS_TIMEOUT = 2.0
 """Seconds the regions are waited for: a page too busy to answer has its text read, and that is enough."""
@@ -59,7 +59,7 @@ async def page_facts(browser: BrowserSession, snapshot: Any, scrub: Callable[[st
     if found is None:
         try:
             read = browser.call(lambda: announced_text(browser.page, timeout=FACTS_TIMEOUT))
-            found = await asyncio.wait_for(read, FACTS_TIMEOUT)
+            found = await wait_for(read, FACTS_TIMEOUT)
         except Exception:  # a page that navigated away or does not answer: the text alone decides
             found = []
     status: set[str] = set()

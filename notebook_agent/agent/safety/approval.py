@@ -18,6 +18,7 @@ from typing import Any, Literal, TypeAlias
 
 from ...browser.urls import navigation_target, scheme, site
 from ...core.abort import AbortSignal
+from ...core.aio import wait_for
 from ...core.errors import error_message
 
 Decision: TypeAlias = Literal["allow", "ask", "deny"]
@@ -294,7 +295,7 @@ async def gate(
         return approval.answer
     helper = asyncio.ensure_future(_ask_approver(approver, approval)) if approver is not None else None
     try:
-        return await signal.race(asyncio.wait_for(approval.wait(), timeout))
+        return await signal.race(wait_for(approval.wait(), timeout))
     except TimeoutError:
         approval.resolve(ApprovalAnswer(False, f"Denied: no answer within {timeout:g} seconds.", by="timeout"))
         answer = approval.answer

@@ -11,7 +11,6 @@ claim is released. A failure half-way through acquiring undoes what was already 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Iterable
 from types import TracebackType
@@ -22,6 +21,7 @@ from ...browser.door.route import EffectJudge
 from ...browser.session.browser_session import BrowserSession
 from ...browser.urls import URLError
 from ...core.abort import AbortSignal
+from ...core.aio import wait_for
 from ...core.errors import NotebookAgentError
 
 
@@ -32,7 +32,7 @@ class StartUrlError(NotebookAgentError):
 async def _quietly(work: Callable[[], Awaitable[Any]], timeout: float = 10.0) -> None:
     """Teardown never raises: a browser that is already gone has nothing left to undo."""
     with contextlib.suppress(Exception):
-        await asyncio.wait_for(work(), timeout)
+        await wait_for(work(), timeout)
 
 
 class RunBrowser:

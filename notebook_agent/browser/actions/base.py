@@ -16,6 +16,7 @@ from playwright.async_api import ElementHandle, Frame, Page, Response
 from playwright.async_api import Error as PlaywrightError
 
 from ...core.abort import AbortSignal
+from ...core.aio import wait_for
 from ...core.tools import Tool, ToolCallContext, ToolResult
 from ..errors import ActionError, first_line, short
 from ..page.action_watch import ActionWatch
@@ -213,7 +214,7 @@ async def read_after(el: ElementHandle) -> tuple[bool, dict[str, Any]]:
     ``MAY_NAVIGATE_JS``; True when unsure) and its live state (``STATE_JS``). Being a round trip to the page
     after the action, it also lets a navigation the action started at once show up in the watch first."""
     try:
-        nav, st = await asyncio.wait_for(el.evaluate(AFTER_ACTION_JS), 2)
+        nav, st = await wait_for(el.evaluate(AFTER_ACTION_JS), 2)
     except (TimeoutError, PlaywrightError):
         return True, {}
     return bool(nav), st
@@ -222,7 +223,7 @@ async def read_after(el: ElementHandle) -> tuple[bool, dict[str, Any]]:
 async def state_after(el: ElementHandle) -> str:
     """ "It is now checked." and the like, read live after a click."""
     try:
-        st = await asyncio.wait_for(el.evaluate(STATE_JS), 2)
+        st = await wait_for(el.evaluate(STATE_JS), 2)
     except (TimeoutError, PlaywrightError):
         return ""
     return describe_state(st)

@@ -12,6 +12,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Page
 
 from ...core.abort import AbortedError, AbortSignal
+from ...core.aio import wait_for
 from ...core.tools import Finished, Tool, ToolCallContext, ToolResult
 from ..errors import ActionError, first_line
 from ..page.snapshot import ElementInfo, call_page_api
@@ -204,7 +205,7 @@ class ExecuteJavascriptTool(BrowserTool):
         navigated_away = False
         async with self.browser.watch() as watch:
             try:
-                out = await signal.race(asyncio.wait_for(page.evaluate(user_script_js(inner, key)), self.timeout))
+                out = await signal.race(wait_for(page.evaluate(user_script_js(inner, key)), self.timeout))
             except AbortedError:
                 await _abort_in_page(page, key, signal.reason or "Operation aborted")
                 raise
@@ -237,7 +238,7 @@ _aborting: set[asyncio.Task[None]] = set()
 async def _abort_in_page(page: Page, key: str, reason: str) -> None:
     """Abort the page-side controller of one ``execute_javascript`` call; quietly nothing if the page went."""
     with contextlib.suppress(PlaywrightError, TimeoutError):
-        await asyncio.wait_for(page.evaluate(ABORT_USER_SCRIPT_JS, [key, reason]), 1.0)
+        await wait_for(page.evaluate(ABORT_USER_SCRIPT_JS, [key, reason]), 1.0)
 
 
 def _abort_on_stop(signal: AbortSignal, page: Page, key: str) -> None:

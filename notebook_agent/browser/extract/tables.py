@@ -13,7 +13,6 @@ an independent expansion. More pages (a "next" control, or rows loaded on scroll
 
 from __future__ import annotations
 
-import asyncio
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from typing import Any, Literal
 from playwright.async_api import ElementHandle, Frame
 from playwright.async_api import Error as PlaywrightError
 
+from ...core.aio import wait_for
 from ..errors import ActionError, first_line
 from ..page.page_script import call_page_api, page_api_element
 
@@ -125,7 +125,7 @@ class Read:
 async def page_call(frame: Frame, arg: dict[str, Any], *, timeout: float = READ_TIMEOUT) -> Any:
     """One extract op in ``frame``'s isolated world; a page that went away is an :class:`ExtractError`."""
     try:
-        return await asyncio.wait_for(call_page_api(frame, arg, timeout=timeout), timeout + 1)
+        return await wait_for(call_page_api(frame, arg, timeout=timeout), timeout + 1)
     except (PlaywrightError, TimeoutError) as exc:
         raise ExtractError(f"the page could not be read ({first_line(exc)}).") from None
 

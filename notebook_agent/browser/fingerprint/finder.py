@@ -33,6 +33,7 @@ from typing import Any
 from playwright.async_api import ElementHandle, Frame, Locator, Page, Playwright
 from playwright.async_api import Error as PlaywrightError
 
+from ...core.aio import wait_for
 from ...core.errors import NotebookAgentError
 from ..errors import first_line
 from ..page.page_script import _clean_json
@@ -138,7 +139,7 @@ async def _data(frame: Frame, arg: dict[str, Any]) -> Any:
 async def _element(scope: ElementHandle | Frame, arg: dict[str, Any]) -> ElementHandle | None:
     """One element op, with ``scope`` (an element) as its root when it is an element."""
     try:
-        return await asyncio.wait_for(scope.query_selector(_selector(arg)), TIMEOUT)
+        return await wait_for(scope.query_selector(_selector(arg)), TIMEOUT)
     except PlaywrightError as exc:
         if _engine_missing(exc):
             raise FingerprintUnavailable(_MISSING) from exc
@@ -170,7 +171,7 @@ async def _position(loc: Locator, k: str) -> tuple[int, int | None]:
     """How many elements ``loc`` matches now, and which of them (0-based) is the element marked ``k`` (None:
     not among the first :data:`MAX_NTH`)."""
     # the common answer, "only that element", in one concurrent pair of queries instead of a handle per match
-    n, hit = await asyncio.wait_for(
+    n, hit = await wait_for(
         asyncio.gather(loc.count(), loc.locator(_selector({"op": "fp:is", "k": k})).count()), TIMEOUT
     )
     if hit == 0:
@@ -206,7 +207,7 @@ async def fingerprint_at(frame: Frame, element: str) -> Fingerprint:
     k = f"m{next(_tokens)}"
     chain = f"{element} >> {_selector({'op': 'fp:describe', 'k': k, 'positions': True, 'here': True})}"
     try:  # one round trip: the chain answers at once (with null for an element that is gone, see reference())
-        raw = await asyncio.wait_for(frame.text_content(chain, timeout=TIMEOUT * 1000), TIMEOUT)
+        raw = await wait_for(frame.text_content(chain, timeout=TIMEOUT * 1000), TIMEOUT)
     except PlaywrightError as exc:
         if _engine_missing(exc):
             raise FingerprintUnavailable(_MISSING) from exc
@@ -359,7 +360,7 @@ async def _locate(page: Page, fp: Fingerprint) -> ElementHandle | None:
         return None
     try:
         loc = live_locator(page, fp.locator)
-        if await asyncio.wait_for(loc.count(), TIMEOUT) != 1:
+        if await wait_for(loc.count(), TIMEOUT) != 1:
             return None
         return await loc.element_handle(timeout=TIMEOUT * 1000)
     except (PlaywrightError, TimeoutError):

@@ -12,6 +12,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Page, Request
 
 from ...core.abort import AbortSignal
+from ...core.aio import wait_for
 
 TabOf = Callable[[Page], tuple[int, bool]]
 """For a page: its tab id and whether it is the current tab."""
@@ -97,7 +98,7 @@ class ActionWatch:
                 return
             if not self._event.is_set():
                 with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(self._event.wait(), min(timeout, 3.0) if expect_popup else grace)
+                    await wait_for(self._event.wait(), min(timeout, 3.0) if expect_popup else grace)
             if self.nav_started and not self.committed:
                 await self._commit_or_end(timeout)
             if self.committed and not self.page.is_closed():
@@ -123,7 +124,7 @@ class ActionWatch:
                 return
             self._changed.clear()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._changed.wait(), left)
+                await wait_for(self._changed.wait(), left)
 
     def describe(self) -> str:
         """Sentences for the action result, e.g. "The page navigated to …"."""

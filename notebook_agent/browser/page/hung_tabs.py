@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
+from ...core.aio import wait_for
 from ..errors import Notices
 from .reader import PageReader
 from .tabs import Tabs
@@ -33,7 +34,7 @@ async def _answers(page: Page, timeout: float) -> bool | None:
     """One probe: True when the page ran a script in time, False when it did not, None when its document was
     going away (a navigation, or the tab closing) and nothing can be said yet."""
     try:
-        await asyncio.wait_for(page.evaluate("0"), timeout)
+        await wait_for(page.evaluate("0"), timeout)
         return True
     except TimeoutError:
         return False

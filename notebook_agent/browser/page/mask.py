@@ -26,6 +26,7 @@ from collections.abc import Awaitable, Callable, Iterable
 
 from playwright.async_api import Frame, Page
 
+from ...core.aio import wait_for
 from ...core.errors import NotebookAgentError
 from ...core.text.lookalike import CaseInsensitive, page_rule
 from ..errors import first_line
@@ -74,7 +75,7 @@ def has_held_secrets(session: object) -> bool:
 
 
 async def _call(frame: Frame, op: dict[str, object]) -> object:
-    return await asyncio.wait_for(call_page_api(frame, op, timeout=MASK_TIMEOUT), MASK_TIMEOUT)
+    return await wait_for(call_page_api(frame, op, timeout=MASK_TIMEOUT), MASK_TIMEOUT)
 
 
 def _painted(result: object) -> bool:
@@ -96,7 +97,7 @@ async def _rendered(frame: Frame) -> None:
     before the boxes (seen under load). Raises :class:`ScreenshotWithheld` when the frame does not render in
     time. (The wait runs in the page's world: a page that replaces ``requestAnimationFrame`` can end it early.)"""
     try:
-        await asyncio.wait_for(frame.evaluate(RENDERED), MASK_TIMEOUT)
+        await wait_for(frame.evaluate(RENDERED), MASK_TIMEOUT)
     except Exception as exc:
         if frame.is_detached():
             return

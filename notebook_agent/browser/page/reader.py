@@ -22,6 +22,7 @@ from playwright.async_api import CDPSession, ElementHandle, Frame, Locator, Page
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
+from ...core.aio import wait_for
 from ...core.text import clean_text
 from ..errors import ActionError, BrowserTimeoutError, first_line, log, short
 from .page_script import announced_pairs, call_page_api, op_selector, page_api_element
@@ -61,7 +62,7 @@ async def _reads_otherwise(element: ElementHandle, info: ElementInfo) -> str | N
     if not expected or info.tag in ("input", "textarea", "select", "option"):
         return None
     try:
-        raw = await asyncio.wait_for(element.inner_text(), 2)
+        raw = await wait_for(element.inner_text(), 2)
     except (TimeoutError, PlaywrightError):
         return None
     live = _norm(raw)
@@ -130,7 +131,7 @@ class PageReader:
         if cached is not None:
             return cached
         try:
-            handle = await asyncio.wait_for(frame.frame_element(), 3)
+            handle = await wait_for(frame.frame_element(), 3)
         except (TimeoutError, PlaywrightError):
             return None
         self._frame_handles[frame] = handle
@@ -150,7 +151,7 @@ class PageReader:
             return None
         token = next(_next_frame_token)
         try:
-            await asyncio.wait_for(page_api_element(parent, {"op": "frame", "k": token}, scope=handle), 3)
+            await wait_for(page_api_element(parent, {"op": "frame", "k": token}, scope=handle), 3)
         except (TimeoutError, PlaywrightError):
             return None
         self._frame_tokens[frame] = token
@@ -163,14 +164,14 @@ class PageReader:
         its page script does not know (its isolated world was made anew, e.g. after ``document.open()``) is
         registered again, once; a child that cannot be is left out (its frame is going away)."""
         arg = {**op, "frames": [token_of[c] for c in kids]}
-        data = await asyncio.wait_for(call_page_api(frame, arg, timeout=timeout), timeout)
+        data = await wait_for(call_page_api(frame, arg, timeout=timeout), timeout)
         if not (isinstance(data, dict) and "retag" in data):
             return data, kids
         again = {c: await self._frame_token(c, again=True) for c in kids if token_of[c] in data["retag"]}
         token_of.update({c: t for c, t in again.items() if t is not None})
         kids = [c for c in kids if c not in again or again[c] is not None]
         arg = {**op, "frames": [token_of[c] for c in kids], "retagged": True}
-        return await asyncio.wait_for(call_page_api(frame, arg, timeout=timeout), timeout), kids
+        return await wait_for(call_page_api(frame, arg, timeout=timeout), timeout), kids
 
     async def _read_frames(
         self, page: Page, op: dict[str, Any], *, max_frames: int = 60
@@ -407,7 +408,7 @@ async def capture_viewport(page: Page, quality: int) -> bytes | None:
             cdp = _cdp[page] = await page.context.new_cdp_session(page)
         capture = cdp.send("Page.captureScreenshot", {"format": "jpeg", "quality": quality})
         try:
-            shot = await asyncio.wait_for(capture, CAPTURE_TIMEOUT)
+            shot = await wait_for(capture, CAPTURE_TIMEOUT)
         except TimeoutError:
             raise BrowserTimeoutError(
                 f"The screenshot of {short(page.url)} timed out after {CAPTURE_TIMEOUT:g} s: the page drew no new "

@@ -20,6 +20,7 @@ from typing import Literal, TypeAlias
 from playwright.async_api import Dialog, Download, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
+from ...core.aio import wait_for
 from ...core.text import clean_text
 from ..errors import ActionError, Notices, first_line, log, short
 from .action_watch import ActionWatch
@@ -103,7 +104,7 @@ class Tabs:
         whose close Chromium never confirms, gets its target closed through DevTools instead; if even that
         fails it is dropped from the tabs, so no later tab list or clean-up keeps meeting it."""
         try:
-            await asyncio.wait_for(page.close(run_before_unload=False), timeout)
+            await wait_for(page.close(run_before_unload=False), timeout)
             return
         except Exception as e:
             log.warning(
@@ -118,9 +119,9 @@ class Tabs:
         if self.current is page:
             self.current = None
         with contextlib.suppress(Exception):
-            cdp = await asyncio.wait_for(page.context.new_cdp_session(page), 2)
-            target = (await asyncio.wait_for(cdp.send("Target.getTargetInfo"), 2))["targetInfo"]["targetId"]
-            await asyncio.wait_for(cdp.send("Target.closeTarget", {"targetId": target}), 2)
+            cdp = await wait_for(page.context.new_cdp_session(page), 2)
+            target = (await wait_for(cdp.send("Target.getTargetInfo"), 2))["targetInfo"]["targetId"]
+            await wait_for(cdp.send("Target.closeTarget", {"targetId": target}), 2)
 
     def register(self, page: Page) -> None:
         if page in self._ids:

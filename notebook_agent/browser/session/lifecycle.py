@@ -10,13 +10,13 @@ Sessions that share another's browser (tab sessions, forks) have lifecycles of t
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from typing import Any, Protocol
 
 from playwright.async_api import Browser, BrowserContext, Page, Playwright, ViewportSize
 from playwright.async_api import Error as PlaywrightError
 
+from ...core.aio import wait_for
 from ..door.egress import NO_WEBRTC_SCRIPT
 from ..door.route import NavigationGate
 from ..errors import Notices, log
@@ -83,7 +83,7 @@ class Lifecycle:
         pw, self.pw = self.pw, None
         if pw is not None:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(pw.stop(), 10)
+                await wait_for(pw.stop(), 10)
 
     async def open(self) -> None:
         """Launch (or connect to) the browser and take over its context."""
@@ -144,7 +144,7 @@ class Lifecycle:
         self.reader.reset()
         if old_browser is not None:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(old_browser.close(), 5)
+                await wait_for(old_browser.close(), 5)
         try:
             await self.open()
         except PlaywrightError:
@@ -204,9 +204,9 @@ class Lifecycle:
         try:
             if context is not None and self.owns_context and (self.options.cdp_url or self.options.ws_endpoint):
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(context.close(), 10)
+                    await wait_for(context.close(), 10)
             if browser is not None:
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(browser.close(), 10)
+                    await wait_for(browser.close(), 10)
         finally:
             await self.stop_playwright()

@@ -14,13 +14,13 @@ cleared after it, so none its unload handlers set stays.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from typing import TYPE_CHECKING
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
+from ...core.aio import wait_for
 from ..page.page_script import call_page_api
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ async def _clear_storage(page: Page) -> None:
     """Empty the local and session storage of ``page``'s document: through the page script, or, where it cannot
     answer (a document older than it, a page too busy), in the page's own world as before."""
     try:
-        if await asyncio.wait_for(call_page_api(page.main_frame, {"op": "clearStorage"}, timeout=CLEAR_TIMEOUT),
+        if await wait_for(call_page_api(page.main_frame, {"op": "clearStorage"}, timeout=CLEAR_TIMEOUT),
                                   CLEAR_TIMEOUT) is True:  # fmt: skip
             return
     except (PlaywrightError, TimeoutError, ValueError):

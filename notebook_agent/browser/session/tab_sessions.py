@@ -10,9 +10,9 @@ session it is.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 
+from ...core.aio import wait_for
 from .lifecycle import Lifecycle, viewport_size
 
 
@@ -68,4 +68,4 @@ class ForkLifecycle(Lifecycle):
         self.reader.reset()
         if context is not None:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(context.close(), 10)
+                await wait_for(context.close(), 10)

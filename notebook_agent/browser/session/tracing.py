@@ -16,7 +16,6 @@ secrets, a password typed mid-run) is discarded by :func:`stop_trace`, not writt
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import tempfile
@@ -26,6 +25,7 @@ from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
 
+from ...core.aio import wait_for
 from ...core.errors import NotebookAgentError
 from ..page.mask import has_held_secrets
 from .browser_session import BrowserSession
@@ -79,7 +79,7 @@ async def start_trace(browser: BrowserSession, title: str) -> Trace:
                 "run with a browser of its own to trace it."
             )
         try:
-            await asyncio.wait_for(context.tracing.start(screenshots=True, snapshots=True, title=title), 30)
+            await wait_for(context.tracing.start(screenshots=True, snapshots=True, title=title), 30)
         except PlaywrightError as exc:
             raise TraceBusyError(f"The trace could not be started: {exc.message}") from None
         except TimeoutError:
@@ -98,7 +98,7 @@ async def begin_group(browser: BrowserSession, trace: Trace, name: str) -> None:
     async def begin() -> None:
         await _end(trace)
         with contextlib.suppress(TimeoutError):  # a group is a label: never worth hanging a step over
-            await asyncio.wait_for(trace.context.tracing.group(name), GROUP_TIMEOUT)
+            await wait_for(trace.context.tracing.group(name), GROUP_TIMEOUT)
             trace.group = name
 
     await browser.call(begin)
@@ -113,7 +113,7 @@ async def _end(trace: Trace) -> None:
     if trace.group is not None:
         trace.group = None
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(trace.context.tracing.group_end(), GROUP_TIMEOUT)
+            await wait_for(trace.context.tracing.group_end(), GROUP_TIMEOUT)
 
 
 async def stop_trace(browser: BrowserSession, trace: Trace | None, runs_dir: str | None, name: str) -> str | None:
@@ -127,7 +127,7 @@ async def stop_trace(browser: BrowserSession, trace: Trace | None, runs_dir: str
             try:
                 with contextlib.suppress(PlaywrightError):
                     await _end(trace)
-                await asyncio.wait_for(trace.context.tracing.stop(), STOP_TIMEOUT)
+                await wait_for(trace.context.tracing.stop(), STOP_TIMEOUT)
             finally:
                 _tracing.discard(trace.context)
             return None
@@ -137,7 +137,7 @@ async def stop_trace(browser: BrowserSession, trace: Trace | None, runs_dir: str
         try:
             with contextlib.suppress(PlaywrightError):
                 await _end(trace)
-            await asyncio.wait_for(trace.context.tracing.stop(path=path), STOP_TIMEOUT)
+            await wait_for(trace.context.tracing.stop(path=path), STOP_TIMEOUT)
         finally:
             _tracing.discard(trace.context)
         return path
