@@ -109,9 +109,7 @@ def done_call(line: str) -> str:
     """The done action that reports ``line``, written out as the model writes one: a small model copies a call
     it is shown more reliably than it composes one from a rule, and measured, it acted again (and undid the
     task) where it was only told to call done. Only offered where done takes a text alone (no typed answer)."""
-    text = " ".join(line.split())
-    text = text if len(text) <= QUOTE_CHARS else text[: QUOTE_CHARS - 1] + "…"
-    return " Then: " + json.dumps({"done": {"text": text, "success": True}}, ensure_ascii=False)
+    return " Then: " + json.dumps({"done": {"text": _clip(line), "success": True}}, ensure_ascii=False)
 
 
 def addresses_agent(line: str) -> bool:
@@ -126,9 +124,13 @@ def request_words(task: str) -> frozenset[str]:
 
 def _quote(lines: Sequence[str]) -> str:
     """Up to two lines, each on one line (whitespace runs made one space) and clipped, in double quotes."""
-    flat = [" ".join(line.split()) for line in lines[:2]]
-    shown = [f'"{line if len(line) <= QUOTE_CHARS else line[: QUOTE_CHARS - 1] + "…"}"' for line in flat]
-    return " and ".join(shown)
+    return " and ".join(f'"{_clip(line)}"' for line in lines[:2])
+
+
+def _clip(line: str) -> str:
+    """``line`` on one line (whitespace runs made one space), clipped to :data:`QUOTE_CHARS`."""
+    flat = " ".join(line.split())
+    return flat if len(flat) <= QUOTE_CHARS else flat[: QUOTE_CHARS - 1] + "…"
 
 
 @dataclass(frozen=True)

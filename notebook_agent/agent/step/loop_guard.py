@@ -344,6 +344,8 @@ class LoopGuard:
             return None
         index = args.get("index")
         last = self.moves[-1] if self.moves else None
+        goal_clicked = self.goal_caution and action == "click_element_by_index"
+        earlier = _named_before(goal, element, self.moves) if goal_clicked else None
         said: str | None = None
         if action == "click_element_by_index" and element is not None and _is_toggle(element):
             before = next((m for m in reversed(self.moves[-self.window :]) if m.key == key), None)
@@ -371,9 +373,7 @@ class LoopGuard:
                 f"with index {index} and the text (the task may give it). Click it again only to open what it "
                 "offers (suggestions, a date picker)."
             )
-        elif self.goal_caution and action == "click_element_by_index" and _named_before(goal, element, self.moves):
-            earlier = _named_before(goal, element, self.moves)
-            assert earlier is not None
+        elif earlier is not None:
             said = (
                 f"Not done: your goal names '{earlier.name}', which you clicked in step {earlier.step}, but "
                 f"[{index}] is {_look(element)}. If that click did what the task asked (read the page), call done. "

@@ -244,29 +244,21 @@ def test_an_outcome_quoting_hostile_text_cannot_break_or_forge_the_state(parts: 
 
 def test_the_done_offered_reports_the_first_line_and_only_where_done_takes_text_alone() -> None:
     page = ["Welcome", "Saved: " + "x" * 300]
-    found = find_outcome(
-        phrases=[],
-        words=frozenset(),
-        before=frozenset(page[:1]),
-        lines=page,
-        facts=PageFacts(),
-        values_before=(),
-        acted=True,
-        navigated=False,
-        offer_done=True,
+    found, typed = (
+        find_outcome(
+            phrases=[],
+            words=frozenset(),
+            before=frozenset(page[:1]),
+            lines=page,
+            facts=PageFacts(),
+            values_before=(),
+            acted=True,
+            navigated=False,
+            offer_done=offer,
+        )
+        for offer in (True, False)
     )
     assert found is not None and found.line.endswith(then("Saved: " + "x" * (QUOTE_CHARS - 8) + "…"))
-    typed = find_outcome(
-        phrases=[],
-        words=frozenset(),
-        before=frozenset(page[:1]),
-        lines=page,
-        facts=PageFacts(),
-        values_before=(),
-        acted=True,
-        navigated=False,
-        offer_done=False,
-    )
     assert typed is not None and "Then:" not in typed.line and typed.line == found.line.split(" Then: ")[0]
 
 
