@@ -303,12 +303,34 @@
       }
       return "";
     }
-    // A sibling's short text: what it shows, or a control's name.
+    // A sibling's short text: what it shows, or a control's name. A select shows its chosen option, not the list
+    // innerText gives: the label "Plan [Pro]" beside a button, not "Plan Free Pro Team", so a recipe that chose
+    // another plan still finds the button by its neighbours (the chosen option becomes the row's value there).
     function shortText(n) {
       if (n.nodeType === 3) return clean(n.nodeValue, SHORT);
       if (n.nodeType !== 1 || hidden(n)) return "";
-      const t = clean(n.innerText !== undefined ? n.innerText : n.textContent, SHORT);
+      const own = n.localName === "select" || n.querySelector("select")
+        ? shownText(n, 0)
+        : n.innerText !== undefined ? n.innerText : n.textContent;
+      const t = clean(own, SHORT);
       return t || clean(nameOf(n), SHORT) || clean(n.getAttribute("placeholder"), SHORT);
+    }
+    // What an element shows, each select as its chosen option (the walk innerText does, for the few elements
+    // that hold a select: everything else is read with innerText itself).
+    function shownText(n, depth) {
+      if (n.nodeType === 3) return n.nodeValue;
+      if (n.nodeType !== 1 || depth > 40 || hidden(n)) return "";
+      const tag = n.localName;
+      if (tag === "select") return Array.from(n.selectedOptions || [], (o) => o.label || o.text).join(", ");
+      if (tag === "script" || tag === "style" || tag === "template" || tag === "noscript") return "";
+      let out = "";
+      for (const c of n.childNodes) {
+        const t = shownText(c, depth + 1);
+        let display = "inline";
+        if (c.nodeType === 1) try { display = getComputedStyle(c).display; } catch (e) { /* keep inline */ }
+        out += display === "inline" ? t : ` ${t} `;
+      }
+      return out;
     }
     function sibling(el, dir) {
       for (let n = dir < 0 ? el.previousSibling : el.nextSibling; n; n = dir < 0 ? n.previousSibling : n.nextSibling) {

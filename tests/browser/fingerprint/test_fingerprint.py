@@ -721,3 +721,18 @@ async def test_a_role_attribute_named_like_an_object_property_does_not_hide_the_
     await browser.page.set_content("<nav aria-label=Main><div role=constructor><button>Go</button></div></nav>")
     fp = await fingerprint_of(browser.page.main_frame, await browser.page.locator("button").element_handle())
     assert (fp.landmark.kind, fp.landmark.label) == ("nav", "Main")
+
+
+async def test_a_select_beside_it_reads_as_its_chosen_option(page: Page) -> None:
+    """innerText of a select lists every option: a label holding one would put every plan beside the button, and a
+    recipe that chose another plan would not find the button by its neighbours."""
+    await page.set_content(
+        "<form><label>Plan <select name=plan><option>Free</option><option selected>Pro</option>"
+        "<option>Team</option></select></label><button data-truth=a>Create</button>"
+        "<select aria-label=size><option>S</option><option selected>M</option></select>"
+        "<button data-truth=b>Go</button><span hidden>x <select><option>Q</option></select></span></form>"
+    )
+    assert (await fp_at(page, "[data-truth=a]")).neighbours == Neighbours("Plan Pro", "M")
+    await page.select_option("select[name=plan]", "Team")
+    assert (await fp_at(page, "[data-truth=a]")).neighbours.before == "Plan Team"
+    assert (await fp_at(page, "[data-truth=b]")).neighbours == Neighbours("M", "")
