@@ -127,3 +127,33 @@ async def test_constrained_decoding_names_only_this_steps_elements(
     chooses = sorted(set(shown) - set(lines("input type=checkbox")) - set(lines("a>")))
     assert indexed["select_dropdown_option"]["properties"]["index"]["enum"] == chooses == [0, 1, 3]
     assert "enum" not in json.dumps(body["messages"])  # the model reads the schema as the prompt states it
+
+
+async def test_the_last_step_decodes_only_done_and_reads_the_same_prompt(
+    browser: BrowserSession, servers: Servers, server: ScriptedServer
+) -> None:
+    """On the last step an action would run with no step left to report it: where decoding is constrained it may
+    only be done. What the model reads keeps the full schema, so the cached prompt holds; earlier steps may act."""
+    wire = ChatWire()
+
+    def reply(action: dict[str, object]) -> bytes:
+        out = {"evaluation_previous_goal": "ok", "memory": "", "next_goal": "x", "action": action}
+        return sse_reply(wire.text_items(split(json.dumps(out), 5)))
+
+    server.replies += [reply({"wait": {"seconds": 0}}), reply({"done": {"text": "ok", "success": True}})]
+    model = get_model(
+        "openai:gpt-4o-mini", base_url=server.url + "/v1", api_key="k", max_retries=0, output_mode="json_schema"
+    )
+    agent = PageAgent(model=model, browser=browser, start_url=servers.url("agent_form.html"), max_steps=2)
+    result = await agent.run("look")
+    assert result.success and [s.action for s in result.steps] == ["wait", "done"]
+
+    def decodable(body: dict[str, object]) -> list[str]:
+        members = body["response_format"]["json_schema"]["schema"]["properties"]["action"]["anyOf"]  # type: ignore[index]
+        return [next(iter(m["properties"])) for m in members]
+
+    first, last = (r.body for r in server.requests)
+    assert {"wait", "click_element_by_index", "done"} <= set(decodable(first))
+    assert decodable(last) == ["done"]
+    assert first["messages"][0] == last["messages"][0]  # the system prompt, the full schema stated in it
+    assert "This is the last step" in last["messages"][-1]["content"]

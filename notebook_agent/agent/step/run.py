@@ -301,9 +301,12 @@ class PageRun:
     def tool_specs(self, plan: ToolPlan) -> list[ToolSpec]:
         visible = {t.name for t in plan.visible}
         # The same tools every step, the last one included (its note asks for done): a tool list that changes
-        # between steps would throw away the provider's cached prompt.
-        spec = _step_spec([t for n, t in self.tools.items() if n in visible], self.browser, self.loops)
+        # between steps would throw away the provider's cached prompt. Where decoding is constrained, the last
+        # step's decodes only done: an action there would run with no step left to report it, and a small model
+        # copying its previous step then undoes what it did (MiniWoB++: a scored episode restarted).
         step = self.step
+        last = step is not None and step.index >= self.agent.max_steps
+        spec = _step_spec([t for n, t in self.tools.items() if n in visible], self.browser, self.loops, last=last)
         if step is not None and step.request is not None and step.replay != "replayed":  # a replayed step sent none
             step.request.tools = [{"name": spec.name, "description": spec.description, "parameters": spec.parameters}]
         return [spec]
@@ -424,13 +427,16 @@ async def _admit_recorded_start(gate: RunGate, pilot: Pilot | None, start: str |
             raise StartUrlError(f"The replay's start URL {start} was not opened: {refusal}. {REPLAY_HINT}")
 
 
-def _step_spec(tools: list[Tool], browser: BrowserSession | None, loops: LoopGuard) -> ToolSpec:
+def _step_spec(tools: list[Tool], browser: BrowserSession | None, loops: LoopGuard, *, last: bool = False) -> ToolSpec:
     """The macro tool for this step: constrained decoding may only name this step's elements, and not those a
-    refused move or an unfit form action names (the prompt is unchanged, so its cache holds)."""
+    refused move or an unfit form action names; on the ``last`` step, only done (the prompt is unchanged, so its
+    cache holds)."""
     spec = macro_spec(tools)
+    names = [t.name for t in tools]
+    if last:
+        return with_indices(spec, [], {name: None for name in names})
     snapshot = browser.last_snapshot if browser is not None else None
     if snapshot is not None:
-        names = [t.name for t in tools]
         spec = with_indices(spec, snapshot.elements, _excluded(loops, snapshot.elements, names))
     return spec
 
