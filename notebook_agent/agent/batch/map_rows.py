@@ -108,7 +108,20 @@ async def _stream(
         put(event)
         if isinstance(event, RunFinished):
             result = event.result
+    if pilot is not None and result is not None and result.success:
+        forget_replayed_reads(result)
     return result
+
+
+def forget_replayed_reads(result: PageAgentResult) -> None:
+    """A recipe row that succeeded drops what each of its replayed steps read and was given as output: the state
+    text no model read and the call the recipe made, the same as the recipe's step with the row's values. A map
+    keeps every row's result, and these were most of it (about 4 KB of a demo row's 7, pickled); a healed or
+    failed step, and every step of a row that failed, keeps all of it to be looked into."""
+    for step in result.steps:
+        if step.replay == "replayed":
+            step.request = None
+            step.output = None
 
 
 # -- on an executor's worker ------------------------------------------------------------------------------------

@@ -188,6 +188,12 @@ async def test_a_row_whose_page_differs_heals_and_without_healing_fails(tmp_path
             # map of 10,000 rows kept one per step), while the healed one keeps what it sent.
             kept = [(s.replay, bool(s.request.tools)) for r in healed.rows for s in r.result.steps if s.request]
             assert ("healed", True) in kept and ("replayed", True) not in kept and ("replayed", False) in kept
+            # A row that succeeded by replay alone keeps no step's reads (its steps are the recipe's, filled): a
+            # long map's result stays small. The healed row, which did not succeed, keeps all of its own.
+            for row in healed.rows:
+                assert row.result is not None
+                reads = [s.request is not None and s.output is not None for s in row.result.steps]
+                assert reads == ([False, False] if row.success else [True, True]), (row.index, reads)
             failed = await recipe.map(rows, agent, heal=False, concurrency=2)
             bad = failed.rows[1]
             assert [r.success for r in failed.rows] == [True, False, True] and bad.result is not None
