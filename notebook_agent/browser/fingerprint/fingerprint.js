@@ -316,7 +316,8 @@
       return t || clean(nameOf(n), SHORT) || clean(n.getAttribute("placeholder"), SHORT);
     }
     // What an element shows, each select as its chosen option (the walk innerText does, for the few elements
-    // that hold a select: everything else is read with innerText itself).
+    // that hold a select: everything else is read with innerText itself). Only a short text is kept, so the walk
+    // stops once it has more than that: a huge block holding one select costs no more than a small one.
     function shownText(n, depth) {
       if (n.nodeType === 3) return n.nodeValue;
       if (n.nodeType !== 1 || depth > 40 || hidden(n)) return "";
@@ -325,6 +326,7 @@
       if (tag === "script" || tag === "style" || tag === "template" || tag === "noscript") return "";
       let out = "";
       for (const c of n.childNodes) {
+        if (out.length > 4 * SHORT) break;
         const t = shownText(c, depth + 1);
         let display = "inline";
         if (c.nodeType === 1) try { display = getComputedStyle(c).display; } catch (e) { /* keep inline */ }

@@ -736,3 +736,15 @@ async def test_a_select_beside_it_reads_as_its_chosen_option(page: Page) -> None
     await page.select_option("select[name=plan]", "Team")
     assert (await fp_at(page, "[data-truth=a]")).neighbours.before == "Plan Team"
     assert (await fp_at(page, "[data-truth=b]")).neighbours == Neighbours("M", "")
+
+
+async def test_a_huge_block_holding_a_select_is_read_only_as_far_as_its_short_text(page: Page) -> None:
+    """The walk that reads a select as its chosen option stops at a short text: a hostile page's block of 20,000
+    nodes beside the element still gives the first words, as innerText's short text would."""
+    await page.set_content(
+        "<div><div>Plan <select><option>Pro</option></select>"
+        + "<span>word </span>" * 20_000
+        + "</div><button data-truth=a>Go</button></div>"
+    )
+    before = (await fp_at(page, "[data-truth=a]")).neighbours.before
+    assert before.startswith("Plan Pro word word") and len(before) <= 60
