@@ -188,6 +188,12 @@
         return n ? contentText(n, depth + 1) : "";
       }).join(" "), NAME_MAX);
     };
+    // A child's text as it joins its parent's: set apart by spaces unless the child is inline.
+    function apart(c, t) {
+      let display = "inline";
+      try { display = getComputedStyle(c).display; } catch (e) { /* keep inline */ }
+      return display === "inline" ? t : ` ${t} `;
+    }
     // Text from content: text nodes, each child's own name when it has one, alt text, ::before/::after content;
     // hidden children left out; non-inline children set apart by spaces.
     function contentText(el, depth = 0) {
@@ -214,9 +220,7 @@
         if (!t && tag === "img") t = c.getAttribute("alt") || "";
         if (!t && (tag === "input" || tag === "select" || tag === "textarea")) t = "";
         else if (!t) t = contentText(c, depth + 1);
-        let display = "inline";
-        try { display = getComputedStyle(c).display; } catch (e) { /* keep inline */ }
-        out += display === "inline" ? t : ` ${t} `;
+        out += apart(c, t);
       }
       return out + pseudo("::after");
     }
@@ -328,9 +332,7 @@
       for (const c of n.childNodes) {
         if (out.length > 4 * SHORT) break;
         const t = shownText(c, depth + 1);
-        let display = "inline";
-        if (c.nodeType === 1) try { display = getComputedStyle(c).display; } catch (e) { /* keep inline */ }
-        out += display === "inline" ? t : ` ${t} `;
+        out += c.nodeType === 1 ? apart(c, t) : t;
       }
       return out;
     }
