@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import pickle
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -237,7 +238,7 @@ async def interleaved(settings: dict[str, Work], rows: list[Any], rounds: int) -
 def recipe_work(recipe: Recipe, agent: PageAgent, **options: Any) -> Work:
     async def work(rows: list[Any]) -> tuple[int, int]:
         result = await recipe.map(rows, agent, heal=False, **options)
-        return ok_rows(result), sum(r.result.usage.tokens for r in result.rows if r.result is not None)
+        return ok_rows(result), sum(r.facts.tokens for r in result.rows if r.facts is not None)
 
     return work
 
@@ -334,6 +335,32 @@ def resident_mb(pid: int) -> tuple[float, float]:
     return me.memory_info().rss / 2**20, children / 2**20
 
 
+async def kept_per_row(browser: BrowserSession, recipe: Recipe, rows: int = 60) -> None:
+    """What a finished map's result holds per row (tracemalloc, the result alive), keeping every row's run against
+    keeping only the exceptions' (the recipe map's default), in the same run."""
+    import gc
+    import tracemalloc
+
+    agent = PageAgent(model=ScriptedModel([]), browser=browser, output=Price, screenshots=False)
+    table = [{"product": PRODUCTS[i % len(PRODUCTS)]} for i in range(rows)]
+    print(f"\nwhat a finished map keeps per row ({rows} rows of the demo recipe, the result alive; tracemalloc)")
+    for keep in ("all", "exceptions"):
+        await recipe.map(table[:4], agent, concurrency=1, heal=False, keep_runs=keep)  # warm: caches filled once
+        gc.collect()
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        result = await recipe.map(table, agent, concurrency=1, heal=False, keep_runs=keep)
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0] - before
+        tracemalloc.stop()
+        size = len(pickle.dumps(result.records()))
+        print(
+            f"  keep_runs={keep!r:<13} {kept / rows / 1024:6.1f} KB per row kept "
+            f"({len(result.succeeded)}/{rows} rows ok; the table itself pickles to {size / rows / 1024:.2f} KB per row)"
+        )
+        del result
+
+
 async def memory(browser: BrowserSession, recipe: Recipe, total: int, concurrency: int) -> None:
     """One recipe map of ``total`` rows, as a user runs it (one call, the result holding every row), with this
     process's and the browser's resident memory sampled as rows finish: flat means no row leaves anything behind
@@ -351,7 +378,7 @@ async def memory(browser: BrowserSession, recipe: Recipe, total: int, concurrenc
             return
         if not event.record.success:  # a row that failed (a timeout on a loaded machine) is said, and counted
             failed += 1
-            said = event.record.result.error if event.record.result is not None else event.record.error
+            said = event.record.facts.error if event.record.facts is not None else event.record.error
             print(f"  row {event.row} failed: {' '.join(str(said).split())[:200]}", flush=True)
         if event.done % every == 0 or event.done == total:
             py, br = resident_mb(os.getpid())
@@ -374,6 +401,7 @@ async def main(args: argparse.Namespace) -> None:
             form = await record_form(browser, site)
             print(f"demo recipe: {demo!r}\nform recipe: {form!r}")
             if args.memory_only:
+                await kept_per_row(browser, demo)
                 await memory(browser, demo, args.memory_rows, args.memory_concurrency)
                 return
             settings = await site_settings(
@@ -383,7 +411,7 @@ async def main(args: argparse.Namespace) -> None:
             async def agent_map(model: Any, rows: list[Any]) -> tuple[int, int]:
                 agent = PageAgent(model=model, browser=browser, start_url=shop.url, output=Price, screenshots=False)
                 result = await agent.map(PRICE_TASK, rows, concurrency=4)
-                return ok_rows(result), sum(r.result.usage.tokens for r in result.rows if r.result is not None)
+                return ok_rows(result), sum(r.facts.tokens for r in result.rows if r.facts is not None)
 
             settings["agent_map"] = lambda rows: agent_map("demo", rows)
             if args.latency:
@@ -415,6 +443,7 @@ async def main(args: argparse.Namespace) -> None:
                 f"recipe (c=4) / loop (4 contexts): {form_rates['recipe4'] / form_rates['loop4']:.2f}×"
             )
             if args.memory_rows:
+                await kept_per_row(browser, demo)
                 await memory(browser, demo, args.memory_rows, args.memory_concurrency)
 
 

@@ -102,18 +102,18 @@ def row_line(progress: Any) -> str:
     """The line a finished row prints in the terminal: its mark, count, status, steps, seconds, answer, rows/min
     and the time left."""
     rec = progress.record
-    r = rec.result
+    r = rec.facts
     said = (r.answer if r is not None else "") or (r.error if r is not None else None) or rec.error or ""
     said = " ".join(str(said).split())
     said = said if len(said) <= 100 else said[:99] + "…"
-    steps = f"{len(r.steps)} steps" if r is not None else "-"
+    steps = f"{r.steps} steps" if r is not None else "-"
     mark = "✓" if rec.success else "✗"
     count = f"[{progress.done}/{progress.total}]"
     left = (
         f", {_time_left(progress.eta_s)} left" if progress.eta_s is not None and progress.done < progress.total else ""
     )
     pace = f"  · {progress.rows_per_minute:.1f}/min{left}"
-    replay = r.replay_text().removeprefix("replay: ") if r is not None else ""
+    replay = r.replay_text() if r is not None else ""
     said = f"({replay}) {said}" if replay else said
     return f"  {mark} {count:>9} row {rec.index:<4} {rec.status:<11} {steps:>8} {rec.seconds:6.1f}s  {said}{pace}"
 

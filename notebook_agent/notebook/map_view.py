@@ -95,11 +95,12 @@ class MapView:
                 self.picker.options = [self.picker.options[0], *((label, i) for i, label in self.labels.items())]
             self.status.pop(event.row, None)  # the latest to change come last
             self.status[event.row] = record.status
-            if record.result is not None:
-                self.answers[event.row] = record.result.answer or record.result.error or ""
-                if event.ended and record.result.replay_counts.get("healed"):
+            facts = record.facts
+            if facts is not None:
+                self.answers[event.row] = facts.answer or facts.error or ""
+                if event.ended and facts.replay_counts.get("healed"):
                     self.healed += 1
-                self.tokens += record.result.usage.tokens if event.ended else 0
+                self.tokens += facts.tokens if event.ended else 0
             elif record.error:
                 self.answers[event.row] = record.error
             self.bar.value = event.done
@@ -172,7 +173,7 @@ def map_record_html(result: MapResult) -> str:
 
     rows = [tr("row", "input", "status", "answer", head=True)]
     for r in result.rows[:TABLE_ROWS]:
-        answer = (r.result.answer or r.result.error or "") if r.result is not None else (r.error or "")
+        answer = (r.facts.answer or r.facts.error or "") if r.facts is not None else (r.error or "")
         values = ", ".join(f"{k}={_short(v, 30)}" for k, v in list(r.values.items())[:3])
         rows.append(tr(str(r.index + 1), html.escape(values), html.escape(r.status), html.escape(_short(answer, 160))))
     left = len(result.rows) - TABLE_ROWS

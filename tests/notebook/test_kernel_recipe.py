@@ -29,7 +29,7 @@ PRICES = {"Cascade Hiking Boots": 159.0, "Lumen 400 Headlamp": 34.5, "Basecamp 2
 many = pd.DataFrame({"product": list(PRICES) * 20})
 def kept(result):
     def answer(r):
-        out = r.result.output
+        out = r.facts.output
         return out.model_dump() if hasattr(out, "model_dump") else out
     rows = [r for r in result.rows if r.status == "completed"]
     want = lambda r: {"name": r.values["product"], "price": PRICES[r.values["product"]]}

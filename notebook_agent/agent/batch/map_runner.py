@@ -42,7 +42,7 @@ from ...core.model import Model
 from ...llm.scripted import ScriptedModel
 from ..runs.events import PageEvent, RunFinished
 from .map_rows import Isolation, ModelFactory, RowJob, build_model, run_row, run_row_job, shippable_agent
-from .map_table import MapInputError, MapResult, MapRow, check_template, fill, normalise_rows
+from .map_table import KeepRuns, MapInputError, MapResult, MapRow, check_template, fill, normalise_rows
 
 __all__ = [
     "MapEvent",
@@ -133,6 +133,9 @@ class MapOptions:
     """Each row follows this recipe with its values (agent/recipe_map.py), healing with the model (``heal``)."""
     heal: bool = True
     url: str | None = None
+    keep_runs: KeepRuns = "all"
+    """Which rows keep their whole run: ``all``, or the ``exceptions`` only (a recipe map's default: a row that
+    replayed as recorded keeps its table row, and its run file when the agent has ``runs_dir``)."""
 
 
 def _check(agent: Any, options: MapOptions) -> None:
@@ -141,6 +144,8 @@ def _check(agent: Any, options: MapOptions) -> None:
         raise ValueError("concurrency must be at least 1")
     if options.isolation not in ("tab", "context"):
         raise ValueError(f"isolation must be 'tab' or 'context', not {options.isolation!r}")
+    if options.keep_runs not in ("all", "exceptions"):
+        raise ValueError(f"keep_runs must be 'all' or 'exceptions', not {options.keep_runs!r}")
     if options.model is not None and options.model_factory is not None:
         raise ValueError("Give model= (a name) or model_factory= (a function of the row), not both.")
     if options.model is not None and options.executor is None:  # a worker may hold keys this process has not
@@ -335,6 +340,7 @@ async def _drive(agent: Any, result: MapResult, todo: list[int], holder: Any = N
             rec.seconds = time.perf_counter() - t0
             if rec.result is not None:
                 rec.status = rec.result.status
+                rec.settle(options.keep_runs)
             else:
                 rec.status = "not_started" if not began else "stopped" if signal.aborted else "error"
             clock.running -= 1
@@ -354,8 +360,7 @@ async def _drive(agent: Any, result: MapResult, todo: list[int], holder: Any = N
             queue.put_nowait(_END)
 
     for i in todo:
-        rec = result.rows[i]
-        result.rows[i] = replace(rec, status="not_started", result=None, error=None, seconds=0.0, worker=None)
+        result.rows[i] = result.rows[i].fresh()
     task: asyncio.Task[None] | None = None
     agent._controller = holder._controller = controller  # the map holds the agent as a run does: stop() reaches it
 

@@ -22,12 +22,16 @@ from typing import Any, Literal, TypeAlias
 from pydantic import BaseModel, TypeAdapter
 
 from ...core.errors import NotebookAgentError
-from ..runs.result import PageAgentResult
+from ..runs.result import PageAgentResult, replay_line
 
 Row: TypeAlias = dict[str, Any]
 
 RowStatus: TypeAlias = Literal["not_started", "running", "completed", "failed", "max_steps", "stopped", "error"]
 """A run's own status, or ``not_started`` (a stop came first) / ``running`` (while the map runs)."""
+
+KeepRuns: TypeAlias = Literal["all", "exceptions"]
+"""Which rows keep their whole run once they end: ``all``, or only the ``exceptions`` (a row without success, or
+a recipe's row the model healed); every row keeps its table row (:class:`RowFacts`) either way."""
 
 #: The columns every map table has after the input's, in order; the output's fields go after ``answer``.
 RESULT_COLUMNS = ("status", "success", "answer", "steps", "tokens", "cost", "seconds", "run_id", "error")
@@ -125,6 +129,51 @@ def fill(template: str, row: Row) -> str:
 
 
 # -- one row, and the whole map ------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class RowFacts:
+    """What the table shows of a row's run, noted when the row ends: it stays when the run itself is let go
+    (``keep_runs="exceptions"``), so a map of 10,000 rows holds its table, not 10,000 runs."""
+
+    success: bool
+    answer: str
+    error: str | None
+    steps: int
+    tokens: int
+    cost: float
+    run_id: str
+    output: Any = None
+    replay: tuple[tuple[str, int], ...] = ()
+    """A recipe's row: ``(("replayed", 5), ("healed", 1))``, the step counts by how each went."""
+
+    @classmethod
+    def of(cls, result: PageAgentResult) -> RowFacts:
+        return cls(
+            success=result.success,
+            answer=result.answer,
+            error=result.error,
+            steps=len(result.steps),
+            tokens=result.usage.tokens,
+            cost=result.usage.cost.total,
+            run_id=result.run_id,
+            output=getattr(result, "output", None),  # typed answers (absent from older results)
+            replay=tuple(result.replay_counts.items()),
+        )
+
+    @property
+    def replay_counts(self) -> dict[str, int]:
+        return dict(self.replay)
+
+    @property
+    def unusual(self) -> bool:
+        """A row worth looking into: no success, or a recipe's step the model healed or that failed."""
+        counts = self.replay_counts
+        return not self.success or bool(counts.get("healed") or counts.get("failed"))
+
+    def replay_text(self) -> str:
+        """``5 replayed, 1 healed · 812 tokens`` for a recipe's row, "" otherwise."""
+        return replay_line(self.replay_counts, self.tokens) if self.replay else ""
+
+
 @dataclass
 class MapRow:
     """One input row and what became of it."""
@@ -141,24 +190,50 @@ class MapRow:
     seconds: float = 0.0
     worker: str | None = None
     """``host:pid`` of the process that ran it, with an executor."""
+    kept: RowFacts | None = field(default=None, repr=False)
+    """What the table shows of the run, noted when the row ended (:meth:`settle`)."""
+
+    @property
+    def facts(self) -> RowFacts | None:
+        """What the table shows of the row's run, None for a row that has no run (not started, or an error
+        before or around it)."""
+        if self.kept is not None:
+            return self.kept
+        return RowFacts.of(self.result) if self.result is not None else None
+
+    def fresh(self) -> MapRow:
+        """This row as it was before it ran (to run it again: a new record, so an earlier result keeps this one)."""
+        return dataclasses.replace(
+            self, status="not_started", result=None, error=None, seconds=0.0, worker=None, kept=None
+        )
+
+    def settle(self, keep: KeepRuns) -> None:
+        """The row ended: note what the table shows of its run, and let the run go unless ``keep`` keeps it."""
+        if self.result is None:
+            self.kept = None
+            return
+        self.kept = RowFacts.of(self.result)
+        if keep == "exceptions" and not self.kept.unusual:
+            self.result = None
 
     @property
     def success(self) -> bool:
-        return self.result is not None and self.result.success
+        facts = self.facts
+        return facts is not None and facts.success
 
     def record(self) -> dict[str, Any]:
         """This row's result columns (the output's fields under ``output_fields``)."""
-        r = self.result
+        f = self.facts
         return {
             "status": self.status,
             "success": self.success,
-            "answer": r.answer if r is not None else "",
-            "steps": len(r.steps) if r is not None else 0,
-            "tokens": r.usage.tokens if r is not None else 0,
-            "cost": r.usage.cost.total if r is not None else 0.0,
+            "answer": f.answer if f is not None else "",
+            "steps": f.steps if f is not None else 0,
+            "tokens": f.tokens if f is not None else 0,
+            "cost": f.cost if f is not None else 0.0,
             "seconds": round(self.seconds, 3),
-            "run_id": r.run_id if r is not None else "",
-            "error": (r.error if r is not None and r.error else None) or self.error,
+            "run_id": f.run_id if f is not None else "",
+            "error": (f.error if f is not None and f.error else None) or self.error,
         }
 
 
@@ -197,7 +272,9 @@ class MapResult:
 
     @property
     def results(self) -> list[PageAgentResult | None]:
-        """Each row's run result, or None for a row that never got one (not started, or failed before its run)."""
+        """Each row's run result, or None for a row that never got one (not started, or failed before its run)
+        or whose run was not kept (``keep_runs="exceptions"``: its table row is in :meth:`records`, its run
+        file in the agent's ``runs_dir`` when it has one)."""
         return [r.result for r in self.rows]
 
     @property
@@ -231,8 +308,9 @@ class MapResult:
         taken |= set(fixed.values())
         outputs: dict[str, None] = {}
         for r in self.rows:
-            if r.result is not None:
-                outputs.update(dict.fromkeys(output_fields(getattr(r.result, "output", None))))
+            facts = r.facts
+            if facts is not None:
+                outputs.update(dict.fromkeys(output_fields(facts.output)))
         out: dict[tuple[str, str], str] = {("input", c): c for c in self.columns}
         for name in RESULT_COLUMNS[:3]:
             out[("result", name)] = fixed[name]
@@ -249,8 +327,8 @@ class MapResult:
         for r in self.rows:
             values = {("input", k): v for k, v in r.values.items()}
             values |= {("result", k): v for k, v in r.record().items()}
-            output = getattr(r.result, "output", None)  # typed answers (absent from older results)
-            values |= {("output", k): v for k, v in output_fields(output).items()}
+            facts = r.facts
+            values |= {("output", k): v for k, v in output_fields(facts.output if facts else None).items()}
             table.append({column: values.get(key) for key, column in names.items()})
         return table
 

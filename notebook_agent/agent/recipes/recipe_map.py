@@ -14,7 +14,9 @@ kept. ``agent.stop()``, Interrupt and Ctrl-C keep every finished row (:class:`~.
 
 The result is a map result (:class:`RecipeMapResult`: ``to_pandas()``, ``retry()``) whose table has, after
 ``steps``, each row's ``replayed``, ``healed`` and ``failed`` step counts; ``tokens`` is zero for a row nothing
-healed.
+healed. A row that replayed as recorded keeps its table row but not its run (``keep_runs="exceptions"``, the
+default here: ``keep_runs="all"`` keeps every run), so a long map holds its table and the rows worth looking into,
+and memory does not grow with runs nobody reads.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ class RecipeMapResult(MapResult):
         columns = self.table_columns()
         out = []
         for row, record in zip(self.rows, super().records(), strict=True):
-            counts = row.result.replay_counts if row.result is not None else {}
+            counts = row.facts.replay_counts if row.facts is not None else {}
             names = [c for c in columns if c not in record]
             record |= {name: counts.get(kind, 0) for name, kind in zip(names, REPLAY_COLUMNS, strict=True)}
             out.append({c: record.get(c) for c in columns})
@@ -58,10 +60,10 @@ class RecipeMapResult(MapResult):
     @property
     def healed_rows(self) -> list[int]:
         """The rows where the model redid at least one step."""
-        return [r.index for r in self.rows if r.result is not None and r.result.replay_counts.get("healed")]
+        return [r.index for r in self.rows if r.facts is not None and r.facts.replay_counts.get("healed")]
 
     def summary(self) -> str:
-        tokens = sum(r.result.usage.tokens for r in self.rows if r.result is not None)
+        tokens = sum(r.facts.tokens for r in self.rows if r.facts is not None)
         return f"{super().summary()} · {len(self.healed_rows)} healed · {tokens:,} tokens"
 
 
@@ -132,6 +134,7 @@ def plan_recipe(recipe: Any, rows: Any, agent: Any, options: MapOptions) -> Reci
 
 def _options(recipe: Any, heal: bool, url: str | None, kwargs: dict[str, Any]) -> MapOptions:
     kwargs.setdefault("isolation", "context")
+    kwargs.setdefault("keep_runs", "exceptions")
     if kwargs.get("executor") is not None and kwargs.get("model") is None and kwargs.get("model_factory") is None:
         kwargs["model"] = "demo"  # each worker builds the healing model by name; give model= for a real one
     return MapOptions(recipe=recipe, heal=heal, url=url, **kwargs)

@@ -131,10 +131,7 @@ class PageAgentResult:
     def replay_text(self) -> str:
         """``replay: 5 replayed, 1 healed · 812 tokens`` for a replay, "" otherwise."""
         counts = self.replay_counts
-        if not counts:
-            return ""
-        parts = ", ".join(f"{counts[k]} {k}" for k in ("replayed", "healed", "failed") if k in counts)
-        return f"replay: {parts} · {self.usage.tokens:,} tokens"
+        return f"replay: {replay_line(counts, self.usage.tokens)}" if counts else ""
 
     @property
     def end_label(self) -> str:
@@ -221,6 +218,12 @@ class PageAgentResult:
         from .playwright_export import to_playwright
 
         return to_playwright(self, mode=mode, base_url=base_url)
+
+
+def replay_line(counts: dict[str, int], tokens: int) -> str:
+    """``5 replayed, 1 healed · 812 tokens``: a replay's step counts the way every view says them."""
+    parts = ", ".join(f"{counts[k]} {k}" for k in ("replayed", "healed", "failed") if k in counts)
+    return f"{parts} · {tokens:,} tokens"
 
 
 def _cut(text: str, limit: int) -> str:

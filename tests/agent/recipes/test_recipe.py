@@ -184,17 +184,23 @@ async def test_a_row_whose_page_differs_heals_and_without_healing_fails(tmp_path
             assert [(r["replayed"], r["healed"]) for r in table] == [(2, 0), (1, 1), (2, 0)]
             assert [r["tokens"] > 0 for r in table] == [False, True, False]
             assert healed.healed_rows == [1]
+            # A recipe map keeps the runs worth looking into (keep_runs="exceptions"): the healed row's, not those
+            # that replayed as recorded, whose table rows say all they did.
+            assert [r.result is not None for r in healed.rows] == [False, True, False]
+            assert [r.facts is not None and r.facts.run_id for r in healed.rows] == [r["run_id"] for r in table]
             # What a step sent a model is kept with it; a replayed step sent none, so it keeps no tool schema (a
             # map of 10,000 rows kept one per step), while the healed one keeps what it sent.
-            kept = [(s.replay, bool(s.request.tools)) for r in healed.rows for s in r.result.steps if s.request]
-            assert ("healed", True) in kept and ("replayed", True) not in kept and ("replayed", False) in kept
-            # A row that succeeded by replay alone keeps no step's reads (its steps are the recipe's, filled): a
-            # long map's result stays small. The healed row, which did not succeed, keeps all of its own.
-            for row in healed.rows:
+            kept_run = healed.rows[1].result
+            assert kept_run is not None
+            kept = [(s.replay, bool(s.request.tools)) for s in kept_run.steps if s.request]
+            assert kept == [("replayed", False), ("healed", True)], kept
+            failed = await recipe.map(rows, agent, heal=False, concurrency=2, keep_runs="all")
+            # keep_runs="all" keeps every run; one that succeeded by replay alone keeps no step's reads (its steps
+            # are the recipe's, filled), the failed one keeps all of its own.
+            for row in failed.rows:
                 assert row.result is not None
                 reads = [s.request is not None and s.output is not None for s in row.result.steps]
                 assert reads == ([False, False] if row.success else [True, True]), (row.index, reads)
-            failed = await recipe.map(rows, agent, heal=False, concurrency=2)
             bad = failed.rows[1]
             assert [r.success for r in failed.rows] == [True, False, True] and bad.result is not None
             assert bad.result.replay_counts == {"replayed": 1, "failed": 1} and bad.result.usage.tokens == 0
@@ -235,7 +241,7 @@ async def test_the_gate_and_secrets_apply_to_every_row(browser: BrowserSession, 
         model=ScriptedModel(danger), browser=browser, start_url=servers.url("agent_danger.html") + "?user=ada"
     ).run("Delete ada's account")
     gated = await deleting.to_recipe(params={"user": "ada"}).map(
-        rows, PageAgent(model=ScriptedModel([]), browser=browser, approval="deny-risky"), heal=False
+        rows, PageAgent(model=ScriptedModel([]), browser=browser, approval="deny-risky"), heal=False, keep_runs="all"
     )
     for row in gated.rows:
         assert row.result is not None

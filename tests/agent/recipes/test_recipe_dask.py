@@ -63,8 +63,8 @@ async def test_a_worker_killed_mid_map_loses_no_finished_row(dask_client: Any, s
     pids = dask_client.run(os.getpid)
 
     def on_event(event: Any) -> None:
-        if event.type == "map_progress" and event.ended and event.record.result is not None:
-            finished[event.row] = event.record.result.run_id
+        if event.type == "map_progress" and event.ended and event.record.facts is not None:
+            finished[event.row] = event.record.facts.run_id
             if len(finished) == 4 and not killed:  # a worker is lost while rows are running on both
                 victim = int(event.record.worker.rsplit(":", 1)[1])
                 killed.append(victim)
@@ -82,7 +82,7 @@ async def test_a_worker_killed_mid_map_loses_no_finished_row(dask_client: Any, s
     assert all(r["tokens"] == 0 and r["replayed"] == 2 for r in table)
     # every row that had finished before the kill is in the result as it finished
     before = dict(list(finished.items())[:4])
-    assert all(result.rows[i].result is not None and result.rows[i].result.run_id == rid for i, rid in before.items())
+    assert all(result.rows[i].facts is not None and result.rows[i].facts.run_id == rid for i, rid in before.items())
     # and every row that ended after it ran in a process that lived (the killed one's row went elsewhere)
     after = {int(result.rows[i].worker.rsplit(":", 1)[1]) for i in list(finished)[4:]}  # type: ignore[union-attr]
     assert after and killed[0] not in after

@@ -40,14 +40,14 @@ def _kept_as_finished(result: RecipeMapResult, at_least: int) -> None:
     finished = [r for r in result.rows if r.status == "completed"]
     assert len(finished) >= at_least, result.summary()
     for row in finished:
-        assert row.result is not None and row.result.success
-        assert row.result.output == {"name": row.values["product"], "price": PRICES[row.values["product"]]}
+        assert row.facts is not None and row.facts.success
+        assert row.facts.output == {"name": row.values["product"], "price": PRICES[row.values["product"]]}
     assert {r.status for r in result.rows} <= {"completed", "stopped", "not_started"}, result.summary()
     assert "not_started" in {r.status for r in result.rows}
     assert result.healed_rows == []
     for row in result.rows:
         if row.status != "completed":
-            assert row.result is None or not row.result.success
+            assert row.facts is None or not row.facts.success
 
 
 def _after(done: int, act: Any) -> Any:
