@@ -321,8 +321,9 @@ class PageAgent(Generic[Deps]):
         of dicts, or a list of values: column ``value``); a failed row does not stop the others. Options:
         ``concurrency=4``, ``isolation="tab"`` or ``"context"``, ``executor=`` (e.g. Dask's
         ``client.get_executor()``), ``model=`` a name or ``model_factory=`` a function of the row (for a model that
-        keeps state, and with an executor), ``start_url=`` a template, ``interactive``, ``on_event=``. See
-        :mod:`.mapping`."""
+        keeps state, and with an executor), ``start_url=`` a template, ``interactive``, ``on_event=``,
+        ``keep_runs="all"`` or ``"exceptions"`` (only failed rows keep their whole run; every row keeps its table
+        row). See :mod:`.batch.map_runner`."""
         return await map_rows(self, task_template, rows, **options)
 
     def map_stream(self, task_template: str, rows: Any, **options: Any) -> AsyncGenerator[MapEvent, None]:

@@ -75,6 +75,7 @@ from .loop_guard import LoopGuard
 from .page_read import page_for_step, read_start, url_of
 from .pilot import Pilot, read_ahead
 from .replay_pilot import REPLAY_HINT
+from .requested_clicks import ClaimCheck
 from .run_browser import RunBrowser, StartUrlError
 from .screenshots import StepScreenshots
 from .tool_context import tool_context_factory
@@ -152,6 +153,7 @@ class PageRun:
         self.steps: list[PageStep] = []
         self.history: list[PageStep | str] = [earlier_run_note(previous)] if previous is not None else []
         self.loops = LoopGuard.of(agent.profile)
+        self.claims = ClaimCheck()
         self.redactor = Redactor(agent.secrets, lambda args: target_element(self.browser, args), task)
         self.observer = Observer(task=self.redactor.scrub_text(task), offer_done=agent.output_spec is None)
         self.outcome = RunOutcome(agent.max_steps, agent.max_failures)
@@ -383,6 +385,8 @@ class PageRun:
         name = ctx.tool_call.name
         unfilled = _unfilled(browser, name, args)
         futile = self.loops.refusal(name, args, element, step.index, browser.page.url, unfilled, step.next_goal)
+        if futile is None and name == "done" and args.get("success"):
+            futile = self._unfinished_claim(browser, step)
         if futile is not None:
             await self.screenshots.collect()
             return BlockToolCall(futile)
@@ -394,12 +398,26 @@ class PageRun:
                 await browser.drop_prefetch()
             if decision is None:
                 self.loops.made(ctx.tool_call.name, args, element, step.index)
+                self.claims.made(ctx.tool_call.name, element)
                 found = await target if target is not None else None
                 step.target = map_strings(found, self.redactor.scrub_text) if found else None
         finally:
             if target is not None and not target.done():
                 target.cancel()
         return decision
+
+    def _unfinished_claim(self, browser: BrowserSession, step: PageStep) -> str | None:
+        """A success claimed with a click the request asked for never made (agent/step/requested_clicks.py):
+        refused once; on the last step the run ends failed saying so. Not for a pilot's (a recipe's done is the
+        recording's)."""
+        if self.pilot is not None:
+            return None
+        snapshot = browser.last_snapshot
+        last = step.index >= self.agent.max_steps
+        said = self.claims.judge(self.task, snapshot.elements if snapshot else None, last)
+        if said is not None and last:
+            self.outcome.end("failed", said)
+        return said
 
     def navigation_refusal(self, url: str) -> str | None:
         return navigation_refusal(url, self.agent.allowed_domains, self.agent.blocked_domains)
