@@ -335,6 +335,45 @@ def resident_mb(pid: int) -> tuple[float, float]:
     return me.memory_info().rss / 2**20, children / 2**20
 
 
+def _price(output: Any) -> float | None:
+    value = output.get("price") if isinstance(output, dict) else getattr(output, "price", None)
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+async def versus_model(browser: BrowserSession, shop: str, recipe: Recipe, name: str, total: int) -> None:
+    """The recipe against ``agent.map`` with a real model (``--versus-model local:PATH.gguf``) on the same rows, at
+    concurrency 1 each (one local server answers one request at a time), taking turns row by row so both meet the
+    same load: rows/min, rows right, and the model's tokens."""
+    from notebook_agent.llm import get_model
+
+    model = get_model(name)
+    agent = PageAgent(model=model, browser=browser, start_url=shop, output=Price, screenshots=False, max_steps=8)
+    replayer = PageAgent(model=ScriptedModel([]), browser=browser, output=Price, screenshots=False)
+    rows = [{"product": PRODUCTS[i % len(PRODUCTS)]} for i in range(total)]
+    await recipe.map(rows[:1], replayer, concurrency=1, heal=False)  # warm
+    spent = {"recipe": [0, 0, 0.0], "model": [0, 0, 0.0]}  # ok, tokens, seconds
+    for row in rows:
+        truth = None  # the price the recipe read off the page (exactly, in the isolated world)
+        for kind in ("recipe", "model"):
+            if kind == "recipe":
+                result, seconds = await timed(lambda row=row: recipe.map([row], replayer, concurrency=1, heal=False))
+            else:
+                result, seconds = await timed(lambda row=row: agent.map(PRICE_TASK, [row], concurrency=1))
+            facts = result.rows[0].facts
+            price = _price(facts.output) if facts is not None and facts.success else None
+            truth = price if kind == "recipe" else truth
+            right = price is not None and price == truth
+            spent[kind][0] += int(right)
+            spent[kind][1] += facts.tokens if facts is not None else 0
+            spent[kind][2] += seconds
+            print(f"  {kind:6} {row['product']:30} {price!s:>8} {seconds:6.1f} s", flush=True)
+    print(f"\nrecipe against agent.map with {name} ({total} rows, concurrency 1 each, row by row in turn)")
+    for kind, (ok, tokens, seconds) in spent.items():
+        rate = 60 * total / seconds
+        print(f"  {kind:6} {rate:8.2f} rows/min  {ok}/{total} right  {tokens:,} tokens  {seconds:.0f} s")
+    print(f"  recipe / agent.map: {spent['model'][2] / spent['recipe'][2]:.0f}× the rows per minute")
+
+
 async def kept_per_row(browser: BrowserSession, recipe: Recipe, rows: int = 60) -> None:
     """What a finished map's result holds per row (tracemalloc, the result alive), keeping every row's run against
     keeping only the exceptions' (the recipe map's default), in the same run."""
@@ -400,6 +439,9 @@ async def main(args: argparse.Namespace) -> None:
             demo = await record_demo(browser, shop.url)
             form = await record_form(browser, site)
             print(f"demo recipe: {demo!r}\nform recipe: {form!r}")
+            if args.versus_model:
+                await versus_model(browser, shop.url, demo, args.versus_model, args.versus_rows)
+                return
             if args.memory_only:
                 await kept_per_row(browser, demo)
                 await memory(browser, demo, args.memory_rows, args.memory_concurrency)
@@ -458,4 +500,6 @@ if __name__ == "__main__":
     )
     parser.add_argument("--no-dask", action="store_true", help="skip the LocalCluster settings")
     parser.add_argument("--memory-only", action="store_true", help="only the memory run (--memory-rows rows)")
+    parser.add_argument("--versus-model", default="", help="only: the recipe against agent.map with this model")
+    parser.add_argument("--versus-rows", type=int, default=4, help="rows of the --versus-model comparison")
     asyncio.run(main(parser.parse_args()))
