@@ -116,8 +116,10 @@ class ClaimCheck:
             self.clicked.append(name_of(element))
         self.keys_sent = self.keys_sent or action == "send_keys"
 
-    def judge(self, task: str, elements: Mapping[int, Any] | None, last: bool) -> str | None:
-        """Why this claim of success stands on a click never made, or None (always None after the first time)."""
+    def judge(self, task: str, page: Any, last: bool) -> str | None:
+        """Why this claim of success stands on a click never made, or None (always None after the first time).
+        ``page``: the step's snapshot (its ``elements``), or the elements by index."""
+        elements = page if isinstance(page, Mapping) or page is None else page.elements
         if self.used or elements is None:
             return None
         asked = unclicked(task, elements, self.clicked, self.keys_sent)

@@ -385,8 +385,7 @@ class PageRun:
         name = ctx.tool_call.name
         unfilled = _unfilled(browser, name, args)
         futile = self.loops.refusal(name, args, element, step.index, browser.page.url, unfilled, step.next_goal)
-        if futile is None and name == "done" and args.get("success"):
-            futile = self._unfinished_claim(browser, step)
+        futile = futile or _questioned_claim(self, browser, step, name, args)
         if futile is not None:
             await self.screenshots.collect()
             return BlockToolCall(futile)
@@ -406,19 +405,6 @@ class PageRun:
                 target.cancel()
         return decision
 
-    def _unfinished_claim(self, browser: BrowserSession, step: PageStep) -> str | None:
-        """A success claimed with a click the request asked for never made (agent/step/requested_clicks.py):
-        refused once; on the last step the run ends failed saying so. Not for a pilot's (a recipe's done is the
-        recording's)."""
-        if self.pilot is not None:
-            return None
-        snapshot = browser.last_snapshot
-        last = step.index >= self.agent.max_steps
-        said = self.claims.judge(self.task, snapshot.elements if snapshot else None, last)
-        if said is not None and last:
-            self.outcome.end("failed", said)
-        return said
-
     def navigation_refusal(self, url: str) -> str | None:
         return navigation_refusal(url, self.agent.allowed_domains, self.agent.blocked_domains)
 
@@ -434,6 +420,21 @@ class PageRun:
             self.outcome.end("failed", stuck)  # honest: the run went round in circles, and says what it tried
             return True
         return self.outcome.should_stop(len(self.steps))
+
+
+def _questioned_claim(
+    run: PageRun, browser: BrowserSession, step: PageStep, action: str, args: Mapping[str, Any]
+) -> str | None:
+    """A success claimed with a click the request asked for never made (agent/step/requested_clicks.py): refused
+    once; on the last step, with no step left to make the click, the run ends failed saying so. A pilot's claim
+    (a recipe's done) is the recording's, and is not questioned."""
+    if action != "done" or not args.get("success") or run.pilot is not None:
+        return None
+    last = step.index >= run.agent.max_steps
+    said = run.claims.judge(run.task, browser.last_snapshot, last)
+    if said is not None and last:
+        run.outcome.end("failed", said)
+    return said
 
 
 async def _admit_recorded_start(gate: RunGate, pilot: Pilot | None, start: str | None, browser: BrowserSession) -> None:

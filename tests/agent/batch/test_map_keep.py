@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from notebook_agent.agent import PageAgent
-from notebook_agent.agent.batch.map_table import MapResult, MapRow, output_fields
+from notebook_agent.agent.batch.map_table import RESULT_COLUMNS, MapResult, MapRow, output_fields
 from notebook_agent.agent.prompt.agent_output import agent_output
-from notebook_agent.agent.recipes.recipe_map import RecipeMapResult
+from notebook_agent.agent.recipes.recipe_map import REPLAY_COLUMNS, RecipeMapResult
 from notebook_agent.agent.runs.result import PageAgentResult, PageStep
 from notebook_agent.browser import BrowserSession
 from notebook_agent.core.messages import Usage
@@ -72,7 +72,8 @@ def test_the_table_is_the_same_whichever_runs_are_kept(runs: list[PageAgentResul
             )
             assert record["error"] == ((run.error if run else None) or "boom")
             for name, value in output_fields(run.output if run else None).items():
-                assert record[settled._names()[("output", name)]] == value
+                column = f"output_{name}" if name in ("x", *RESULT_COLUMNS, *REPLAY_COLUMNS) else name
+                assert record[column] == value, (column, record)
             if kind is RecipeMapResult:
                 counts = run.replay_counts if run else {}
                 assert [record[k] for k in ("replayed", "healed", "failed")] == [
