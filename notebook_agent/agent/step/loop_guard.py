@@ -127,7 +127,7 @@ def _empty_field(element: Mapping[str, Any] | None) -> bool:
     return (tag == "textarea" or (tag == "input" and kind in TEXT_TYPES)) and not attrs.get("value")
 
 
-def _fields(element: Any) -> Mapping[str, Any]:
+def fields_of(element: Any) -> Mapping[str, Any]:
     """An element as a mapping (the snapshot's ElementInfo, or a dict already)."""
     return element if isinstance(element, Mapping) else vars(element)
 
@@ -179,17 +179,17 @@ def _named_before(goal: str, element: Mapping[str, Any] | None, moves: Sequence[
     not "Sub"; a goal that names both elements ("after Next, click Save") is not against the click."""
     folded = " ".join(goal.split()).casefold()
     mine = _name(element).casefold()
-    if not folded or (mine and _names(folded, mine)):
+    if not folded or (mine and names(folded, mine)):
         return None
     for move in reversed(moves):
         name = move.name.casefold()
-        if len(name) >= 2 and name != mine and _names(folded, name):
+        if len(name) >= 2 and name != mine and names(folded, name):
             return move
     return None
 
 
-def _names(goal: str, name: str) -> bool:
-    """Whether the (folded) goal names ``name`` as whole words."""
+def names(goal: str, name: str) -> bool:
+    """Whether the (folded) text names ``name`` as whole words."""
     return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", goal) is not None
 
 
@@ -402,13 +402,13 @@ class LoopGuard:
         action, keys, pages_seen = self._expect
         if pages_seen != len(self.seen):
             return None
-        hit = {i for i, e in elements.items() if tuple(element_key(_fields(e))) in keys}
+        hit = {i for i, e in elements.items() if tuple(element_key(fields_of(e))) in keys}
         if not hit:
             return None
         out = {action: hit}
         again = self.pending
         if again is not None and again.element is not None:
-            same = {i for i, e in elements.items() if tuple(element_key(_fields(e))) == again.element}
+            same = {i for i, e in elements.items() if tuple(element_key(fields_of(e))) == again.element}
             out[again.action] = out.get(again.action, set()) | same
         return out
 
@@ -423,7 +423,7 @@ class LoopGuard:
         live = [b for b in live if b is not self.pending]
         if not any(b.element is not None for b in live):  # the common step: no element to look for on the page
             return {b.action: None for b in live}
-        elements = {i: _fields(e) for i, e in elements.items()}
+        elements = {i: fields_of(e) for i, e in elements.items()}
         out: dict[str, set[int] | None] = {}
         for b in live:
             if b.element is None:

@@ -18,6 +18,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .loop_guard import fields_of, names
+
 #: "click Submit", "press 'OK'", "tap on the "previous" button": the verb, then the name (quoted, or one word).
 _ASKED = re.compile(
     r"\b(?:click|press|tap|hit|push)\s+(?:on\s+)?(?:the\s+)?"
@@ -44,30 +46,23 @@ def asked_names(task: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _get(element: Any, key: str) -> Any:
-    """A field of an element: the snapshot's ElementInfo, or the dict an action's target is."""
-    return element.get(key) if isinstance(element, Mapping) else getattr(element, key, None)
-
-
 def name_of(element: Any) -> str:
     """An element's name as a request says it: its text, else its value, label or title (folded)."""
-    attrs = _get(element, "attributes") or {}
-    text = _get(element, "text") or attrs.get("value") or attrs.get("aria-label") or attrs.get("title") or ""
+    fields = fields_of(element)
+    attrs = fields.get("attributes") or {}
+    text = fields.get("text") or attrs.get("value") or attrs.get("aria-label") or attrs.get("title") or ""
     return " ".join(str(text).split()).casefold()
 
 
 def _clickable(element: Any) -> bool:
-    attrs = _get(element, "attributes") or {}
+    fields = fields_of(element)
+    attrs = fields.get("attributes") or {}
     kind = str(attrs.get("type") or "").lower()
     return (
-        _get(element, "tag") in _CLICKABLE_TAGS
-        or _get(element, "role") in _CLICKABLE_ROLES
-        or (_get(element, "tag") == "input" and kind in ("submit", "button", "image", "reset"))
+        fields.get("tag") in _CLICKABLE_TAGS
+        or fields.get("role") in _CLICKABLE_ROLES
+        or (fields.get("tag") == "input" and kind in ("submit", "button", "image", "reset"))
     )
-
-
-def _names(text: str, name: str) -> bool:
-    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) is not None
 
 
 def unclicked(
@@ -81,7 +76,7 @@ def unclicked(
     done = [" ".join(c.split()).casefold() for c in clicked]
     for name in asked_names(task):
         folded = name.casefold()
-        if any(_names(c, folded) for c in done):
+        if any(names(c, folded) for c in done):
             continue
         hits = [i for i, e in elements.items() if _clickable(e) and name_of(e) == folded]
         if len(hits) == 1:
