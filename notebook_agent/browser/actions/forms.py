@@ -82,7 +82,10 @@ class InputTextTool(BrowserTool):
                 await signal.race(target.evaluate(SYNTHETIC_INPUT_JS, args.text))
                 via = f" (using a JavaScript fallback: {message})"
             await self.progress("typed; waiting for the page to react")
-            await watch.settle(signal, grace=0.02)
+            # a field with no input/change handler (nor one above it) cannot navigate on typing: one round trip
+            # checks, and lets a navigation already started show up, instead of a grace wait on every field
+            nav, _ = await signal.race(read_after(target))
+            await watch.settle(signal, grace=0.02, may_navigate=nav or watch.saw_anything)
             effects = watch.describe()
         value = ""
         try:

@@ -230,6 +230,34 @@ async def test_select_waits_for_a_navigation_only_with_a_handler(load: Any, serv
     assert res.endswith(f"The page navigated to {servers.url('nav2.html?to=go')}.")
 
 
+async def test_typing_waits_for_a_navigation_only_with_a_handler(load: Any, servers: Any) -> None:
+    """A text field whose input handler navigates (an attribute handler, or a listener added by script and a
+    moment later) still reports the navigation; a plain field reads its value without a grace wait."""
+    b: BrowserSession = await load("nav.html")
+    await b.page.evaluate(
+        """() => {
+        document.body.insertAdjacentHTML('beforeend', `
+          <input name=plain> <input name=later>`);
+        document.querySelector('[name=later]').addEventListener('input', (e) => {
+          setTimeout(() => { location.href = 'nav2.html?later=' + e.target.value; }, 5);
+        });
+        }"""
+    )
+    text = await snap_text(b)
+    res = ok(await b.act({"input_text": {"index": idx(text, "name=plain"), "text": "stay"}}))
+    assert res.endswith("its value is now 'stay'.")
+    res = ok(await b.act({"input_text": {"index": idx(text, "name=later"), "text": "x"}}))
+    assert res.endswith(f"The page navigated to {servers.url('nav2.html?later=x')}.")
+    await b.open(servers.url("nav.html"))
+    await b.page.evaluate(
+        """() => document.body.insertAdjacentHTML('beforeend',
+        `<input name=jump oninput="location.href = 'nav2.html?q=' + this.value">`)"""
+    )
+    text = await snap_text(b)
+    res = ok(await b.act({"input_text": {"index": idx(text, "name=jump"), "text": "go"}}))
+    assert res.endswith(f"The page navigated to {servers.url('nav2.html?q=go')}.")
+
+
 async def test_click_target_blank_and_popup_tabs(load: Any, servers: Any) -> None:
     b: BrowserSession = await load("tabs.html")
     first = b.page
