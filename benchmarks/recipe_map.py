@@ -145,7 +145,9 @@ async def timed(work: Callable[[], Awaitable[Any]]) -> tuple[Any, float]:
 
 
 # -- the hand-written loops: the same steps on the same pages, the same values read ------------------------------
-async def loop_demo(browser: BrowserSession, shop: str, rows: list[dict[str, str]], concurrency: int) -> int:
+async def loop_demo(
+    browser: BrowserSession, shop: str, rows: list[dict[str, str]], concurrency: int, fresh: bool = False
+) -> int:
     async def one(page: Any, product: str) -> bool:
         await page.goto(shop)
         await page.goto(f"{shop.rstrip('/')}/search.html?q={quote_plus(product)}")
@@ -153,10 +155,12 @@ async def loop_demo(browser: BrowserSession, shop: str, rows: list[dict[str, str
         price = await page.locator("text=/^\\$[0-9.,]+$/").first.inner_text()
         return name == product and float(price.strip("$").replace(",", "")) > 0
 
-    return await _side_by_side(browser, rows, concurrency, lambda page, row: one(page, row["product"]))
+    return await _side_by_side(browser, rows, concurrency, lambda page, row: one(page, row["product"]), fresh)
 
 
-async def loop_form(browser: BrowserSession, site: str, rows: list[dict[str, str]], concurrency: int) -> int:
+async def loop_form(
+    browser: BrowserSession, site: str, rows: list[dict[str, str]], concurrency: int, fresh: bool = False
+) -> int:
     async def one(page: Any, row: dict[str, str]) -> bool:
         await page.goto(f"{site}/form.html")
         await page.fill("input[name=name]", row["name"])
@@ -165,10 +169,17 @@ async def loop_form(browser: BrowserSession, site: str, rows: list[dict[str, str
         await page.wait_for_url("**/thanks.html*")
         return await page.inner_text("#msg") == f"Thanks {row['name']}, plan {row['plan']}"
 
-    return await _side_by_side(browser, rows, concurrency, one)
+    return await _side_by_side(browser, rows, concurrency, one, fresh)
 
 
-async def _side_by_side(browser: BrowserSession, rows: list[Any], concurrency: int, one: Any) -> int:
+async def _side_by_side(
+    browser: BrowserSession, rows: list[Any], concurrency: int, one: Any, fresh: bool = False
+) -> int:
+    """``one(page, row)`` over ``rows`` in ``concurrency`` contexts, each reusing one page, or (``fresh``) in a
+    new context for every row, as a loop must whose rows may not see each other's cookies and storage (the
+    isolation a recipe map's pooled, cleaned contexts give each row)."""
+    if fresh:
+        return sum(await asyncio.gather(*(_fresh_rows(browser, rows[k::concurrency], one) for k in range(concurrency))))
     ok = 0
     queue = list(enumerate(rows))
 
@@ -185,6 +196,17 @@ async def _side_by_side(browser: BrowserSession, rows: list[Any], concurrency: i
             await fork.close()
 
     await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return ok
+
+
+async def _fresh_rows(browser: BrowserSession, rows: list[Any], one: Any) -> int:
+    ok = 0
+    for row in rows:
+        fork = await browser.fork()
+        try:
+            ok += bool(await one(await fork.ensure_page(), row))
+        finally:
+            await fork.close()
     return ok
 
 
@@ -243,9 +265,9 @@ def recipe_work(recipe: Recipe, agent: PageAgent, **options: Any) -> Work:
     return work
 
 
-def loop_work(loop: Any, concurrency: int) -> Work:
+def loop_work(loop: Any, concurrency: int, fresh: bool = False) -> Work:
     async def work(rows: list[Any]) -> tuple[int, int]:
-        return await loop(rows, concurrency), 0
+        return await loop(rows, concurrency, fresh), 0
 
     return work
 
@@ -264,6 +286,7 @@ def table(title: str, figures: Figures, labels: dict[str, str]) -> dict[str, flo
 LABELS = {
     "loop1": "Playwright loop, sequential",
     "loop4": "Playwright loop, 4 contexts",
+    "loop1_fresh": "Playwright loop, new context per row",
     "recipe1": "recipe map, concurrency 1",
     "recipe4": "recipe map, concurrency 4",
     "recipe8": "recipe map, concurrency 8",
@@ -281,6 +304,7 @@ async def site_settings(
     settings = {
         "loop1": loop_work(loop, 1),
         "loop4": loop_work(loop, 4),
+        "loop1_fresh": loop_work(loop, 1, fresh=True),
         "recipe1": recipe_work(recipe, agent, concurrency=1),
         "recipe4": recipe_work(recipe, agent, concurrency=4),
         "recipe8": recipe_work(recipe, agent, concurrency=8),
@@ -447,7 +471,7 @@ async def main(args: argparse.Namespace) -> None:
                 await memory(browser, demo, args.memory_rows, args.memory_concurrency)
                 return
             settings = await site_settings(
-                browser, demo, demo_rows, lambda rows, c: loop_demo(browser, shop.url, rows, c), Price, executor
+                browser, demo, demo_rows, lambda rows, c, f: loop_demo(browser, shop.url, rows, c, f), Price, executor
             )
 
             async def agent_map(model: Any, rows: list[Any]) -> tuple[int, int]:
@@ -469,11 +493,12 @@ async def main(args: argparse.Namespace) -> None:
             )
             print(
                 f"recipe (c=1) / Playwright loop (sequential): {rates['recipe1'] / rates['loop1']:.2f}×; "
+                f"/ loop with a new context per row: {rates['recipe1'] / rates['loop1_fresh']:.2f}×; "
                 f"recipe (c=4) / loop (4 contexts): {rates['recipe4'] / rates['loop4']:.2f}×; "
                 f"best recipe / agent.map: {best / rates['agent_map']:.1f}× (offline model){slow}"
             )
             settings = await site_settings(
-                browser, form, form_rows, lambda rows, c: loop_form(browser, site, rows, c), Signup, executor
+                browser, form, form_rows, lambda rows, c, f: loop_form(browser, site, rows, c, f), Signup, executor
             )
             form_rates = table(
                 "fixture site (sign-up form: typed name, chosen plan)",
@@ -482,6 +507,7 @@ async def main(args: argparse.Namespace) -> None:
             )
             print(
                 f"recipe (c=1) / Playwright loop (sequential): {form_rates['recipe1'] / form_rates['loop1']:.2f}×; "
+                f"/ loop with a new context per row: {form_rates['recipe1'] / form_rates['loop1_fresh']:.2f}×; "
                 f"recipe (c=4) / loop (4 contexts): {form_rates['recipe4'] / form_rates['loop4']:.2f}×"
             )
             if args.memory_rows:
