@@ -11,8 +11,9 @@ The settings take turns in ``--rounds`` rounds of a share of the rows each (on a
 drifts, every setting meets the same drift, so the ratios hold). Settings: the recipe map in this process at
 concurrency 1, 4 and 8 (each row in a pooled context of one browser), and on a Dask ``LocalCluster`` of 2
 worker processes (the cluster's start-up and each worker's first browser are paid before the rounds, reported
-apart); a hand-written Playwright loop doing the same steps on the same pages (sequential, and 4 contexts side
-by side), reading the same values; ``agent.map`` with the offline demo model (concurrency 4), the thing a
+apart); a hand-written Playwright loop doing the same steps on the same pages (sequential, 4 contexts side by
+side, and sequential with a new context per row: rows kept apart as a recipe map keeps them), reading the same
+values; ``agent.map`` with the offline demo model (concurrency 4), the thing a
 recipe replaces, as it is (the demo model answers in microseconds, so a row costs what a recipe's row costs:
 the same pages read) and with ``--latency`` seconds before each answer (a remote model's time to first token).
 Then memory over ``--memory-rows`` rows of the demo
