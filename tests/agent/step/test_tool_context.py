@@ -261,7 +261,7 @@ async def test_execute_javascript_that_navigates_is_reported_like_a_click(
     second = servers.url("nav2.html")
     scripts = [
         "location.href = 'nav2.html'",
-        "setTimeout(() => { location.href = 'nav2.html'; }, 30); return 1",  # a moment after it returned
+        "setTimeout(() => { location.href = 'nav2.html'; }, 5); return 1",  # a moment after it returned
         "location.href = 'nav2.html'; await new Promise(r => setTimeout(r, 5000)); return 1",  # still awaiting
     ]
     steps = []
