@@ -162,6 +162,24 @@ class _Move:
     """How many distinct pages the run had seen when the move was made."""
     name: str = ""
     """A click's element by its visible text (what a goal names it by)."""
+    action: str = ""
+
+
+#: The ways out the guard names for a move that led nowhere, each with the action it would be ("" for any).
+WAYS = (
+    ("", "the next field or button the task needs"),
+    ("go_back", "go_back"),
+    ("scroll", "scroll to look for another way"),
+)
+
+#: The ways out named when several steps showed nothing new.
+STALE_WAYS = (("", "another element"), ("go_back", "go_back"), ("", "a search"), ("scroll", "scroll to find more"))
+
+
+def other_ways(action: str, ways: tuple[tuple[str, str], ...] = WAYS) -> str:
+    """The ways out to name after ``action`` led nowhere, never ``action`` itself: a model that went back and
+    back, told to try go_back among the ways out, goes back again."""
+    return ", ".join(text for name, text in ways if name != action)
 
 
 def _name(element: Mapping[str, Any] | None) -> str:
@@ -244,10 +262,11 @@ class LoopGuard:
             self.seen.add(key)
             self.stale = 0
         if self.stale >= self.quiet_after and self.moves:
+            last = self.moves[-1].action
+            ways = other_ways(last, STALE_WAYS)
             return [
                 f"The last {self.stale} steps showed no page you had not seen before: what you are doing is not "
-                "working. Try something different (another element, go_back, a search, scroll to find more) or "
-                "call done with success=false and what you found."
+                f"working. Try something different ({ways}) or call done with success=false and what you found."
             ]
         return []
 
@@ -321,8 +340,8 @@ class LoopGuard:
         return (
             f"Not done: {said} is what you did in steps {first.step} and {last.step}{cycle}, and no page "
             "you had not seen before came of it. Doing it again will not help. Choose a different element or action "
-            "(the next field or button the task needs, go_back, scroll to look for another way), or call done with "
-            "success=false if you cannot go further. If you are sure it is right, make it again: it will run."
+            f"({other_ways(action)}), or call done with success=false if you cannot go further. If you are sure it "
+            "is right, make it again: it will run."
         ), True
 
     def _caution(
@@ -441,7 +460,7 @@ class LoopGuard:
             return
         said = _describe(action, args, element)
         name = _name(element) if action == "click_element_by_index" else ""
-        self.moves.append(_Move(move_key(action, args, element), said, step, len(self.seen), name))
+        self.moves.append(_Move(move_key(action, args, element), said, step, len(self.seen), name, action))
 
     @property
     def stuck(self) -> str | None:

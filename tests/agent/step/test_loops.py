@@ -452,3 +452,35 @@ async def test_after_a_caution_naming_fields_the_small_profile_decodes_only_typi
     model = ScriptedModel([user, sign_in, password, sign_in, done])
     await PageAgent(model=model, browser=browser, max_steps=8, profile="default").run("sign in")
     assert "click_element_by_index" in offered(model.requests[2])
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.sampled_from(
+        [
+            ("go_back", {}, None),
+            ("click_element_by_index", {"index": 0}, BUTTON),
+            ("go_to_url", {"url": "http://a.test/x"}, None),
+            ("send_keys", {"keys": "Enter"}, None),
+        ]
+    ),
+    st.integers(min_value=1, max_value=3),
+)
+def test_the_ways_out_never_name_the_move_that_led_nowhere(move: Any, quiet_after: int) -> None:
+    """A model going back and back was told "Doing it again will not help ... go_back" and went back again: the
+    refusal and the no-new-page note name other ways out, never the move they are about."""
+    action, args, element = move
+    guard = LoopGuard(quiet_after=quiet_after)
+    guard.page("p")
+    notes: list[str] = []
+    refusal = None
+    for n in range(1, 4):
+        refusal = guard.refusal(action, args, element, n)
+        if refusal is None:
+            guard.made(action, args, element, n)
+        notes += guard.page("p")
+    assert refusal is not None and notes
+    ways = refusal.split("Choose a different element or action (", 1)[1].split(")", 1)[0]
+    assert action not in ways.split(", ") and "the next field or button the task needs" in ways
+    said = notes[0].split("Try something different (", 1)[1].split(")", 1)[0]
+    assert action not in said.split(", ") and "another element" in said
