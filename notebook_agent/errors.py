@@ -3,19 +3,40 @@
 Each error is defined in the module whose job it is (a missing browser where the browser is found, a provider
 failure where SDK exceptions are translated); this module re-exports them all so a caller can find and catch them
 without knowing the layout. Every one derives from :class:`NotebookAgentError`, and keeps the built-in base it had
-(``ValueError``, ``RuntimeError``, ...) so existing ``except`` clauses still match::
+(``ValueError``, ``RuntimeError``, ...) so existing ``except`` clauses still match.
+
+They are grouped by what a caller does about them, as httpx groups its errors: :class:`InputError`, something
+given cannot be used (fix it and call again); :class:`BusyError`, something else holds what is needed (wait or
+stop it); :class:`BrowserError`, the browser could not do it; :class:`LLMError`, the model or its provider
+failed (a configuration to fix, or a provider's refusal, limit or outage); :class:`ModelOutputError`, what a
+model wrote cannot be used; :class:`AbortedError`, the run was stopped::
 
     NotebookAgentError
         * AbortedError
-        * ActionError
-            * ExtractError
-        * AgentBusyError (also RuntimeError)
-        * BrowserBusyError (also RuntimeError)
-        * BrowserNotFoundError (also RuntimeError)
-        * BrowserTimeoutError (also TimeoutError)
-        * DeadlineExceeded
-        * FingerprintUnavailable
+        * BrowserError
+            * ActionError
+                * ExtractError
+            * BrowserNotFoundError (also RuntimeError)
+            * BrowserTimeoutError (also TimeoutError)
+            * FingerprintUnavailable
+            * ScreenshotWithheld
+        * BusyError (also RuntimeError)
+            * AgentBusyError
+            * BrowserBusyError
+            * TraceBusyError
+                * TraceRefusedError
+        * InputError (also ValueError)
+            * MapInputError
+            * OptionError
+            * OutputTypeError (also TypeError)
+            * RecipeError
+            * RunFileError
+            * SecretError
+            * StartUrlError
+            * ToolPlanError
+            * URLError
         * LLMError
+            * DeadlineExceeded
             * ModelConfigError (also ValueError)
                 * LocalServerError
                 * ModelFileError
@@ -29,21 +50,10 @@ without knowing the layout. Every one derives from :class:`NotebookAgentError`, 
                 * RateLimitError
                 * ServerError
                 * StreamCutError
-        * MalformedToolCallError (also ValueError)
-        * MapInputError (also ValueError)
-        * OptionError (also ValueError)
-        * OutputError (also ValueError)
-        * OutputTypeError (also TypeError)
-        * RecipeError (also ValueError)
-        * RunFileError (also ValueError)
-        * ScreenshotWithheld
-        * SecretError (also ValueError)
-        * StartUrlError
-        * ToolArgumentError (also ValueError)
-        * ToolPlanError (also ValueError)
-        * TraceBusyError
-            * TraceRefusedError
-        * URLError (also ValueError)
+        * ModelOutputError (also ValueError)
+            * MalformedToolCallError
+            * OutputError
+            * ToolArgumentError
 
 Errors a model can fix (bad arguments, an unknown element index, a blocked call) never reach the caller: they
 become tool results the model reads. What reaches the caller is misuse (an unknown model, a missing key or
@@ -64,7 +74,7 @@ if TYPE_CHECKING:
     from .agent.safety.secrets import SecretError
     from .agent.step.run_browser import StartUrlError
     from .agent.step.typed_output import OutputTypeError
-    from .browser.errors import ActionError, BrowserTimeoutError
+    from .browser.errors import ActionError, BrowserError, BrowserTimeoutError
     from .browser.extract.tables import ExtractError
     from .browser.fingerprint.finder import FingerprintUnavailable
     from .browser.page.mask import ScreenshotWithheld
@@ -75,7 +85,7 @@ if TYPE_CHECKING:
     from .config.options import OptionError
     from .core.abort import AbortedError
     from .core.agent import AgentBusyError
-    from .core.errors import NotebookAgentError
+    from .core.errors import BusyError, InputError, ModelOutputError, NotebookAgentError
     from .core.planner import ToolPlanError
     from .core.tool_arguments import MalformedToolCallError
     from .core.tools import ToolArgumentError
@@ -104,12 +114,15 @@ __all__ = [
     "AuthenticationError",
     "BadRequestError",
     "BrowserBusyError",
+    "BrowserError",
     "BrowserNotFoundError",
     "BrowserTimeoutError",
+    "BusyError",
     "ContextLengthError",
     "DeadlineExceeded",
     "ExtractError",
     "FingerprintUnavailable",
+    "InputError",
     "LLMError",
     "LocalServerError",
     "MalformedResponseError",
@@ -117,6 +130,7 @@ __all__ = [
     "MapInputError",
     "ModelConfigError",
     "ModelFileError",
+    "ModelOutputError",
     "NotebookAgentError",
     "OptionError",
     "OutputError",
@@ -146,12 +160,15 @@ _WHERE = {
     "AuthenticationError": "notebook_agent.llm.errors",
     "BadRequestError": "notebook_agent.llm.errors",
     "BrowserBusyError": "notebook_agent.browser.session.ownership",
+    "BrowserError": "notebook_agent.browser.errors",
     "BrowserNotFoundError": "notebook_agent.browser.session.launch",
     "BrowserTimeoutError": "notebook_agent.browser.errors",
+    "BusyError": "notebook_agent.core.errors",
     "ContextLengthError": "notebook_agent.llm.errors",
     "DeadlineExceeded": "notebook_agent.llm.deadlines",
     "ExtractError": "notebook_agent.browser.extract.tables",
     "FingerprintUnavailable": "notebook_agent.browser.fingerprint.finder",
+    "InputError": "notebook_agent.core.errors",
     "LLMError": "notebook_agent.llm.errors",
     "LocalServerError": "notebook_agent.llm.local.llama_server",
     "MalformedResponseError": "notebook_agent.llm.errors",
@@ -159,6 +176,7 @@ _WHERE = {
     "MapInputError": "notebook_agent.agent.batch.map_table",
     "ModelConfigError": "notebook_agent.llm.errors",
     "ModelFileError": "notebook_agent.llm.local.model_files",
+    "ModelOutputError": "notebook_agent.core.errors",
     "NotebookAgentError": "notebook_agent.core.errors",
     "OptionError": "notebook_agent.config.options",
     "OutputError": "notebook_agent.agent.prompt.agent_output",

@@ -15,7 +15,7 @@ from typing import Any, Generic, TypeAlias
 from ..browser.session.browser_session import BrowserSession
 from ..core.abort import AbortController, AbortSignal
 from ..core.agent import AgentBusyError
-from ..core.channel import events_of
+from ..core.aio import events_of
 from ..core.loop import AfterHook
 from ..core.model import Model, StreamOptions
 from ..core.tools import Deps, Tool

@@ -16,11 +16,16 @@ from ..core.text import clean_text
 log = logging.getLogger("notebook_agent.browser")
 
 
-class ActionError(NotebookAgentError):
+class BrowserError(NotebookAgentError):
+    """The browser could not do what was asked: none was found or it did not answer in time, a page could not
+    be read, pictured or acted on."""
+
+
+class ActionError(BrowserError):
     """A model-facing failure; the message (without the "Error: " prefix) is what the model reads."""
 
 
-class BrowserTimeoutError(NotebookAgentError, TimeoutError):
+class BrowserTimeoutError(BrowserError, TimeoutError):
     """Something the browser was asked to do took too long. The message says what timed out, after how long,
     and what to try (still a ``TimeoutError``, so existing handlers match)."""
 

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ..core.errors import NotebookAgentError
+from ..core.errors import InputError
 
 SCHEMES = ("http", "https", "about", "file", "data")
 #: Schemes a page may be opened at; anything else (javascript:, chrome:, ...) is refused.
@@ -23,7 +23,7 @@ _LOCAL = re.compile(r"^(localhost|\[::1\]|\d{1,3}(\.\d{1,3}){3})(:\d+)?([/?#]|$)
 _HOST_PORT = re.compile(r"^[\w-]+(\.[\w-]+)*:\d+([/?#]|$)")
 
 
-class URLError(NotebookAgentError, ValueError):
+class URLError(InputError):
     """A URL that cannot be opened, said in a sentence or two."""
 
 

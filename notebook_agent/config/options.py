@@ -14,10 +14,10 @@ from typing import Any, cast
 from ..agent.prompt.profiles import PROFILE_NAMES
 from ..agent.safety.approval import POLICY_NAMES, PolicyName, check_policy
 from ..browser.urls import URLError, normalize_url
-from ..core.errors import NotebookAgentError
+from ..core.errors import InputError
 
 
-class OptionError(NotebookAgentError, ValueError):
+class OptionError(InputError):
     """An option value that cannot be used, said in a sentence."""
 
 

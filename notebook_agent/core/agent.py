@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from .abort import AbortController
-from .channel import events_of
-from .errors import NotebookAgentError
+from .aio import events_of
+from .errors import BusyError
 from .events import AgentEnd, AgentEvent
 from .loop import AfterHook, AgentContext, BeforeHook, DeferredResolver, LoopConfig, run_agent_loop
 from .messages import AssistantMessage, Message, ToolResultMessage, Usage, UserMessage
@@ -21,7 +21,7 @@ from .model import Model, StreamOptions
 from .tools import Tool
 
 
-class AgentBusyError(NotebookAgentError, RuntimeError):
+class AgentBusyError(BusyError):
     """A run is already active on this agent."""
 
 

@@ -15,6 +15,22 @@ class NotebookAgentError(Exception):
     word them in one place."""
 
 
+class InputError(NotebookAgentError, ValueError):
+    """What a person or a file gave cannot be used (an option, a URL, a row, a run or recipe file, a secret, a
+    type): the message says which and what to give instead. Raised before anything runs."""
+
+
+class BusyError(NotebookAgentError, RuntimeError):
+    """What this needs is held by something else running (an agent's run, a browser, a trace): wait for it or
+    stop it, then try again."""
+
+
+class ModelOutputError(NotebookAgentError, ValueError):
+    """What a model wrote cannot be used (arguments that are not JSON, an output with no action, arguments that
+    fail their schema). Inside a run the model is told and tries again; it reaches a caller only from a direct
+    call."""
+
+
 def says_what_to_do(exc: BaseException) -> bool:
     """The error's message was written for the person reading it: the package's own errors, and the bad values
     and files (``ValueError``, ``OSError``) that option checks and disks report. Anything else is a bug or a

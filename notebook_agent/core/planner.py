@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from .errors import NotebookAgentError
+from .errors import InputError
 from .model import ToolSpec
 from .tools import Tool
 
 
-class ToolPlanError(NotebookAgentError, ValueError):
+class ToolPlanError(InputError):
     """The tool set cannot be offered to a model (duplicate or empty names)."""
 
 

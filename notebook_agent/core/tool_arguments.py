@@ -14,11 +14,11 @@ from typing import Any
 
 from pydantic_core import from_json
 
-from .errors import NotebookAgentError
+from .errors import ModelOutputError
 from .text import clean_text
 
 
-class MalformedToolCallError(NotebookAgentError, ValueError):
+class MalformedToolCallError(ModelOutputError):
     """A tool call's arguments did not form a JSON object when the stream ended."""
 
 

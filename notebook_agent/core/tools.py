@@ -34,7 +34,7 @@ from pydantic import BaseModel, ValidationError
 from typing_extensions import TypeVar
 
 from .abort import AbortSignal
-from .errors import NotebookAgentError
+from .errors import ModelOutputError
 from .messages import ResultPart, TextContent
 from .model import ToolSpec
 
@@ -132,7 +132,7 @@ def call_context(
     return ToolCallContext(tool_call_id, signal if signal is not None else AbortSignal(), _no_update, deps=deps)
 
 
-class ToolArgumentError(NotebookAgentError, ValueError):
+class ToolArgumentError(ModelOutputError):
     """Arguments failed validation; the message is written for the model."""
 
 

@@ -23,10 +23,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal, TypeVar
 
 from ..core.abort import AbortedError, AbortSignal
-from ..core.errors import NotebookAgentError
 from ..core.model import Deadlines, StreamEvent
 from .endpoints import is_local_url
-from .errors import ErrorContext, ProviderTimeoutError
+from .errors import ErrorContext, LLMError, ProviderTimeoutError
 
 T = TypeVar("T")
 DeadlineName = Literal["first_token", "idle", "total"]
@@ -54,7 +53,7 @@ def is_progress(event: StreamEvent) -> bool:
     return True
 
 
-class DeadlineExceeded(NotebookAgentError):
+class DeadlineExceeded(LLMError):
     """A deadline of one model call fired; the driver turns it into a ``timeout`` error message."""
 
     def __init__(self, name: DeadlineName, seconds: float) -> None:

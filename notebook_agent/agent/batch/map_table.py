@@ -21,7 +21,7 @@ from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, TypeAdapter
 
-from ...core.errors import NotebookAgentError
+from ...core.errors import InputError
 from ..runs.result import PageAgentResult, replay_line
 
 Row: TypeAlias = dict[str, Any]
@@ -39,7 +39,7 @@ RESULT_COLUMNS = ("status", "success", "answer", "steps", "tokens", "cost", "sec
 PANDAS_HINT = 'pip install "notebook-agent[data]" (or pip install pandas)'
 
 
-class MapInputError(NotebookAgentError, ValueError):
+class MapInputError(InputError):
     """The rows or the template cannot make tasks (the message says which row or placeholder, and the columns)."""
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...core.errors import NotebookAgentError
+from ...core.errors import ModelOutputError
 from ...core.messages import AssistantMessage, ToolCall
 from ...core.model import ToolSpec, parse_partial_json
 from ...core.tools import Tool
@@ -146,7 +146,7 @@ class ParsedOutput:
     """What was fixed (shown in the view and, briefly, to the model)."""
 
 
-class OutputError(NotebookAgentError, ValueError):
+class OutputError(ModelOutputError):
     pass
 
 

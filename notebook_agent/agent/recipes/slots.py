@@ -23,7 +23,7 @@ from urllib.parse import quote, quote_plus
 
 from pydantic import BaseModel, ConfigDict
 
-from ...core.errors import NotebookAgentError
+from ...core.errors import InputError
 
 #: How a slot's value is written where it was found: as it is, or URL-encoded as a query value or a path part.
 ENCODINGS: dict[str, Callable[[str], str]] = {"": lambda v: v, "q": quote_plus, "u": lambda v: quote(v, safe="")}
@@ -35,7 +35,7 @@ CAPTURES = {"number": f"({NUMBER})", "text": "(.+?)"}
 INDEX = re.compile(r"\[\d+\](?=<)")
 
 
-class RecipeError(NotebookAgentError, ValueError):
+class RecipeError(InputError):
     """A recipe cannot be made, read or filled (the message says which slot, step or field, and what to do)."""
 
 

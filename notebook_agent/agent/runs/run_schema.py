@@ -16,13 +16,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from ...core.errors import NotebookAgentError
+from ...core.errors import InputError
 from ...core.messages import Usage
 from ...core.text import clean_text, map_strings
 from .result import PageAgentResult, PageStep, StepRequest
 
 
-class RunFileError(NotebookAgentError, ValueError):
+class RunFileError(InputError):
     """A run file that cannot be used as it is: the message names the line, the step and the field."""
 
 

@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 
 from ...browser.actions import ActionHost
 from ...browser.door.egress import as_http
-from ...core.errors import NotebookAgentError
+from ...core.errors import InputError
 from ...core.messages import AssistantMessage, TextContent
 from ...core.text import map_strings
 from ...core.text.lookalike import CaseInsensitive, replace_values
@@ -42,7 +42,7 @@ def placeholder(name: str) -> str:
     return f"<secret>{name}</secret>"
 
 
-class SecretError(NotebookAgentError, ValueError):
+class SecretError(InputError):
     """A placeholder that cannot be filled; the message is for the model."""
 
 

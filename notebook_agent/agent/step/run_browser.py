@@ -22,10 +22,10 @@ from ...browser.session.browser_session import BrowserSession
 from ...browser.urls import URLError
 from ...core.abort import AbortSignal
 from ...core.aio import wait_for
-from ...core.errors import NotebookAgentError
+from ...core.errors import InputError
 
 
-class StartUrlError(NotebookAgentError):
+class StartUrlError(InputError):
     """The start URL could not be opened (the message says why, for the user)."""
 
 

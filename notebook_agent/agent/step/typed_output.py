@@ -24,12 +24,12 @@ from typing import Any
 import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from ...core.errors import NotebookAgentError
+from ...core.errors import InputError
 from ...core.tools import Finished, Tool, ToolArgumentError, ToolCallContext, ToolResult, inline_schema
 from ..runs.run_data import Table, to_json
 
 
-class OutputTypeError(NotebookAgentError, TypeError):
+class OutputTypeError(InputError, TypeError):
     """``output=`` names something that cannot be an answer's type (said with what can)."""
 
 

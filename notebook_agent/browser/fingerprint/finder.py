@@ -34,8 +34,7 @@ from playwright.async_api import ElementHandle, Frame, Locator, Page, Playwright
 from playwright.async_api import Error as PlaywrightError
 
 from ...core.aio import wait_for
-from ...core.errors import NotebookAgentError
-from ..errors import first_line
+from ..errors import BrowserError, first_line
 from ..page.page_script import _clean_json
 from .model import TEST_ID_ATTRS, Fingerprint, FrameStep, LocatorSpec, safe_css
 from .score import decide, score
@@ -77,7 +76,7 @@ _MISSING = (
 )
 
 
-class FingerprintUnavailable(NotebookAgentError):
+class FingerprintUnavailable(BrowserError):
     """An element's fingerprint could not be read, or candidates could not be searched, and why."""
 
 

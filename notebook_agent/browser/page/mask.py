@@ -27,9 +27,8 @@ from collections.abc import Awaitable, Callable, Iterable
 from playwright.async_api import Frame, Page
 
 from ...core.aio import wait_for
-from ...core.errors import NotebookAgentError
 from ...core.text.lookalike import CaseInsensitive, page_rule
-from ..errors import first_line
+from ..errors import BrowserError, first_line
 from .page_script import call_page_api
 
 #: Seconds each frame's page script gets to find and paint (and to remove) its boxes.
@@ -39,7 +38,7 @@ HiddenValues = Iterable[str] | Callable[[], Iterable[str]]
 """Values to hide: a collection, or a function returning the current ones (read before every screenshot)."""
 
 
-class ScreenshotWithheld(NotebookAgentError):
+class ScreenshotWithheld(BrowserError):
     """A screenshot was not taken because the values it must hide could not be guaranteed hidden."""
 
 

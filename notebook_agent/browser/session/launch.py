@@ -27,7 +27,7 @@ from typing import Any
 
 from playwright.async_api import Browser, BrowserContext, Playwright, ViewportSize, async_playwright
 
-from ...core.errors import NotebookAgentError
+from ..errors import BrowserError
 from ..fingerprint.finder import register_fingerprint_engine
 from ..page.page_script import register_page_engine
 
@@ -83,7 +83,7 @@ INSTALL_HINT = (
 )
 
 
-class BrowserNotFoundError(NotebookAgentError, RuntimeError):
+class BrowserNotFoundError(BrowserError, RuntimeError):
     """No usable browser. ``tried`` lists every place that was checked, in order."""
 
     def __init__(self, tried: list[str], detail: str = "") -> None:

@@ -10,10 +10,10 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from ...core.errors import NotebookAgentError
+from ...core.errors import BusyError
 
 
-class BrowserBusyError(NotebookAgentError, RuntimeError):
+class BrowserBusyError(BusyError):
     """Another run holds this session (see :meth:`BrowserSession.claim`)."""
 
 

@@ -26,7 +26,7 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError
 
 from ...core.aio import wait_for
-from ...core.errors import NotebookAgentError
+from ...core.errors import BusyError
 from ..page.mask import has_held_secrets
 from .browser_session import BrowserSession
 
@@ -36,7 +36,7 @@ _tracing: weakref.WeakSet[Any] = weakref.WeakSet()
 """The contexts being traced now (one trace per context)."""
 
 
-class TraceBusyError(NotebookAgentError):
+class TraceBusyError(BusyError):
     """The run's browser context is already being traced (by another run sharing it)."""
 
 
