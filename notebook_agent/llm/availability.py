@@ -11,7 +11,8 @@ import os
 import urllib.request
 from dataclasses import dataclass
 
-from .registry import OLLAMA_DEFAULT_URL, PROVIDERS, _package_available
+from .provider_record import OLLAMA_DEFAULT_URL, PROVIDERS
+from .registry import _package_available
 
 __all__ = ["ProviderStatus", "check_models", "models_table", "ollama_status"]
 

@@ -54,6 +54,7 @@ from .deadlines import (
 from .errors import BadRequestError, ErrorContext, classify_error
 from .pricing import prices_for
 from .provider_options import ProviderOptions
+from .provider_record import ProviderRecord, record_of
 
 IMAGE_PLACEHOLDER = "(see attached image)"
 NO_RESULT_TEXT = "No result provided"
@@ -308,12 +309,11 @@ def has_open_tool_call(builder: AssistantStreamBuilder) -> bool:
 class StreamingAdapter:
     """Base of the adapters: implements ``Model.stream`` around four provider hooks.
 
-    Subclasses set ``api``/``key_env`` and implement :meth:`_build_request`, :meth:`_open_stream`,
+    Subclasses set ``api``/``default_provider`` and implement :meth:`_build_request`, :meth:`_open_stream`,
     :meth:`_handle_chunk` and :meth:`_finish` (which raises a ProviderError for an incomplete stream).
     """
 
     api: ClassVar[str] = ""
-    key_env: ClassVar[str | None] = None
 
     default_provider: ClassVar[str] = ""
     """The provider name the model reports when ``ProviderOptions.provider`` is not given."""
@@ -333,6 +333,20 @@ class StreamingAdapter:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.provider}:{self.id})"
+
+    @property
+    def record(self) -> ProviderRecord | None:
+        """The provider's record (llm/provider_record.py): its key variables, SDK, where its client keeps its
+        HTTP client; a compatible server's own when the registry knows it, else the adapter's provider's."""
+        return record_of(self.provider) or record_of(self.default_provider)
+
+    @property
+    def key_env(self) -> str | None:
+        """Where the API key goes, as a message says it (the adapter's provider's when this one needs none)."""
+        for record in (record_of(self.provider), record_of(self.default_provider)):
+            if record is not None and record.key_hint:
+                return record.key_hint
+        return None
 
     # -- hooks ---------------------------------------------------------------------------------------
     def _build_request(self, context: Context, options: StreamOptions) -> dict[str, Any]:
@@ -387,7 +401,9 @@ class StreamingAdapter:
         closed = False
         ctx = self._error_context()
         if not self._requests_watched:
-            self._requests_watched = watch_requests(getattr(self, "_client", None))
+            record = self.record
+            path = record.http_client if record is not None else ("_client",)
+            self._requests_watched = watch_requests(getattr(self, "_client", None), path)
         clock = CallClock(self.deadlines.updated(options.deadlines), watched=self._requests_watched)
 
         async def close() -> None:

@@ -209,27 +209,26 @@ def request_event_hooks() -> dict[str, list[Any]]:
     return {"request": [_count_request], "response": [_see_response]}
 
 
-def watch_requests(sdk_client: Any) -> bool:
+def watch_requests(sdk_client: Any, path: tuple[str, ...] = ("_client",)) -> bool:
     """Install the request counter on the SDK client's HTTP client (once); False if it cannot be watched.
 
-    openai/anthropic keep an httpx client in ``_client``; google-genai keeps one in
-    ``_api_client._async_httpx_client``, watched only if it was built with :func:`request_event_hooks`.
+    ``path``: where the client keeps its httpx client, as its provider's record says (openai and anthropic in
+    ``_client``; google-genai in ``_api_client._async_httpx_client``, watched only if it was built with
+    :func:`request_event_hooks`).
     """
-    for path in (("_client",), ("_api_client", "_async_httpx_client")):
-        http = sdk_client
-        for attr in path:
-            http = getattr(http, attr, None)
-        hooks = getattr(http, "event_hooks", None)
-        if not isinstance(hooks, dict) or not all(isinstance(hooks.get(k), list) for k in ("request", "response")):
-            continue
-        if _count_request in hooks["request"]:
-            return True
-        if hasattr(http, "_inner_client_cls"):
-            return False  # a per-event-loop wrapper: hooks added now do not reach its inner clients
-        hooks["request"].append(_count_request)
-        hooks["response"].append(_see_response)
+    http = sdk_client
+    for attr in path:
+        http = getattr(http, attr, None)
+    hooks = getattr(http, "event_hooks", None)
+    if not isinstance(hooks, dict) or not all(isinstance(hooks.get(k), list) for k in ("request", "response")):
+        return False
+    if _count_request in hooks["request"]:
         return True
-    return False
+    if hasattr(http, "_inner_client_cls"):
+        return False  # a per-event-loop wrapper: hooks added now do not reach its inner clients
+    hooks["request"].append(_count_request)
+    hooks["response"].append(_see_response)
+    return True
 
 
 # -- the message ------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from ..core.errors import NotebookAgentError
+from .provider_record import PROVIDERS, record_of, sdk_modules
 
 ERROR_KINDS: Final = (
     "auth",
@@ -127,16 +128,8 @@ class ErrorContext:
     def label(self) -> str:
         if self.provider == "openai" and self.base_url and "api.openai.com" not in self.base_url:
             return "The OpenAI-compatible server"  # a local or third-party server, not OpenAI itself
-        names = {
-            "openai": "OpenAI",
-            "openai-responses": "OpenAI",
-            "anthropic": "Anthropic",
-            "google": "Google Gemini",
-            "mistral": "Mistral",
-            "local": "The local llama-server",
-            "ollama": "Ollama",
-        }
-        return names.get(self.provider, self.provider)
+        record = record_of(self.provider)
+        return record.label if record is not None and record.label else self.provider
 
     @property
     def where(self) -> str:
@@ -217,8 +210,17 @@ def _status_of(exc: BaseException) -> int | None:
 
 
 def _is_sdk_error(exc: BaseException) -> bool:
+    return type(exc).__module__.startswith(sdk_modules())
+
+
+def _error_body(exc: BaseException) -> Any:
+    """The error body the server sent, where the exception's SDK keeps it (its provider's record says)."""
+    body = getattr(exc, "body", None)
     module = type(exc).__module__
-    return module.startswith(("openai", "anthropic", "google.genai"))
+    for record in PROVIDERS.values():
+        if body is None and record.sdk and module.startswith(record.sdk):
+            return getattr(exc, record.error_body, None)
+    return body
 
 
 def _mro_names(exc: BaseException) -> set[str]:
@@ -360,9 +362,7 @@ def classify_error(exc: BaseException, ctx: ErrorContext) -> tuple[str, str]:
         return "malformed", _message_for("malformed", ctx, str(exc), None)
 
     names = _mro_names(exc)
-    body = getattr(exc, "body", None)
-    if body is None and type(exc).__module__.startswith("google.genai"):
-        body = getattr(exc, "details", None)
+    body = _error_body(exc)
     detail = _detail_from_body(body) or getattr(exc, "message", None) or str(exc)
     if not isinstance(detail, str):
         detail = str(detail)

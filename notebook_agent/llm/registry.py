@@ -26,73 +26,18 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from ..core.model import Model
 from .endpoints import is_local_url
 from .errors import ModelConfigError
 from .provider_options import FIELDS, ProviderOptions
+from .provider_record import PROVIDERS, ProviderRecord
 
 MODEL_ENV = "NOTEBOOK_AGENT_MODEL"
 LOCAL_PLACEHOLDER_KEY = "not-needed"
 
-
-@dataclass(frozen=True)
-class ProviderInfo:
-    name: str
-    description: str
-    key_envs: tuple[str, ...]
-    base_url_env: str | None = None
-    package: str | None = None
-    """Importable module that must be present, with the pip command in ``install``."""
-    install: str | None = None
-    factory: str | None = None
-    """``module:function`` building the model from its id (and the keyword arguments), imported when needed:
-    a provider whose models live outside this layer."""
-    default_id: str | None = None
-    """The model id of the bare provider name (``demo`` is ``demo:offline``); None: the id is required."""
-
-
-PROVIDERS: dict[str, ProviderInfo] = {
-    "openai": ProviderInfo(
-        "openai", "OpenAI Chat Completions (and OpenAI-compatible servers)", ("OPENAI_API_KEY",), "OPENAI_BASE_URL"
-    ),
-    "openai-responses": ProviderInfo(
-        "openai-responses", "OpenAI Responses API", ("OPENAI_API_KEY",), "OPENAI_BASE_URL"
-    ),
-    "anthropic": ProviderInfo(
-        "anthropic", "Anthropic Messages", ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"), "ANTHROPIC_BASE_URL"
-    ),
-    "google": ProviderInfo(
-        "google",
-        "Google Gemini",
-        ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
-        "GOOGLE_GEMINI_BASE_URL",
-        package="google.genai",
-        install="pip install 'notebook-agent[google]'",
-    ),
-    "mistral": ProviderInfo("mistral", "Mistral (OpenAI-compatible endpoint)", ("MISTRAL_API_KEY",)),
-    "local": ProviderInfo("local", "A GGUF model file on a managed llama.cpp llama-server (local:PATH.gguf)", ()),
-    "hf": ProviderInfo(
-        "hf",
-        "A GGUF file from the Hugging Face Hub, downloaded once into its cache, on a managed llama-server "
-        "(hf:OWNER/REPO/FILE.gguf, hf:OWNER/REPO@REVISION/FILE.gguf)",
-        (),
-        package="huggingface_hub",
-        install="pip install 'notebook-agent[local]'",
-    ),
-    "ollama": ProviderInfo("ollama", "Ollama's OpenAI-compatible endpoint (ollama:MODEL)", (), "OLLAMA_HOST"),
-    "demo": ProviderInfo(
-        "demo",
-        "The offline demo model of the bundled demo shop, no key "
-        "(demo, demo:shop, demo:delete_account, demo:price, demo:catalog)",
-        (),
-        factory="notebook_agent.demo.model:demo_model_named",
-        default_id="offline",
-    ),
-}
-OLLAMA_DEFAULT_URL = "http://127.0.0.1:11434"
 
 _INFER_PREFIXES: tuple[tuple[str, str], ...] = (
     ("gpt-", "openai"),
@@ -151,20 +96,20 @@ def _package_available(module: str) -> bool:
         return False
 
 
-def _resolve_key(info: ProviderInfo, api_key: str | None, base_url: str | None) -> str | None:
+def _resolve_key(info: ProviderRecord, api_key: str | None, base_url: str | None) -> str | None:
     if api_key:
         return api_key
     if not info.key_envs:
         return LOCAL_PLACEHOLDER_KEY
     for env in info.key_envs:
         if os.environ.get(env):
-            # Let the SDK read it itself (Anthropic treats an auth token differently from a key).
-            return None if env == "ANTHROPIC_AUTH_TOKEN" else os.environ[env]
-    if info.name == "anthropic" and os.environ.get("ANTHROPIC_PROFILE"):
+            # Let the SDK read what it reads itself (Anthropic treats an auth token differently from a key).
+            return None if env in info.sdk_keys else os.environ[env]
+    if any(os.environ.get(env) for env in info.sdk_keys):
         return None
     if base_url and is_local_url(base_url):
         return LOCAL_PLACEHOLDER_KEY
-    envs = " or ".join(info.key_envs[:2]) if info.name != "anthropic" else info.key_envs[0]
+    envs = " or ".join(info.api_keys[:2])
     where = f" (base_url {base_url} is not a local address)" if base_url else ""
     raise ModelConfigError(
         f"No API key for {info.name} models{where}: set {envs} (for example `export {info.key_envs[0]}=...`) "
@@ -199,9 +144,8 @@ def get_model(name: str | None = None, *, options: ProviderOptions | None = None
     provider, model_id = parse_model_name(name)
     info = PROVIDERS[provider]
     opts = ProviderOptions.of(options, **{k: kw.pop(k) for k in list(kw) if k in FIELDS})
-    if info.factory is not None:
-        module, _, function = info.factory.partition(":")
-        return getattr(importlib.import_module(module), function)(model_id, **kw)  # type: ignore[no-any-return]
+    if info.plugin is not None:
+        return info.build_plugin(model_id, **kw)  # type: ignore[no-any-return]
     if info.package and opts.client is None and not _package_available(info.package):
         raise ModelConfigError(f"{provider}: models need the {info.package} package: {info.install}")
     base_url = opts.base_url
@@ -210,37 +154,4 @@ def get_model(name: str | None = None, *, options: ProviderOptions | None = None
     key = opts.api_key if opts.client is not None else _resolve_key(info, opts.api_key, base_url)
     opts = replace(opts, api_key=key, base_url=base_url)
 
-    if provider == "openai":
-        from .providers.openai_chat import OpenAIChatModel
-
-        return OpenAIChatModel(model_id, opts, **kw)
-    if provider in ("local", "hf"):
-        from .local.llama_server import get_local_model
-
-        path = f"hf:{model_id}" if provider == "hf" else model_id
-        given = {f: getattr(opts, f) for f in FIELDS if getattr(opts, f) is not None and f != "base_url"}
-        return get_local_model(path, **given, **kw)
-    if provider == "ollama":
-        from .providers.openai_chat import OpenAIChatModel
-
-        root = (base_url or OLLAMA_DEFAULT_URL).rstrip("/")
-        if "//" not in root:
-            root = f"http://{root}"  # OLLAMA_HOST is often host:port
-        opts = replace(opts, base_url=root if root.endswith("/v1") else root + "/v1", provider="ollama")
-        kw.setdefault("server", "ollama")
-        return OpenAIChatModel(model_id, opts, **kw)
-    if provider == "mistral":
-        from .providers.openai_chat import MistralModel
-
-        return MistralModel(model_id, opts, **kw)
-    if provider == "openai-responses":
-        from .providers.openai_responses import OpenAIResponsesModel
-
-        return OpenAIResponsesModel(model_id, opts, **kw)
-    if provider == "anthropic":
-        from .providers.anthropic import AnthropicModel
-
-        return AnthropicModel(model_id, opts, **kw)
-    from .providers.google import GoogleModel
-
-    return GoogleModel(model_id, opts, **kw)
+    return info.build(model_id, opts, **kw)  # type: ignore[no-any-return]

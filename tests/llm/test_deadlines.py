@@ -314,7 +314,7 @@ async def test_unwatched_client_falls_back_to_the_retry_header(
     # and the first-token clock runs from the start of the call.
     import notebook_agent.llm.convert as convert
 
-    monkeypatch.setattr(convert, "watch_requests", lambda client: False)
+    monkeypatch.setattr(convert, "watch_requests", lambda client, path=("_client",): False)
     wire = WIRES["anthropic"]()
     for _ in range(2):
         server.enqueue(wire.error(500, "api_error", "boom"))

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from ..errors import ModelConfigError
+from ..provider_options import FIELDS, ProviderOptions
 from .model_files import ModelFileError, model_file
 
 if TYPE_CHECKING:
@@ -456,6 +457,17 @@ def get_local_model(path: str, **kw: Any) -> OpenAIChatModel:
     kw["api_key"] = kw.get("api_key") or "not-needed"
     kw.setdefault("output_mode", "json_schema")
     return OpenAIChatModel(server.model.stem, base_url=server.base_url, provider="local", server="llamacpp", **kw)
+
+
+def local_model(model_id: str, options: ProviderOptions, **kw: Any) -> OpenAIChatModel:
+    """``local:PATH.gguf`` (the registry's adapter): :func:`get_local_model` with the connection settings given."""
+    given = {f: getattr(options, f) for f in FIELDS if getattr(options, f) is not None and f != "base_url"}
+    return get_local_model(model_id, **given, **kw)
+
+
+def hub_model(model_id: str, options: ProviderOptions, **kw: Any) -> OpenAIChatModel:
+    """``hf:OWNER/REPO/FILE.gguf`` (the registry's adapter): a file from the Hugging Face Hub on llama-server."""
+    return local_model(f"hf:{model_id}", options, **kw)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -77,7 +77,6 @@ class AnthropicModel(StreamingAdapter):
 
     api = "anthropic-messages"
     default_provider = "anthropic"
-    key_env = "ANTHROPIC_API_KEY"
 
     def __init__(
         self,

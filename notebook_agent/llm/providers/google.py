@@ -140,7 +140,6 @@ class GoogleModel(StreamingAdapter):
 
     api = "google-generative-ai"
     default_provider = "google"
-    key_env = "GEMINI_API_KEY (or GOOGLE_API_KEY)"
 
     def __init__(
         self,

@@ -17,7 +17,7 @@ copy of this adapter. Its parts, each in a module of its own beside it:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Unpack
 
 from ...core.messages import Usage
@@ -26,6 +26,7 @@ from ...core.tool_arguments import MalformedToolCallError
 from ..convert import DEFAULT_MAX_RETRIES, StreamingAdapter, check_tool_choice, has_open_tool_call
 from ..errors import BadRequestError, ModelConfigError, StreamCutError
 from ..provider_options import ProviderKeywords, ProviderOptions
+from ..provider_record import OLLAMA_DEFAULT_URL
 from .chat_messages import REASONING_FIELDS, chat_messages, chat_tools
 from .chat_servers import ChatCompat, ServerKind, detect_compat
 from .schema_output import (
@@ -126,7 +127,6 @@ class OpenAIChatModel(StreamingAdapter):
     """
 
     api = "openai-completions"
-    key_env = "OPENAI_API_KEY"
     default_provider = "openai"
     default_base_url: str | None = None
 
@@ -383,7 +383,6 @@ class OpenAIChatModel(StreamingAdapter):
 class MistralModel(OpenAIChatModel):
     """``mistral:<model>``: Mistral's OpenAI-compatible endpoint through the openai SDK."""
 
-    key_env = "MISTRAL_API_KEY"
     default_provider = "mistral"
     default_base_url = MISTRAL_BASE_URL
 
@@ -391,3 +390,14 @@ class MistralModel(OpenAIChatModel):
         base_url = kwargs.get("base_url", options.base_url if options is not None else None)
         compat = kwargs.pop("compat", None) or detect_compat("mistral", base_url)
         super().__init__(model_id, options, compat=compat, **kwargs)
+
+
+def ollama_model(model_id: str, options: ProviderOptions, **kw: Any) -> OpenAIChatModel:
+    """``ollama:MODEL``: Ollama's OpenAI-compatible endpoint at the options' base URL (``$OLLAMA_HOST``, often
+    ``host:port``) or 127.0.0.1:11434."""
+    root = (options.base_url or OLLAMA_DEFAULT_URL).rstrip("/")
+    if "//" not in root:
+        root = f"http://{root}"
+    base = root if root.endswith("/v1") else root + "/v1"
+    kw.setdefault("server", "ollama")
+    return OpenAIChatModel(model_id, replace(options, base_url=base, provider="ollama"), **kw)

@@ -51,7 +51,6 @@ class OpenAIResponsesModel(StreamingAdapter):
     """``openai-responses:<model>``: the Responses API, streamed."""
 
     api = "openai-responses"
-    key_env = "OPENAI_API_KEY"
     default_provider = "openai"
 
     def __init__(
