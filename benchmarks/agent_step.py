@@ -37,13 +37,13 @@ from snapshot import serve, small_form, table  # benchmarks/snapshot.py: page ge
 from notebook_agent.agent import PageAgent, default_system_prompt
 from notebook_agent.agent.prompt.agent_output import agent_output, macro_spec
 from notebook_agent.agent.runs.result import PageStep
-from notebook_agent.agent.step.toolset import BUILTIN_ORDER
 from notebook_agent.browser import BrowserSession
+from notebook_agent.browser.actions import builtin_names
 from notebook_agent.demo import DEMO_TASK, demo_model, demo_url
 from notebook_agent.llm.scripted import ScriptedModel
 from notebook_agent.llm.tokens import EXACT, count_tokens
 
-PAGE_AGENT_NINE = BUILTIN_ORDER[:9]  # the actions page-agent itself has, in the same order
+PAGE_AGENT_NINE = tuple(builtin_names()[:9])  # the actions page-agent itself has, in the same order
 
 #: The fixed prompt as sent with every capability, on the plain form, in the previous release (o200k).
 PREVIOUS_FIXED = {"default": 1720, "small": 1314}

@@ -50,8 +50,9 @@ from notebook_agent.agent import PageAgent
 from notebook_agent.agent.evaluate import load_suite
 from notebook_agent.agent.prompt.agent_output import agent_output
 from notebook_agent.agent.runs.result import PageAgentResult
-from notebook_agent.agent.step.replay_pilot import ELEMENT_ACTIONS, origin, rebase, replayable
+from notebook_agent.agent.step.replay_pilot import origin, rebase, replayable
 from notebook_agent.browser import BrowserSession
+from notebook_agent.browser.actions import action_facts
 from notebook_agent.core.messages import UserMessage
 from notebook_agent.core.model import Context
 from notebook_agent.demo import DEMO_TASK, demo_url
@@ -237,7 +238,7 @@ async def record(browser: BrowserSession, task: Task) -> PageAgentResult:
     agent = PageAgent(model=task.model, browser=browser, start_url=task.url, screenshots=False, secrets=secrets)
     result = await agent.run(task.task)
     ok, seen = await task.check(browser)
-    untargeted = [s.index for s in replayable(result) if s.action in ELEMENT_ACTIONS and not s.target]
+    untargeted = [s.index for s in replayable(result) if action_facts(s.action or "").on_element and not s.target]
     if not (result.success and ok) or untargeted:
         raise SystemExit(
             f"recording {task.id} failed: status {result.status}, success {result.success}, end state {ok} "
@@ -298,7 +299,7 @@ def who(target: dict[str, Any] | None) -> tuple[str, str]:
 def wrong_elements(recorded: PageAgentResult, result: PageAgentResult) -> list[str]:
     out = []
     for now, then in zip(result.steps, replayable(recorded), strict=False):
-        if now.replay != "replayed" or then.action not in ELEMENT_ACTIONS or not then.target:
+        if now.replay != "replayed" or not action_facts(then.action or "").on_element or not then.target:
             continue
         if who(now.target) != who(then.target):
             out.append(f"step {now.index} {then.action} on {who(now.target)} instead of {who(then.target)} ({now.url})")

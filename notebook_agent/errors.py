@@ -27,6 +27,7 @@ model wrote cannot be used; :class:`AbortedError`, the run was stopped::
                 * TraceRefusedError
         * InputError (also ValueError)
             * MapInputError
+            * NotScriptable
             * OptionError
             * OutputTypeError (also TypeError)
             * RecipeError
@@ -84,6 +85,7 @@ if TYPE_CHECKING:
     from .browser.urls import URLError
     from .config.options import OptionError
     from .core.abort import AbortedError
+    from .core.action_facts import NotScriptable
     from .core.agent import AgentBusyError
     from .core.errors import BusyError, InputError, ModelOutputError, NotebookAgentError
     from .core.planner import ToolPlanError
@@ -131,6 +133,7 @@ __all__ = [
     "ModelConfigError",
     "ModelFileError",
     "ModelOutputError",
+    "NotScriptable",
     "NotebookAgentError",
     "OptionError",
     "OutputError",
@@ -177,6 +180,7 @@ _WHERE = {
     "ModelConfigError": "notebook_agent.llm.errors",
     "ModelFileError": "notebook_agent.llm.local.model_files",
     "ModelOutputError": "notebook_agent.core.errors",
+    "NotScriptable": "notebook_agent.core.action_facts",
     "NotebookAgentError": "notebook_agent.core.errors",
     "OptionError": "notebook_agent.config.options",
     "OutputError": "notebook_agent.agent.prompt.agent_output",

@@ -56,10 +56,8 @@ from .safety.approval import (
 )
 from .safety.secrets import CaseInsensitive
 from .step.pilot import Pilot
-from .step.toolset import BUILTIN_ORDER
 
 __all__ = [
-    "BUILTIN_ORDER",
     "MACRO_NAME",
     "POLICY_NAMES",
     "ActionFinished",

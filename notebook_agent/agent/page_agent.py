@@ -22,6 +22,7 @@ from ..core.tools import Deps, Tool
 from .batch.map_runner import MapEvent, MapResult, map_rows, retry_rows, stream_rows
 from .prompt.offers import Calls
 from .prompt.profiles import resolve_profile
+from .prompt.toolset import offered_tools
 from .runs.events import PageEvent, RunFinished
 from .runs.result import PageAgentResult
 from .safety.approval import Approver, PolicyFunction, PolicyName, check_policy
@@ -31,7 +32,6 @@ from .step.pilot import Pilot
 from .step.replay_pilot import replaying
 from .step.run import PageRun
 from .step.tool_context import ToolContext
-from .step.toolset import offered_tools
 from .step.typed_output import OutputSpec
 
 AskUser: TypeAlias = Callable[[str, AbortSignal], Awaitable[str]]

@@ -118,3 +118,16 @@ def site(url: str) -> tuple[str, int] | None:
     except ValueError:
         return None
     return parts.hostname.lower(), port
+
+
+_ADDRESS = re.compile(
+    r"[a-z][a-z0-9+.-]*://|\bwww\.|\blocalhost\b|\b\d{1,3}(\.\d{1,3}){3}\b"
+    r"|(?<![@\w.-])[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}(?![\w@])",
+    re.IGNORECASE,
+)
+
+
+def names_an_address(text: str) -> bool:
+    """Whether a request names a web address (a URL, ``www.``, a domain, an IP, localhost); an e-mail address
+    is not one."""
+    return _ADDRESS.search(text) is not None

@@ -34,6 +34,7 @@ from pydantic import BaseModel, ValidationError
 from typing_extensions import TypeVar
 
 from .abort import AbortSignal
+from .action_facts import DEFAULT_FACTS, ActionFacts
 from .errors import ModelOutputError
 from .messages import ResultPart, TextContent
 from .model import ToolSpec
@@ -136,7 +137,15 @@ class ToolArgumentError(ModelOutputError):
     """Arguments failed validation; the message is written for the model."""
 
 
-Risk: TypeAlias = Literal["safe", "ask"] | Callable[[Any], "str | None"] | None
+RiskKind: TypeAlias = Literal["safe", "ask", "url", "element", "keys", "typing", "script"]
+"""How the approval gate judges an action before it runs (agent/safety/approval.py). ``safe``: it only looks,
+waits, scrolls or finishes, and never asks (but under ``ask-all``); ``ask``: it always asks; ``url``: by where
+its ``url`` argument goes; ``element``: by its element (a label that reads as destructive or final, a link's
+href to another site) and the text it chooses; ``keys``: by what its ``keys`` act on; ``typing``: it only fills
+a field, and is judged by what it sends (at the browser's door); ``script``: it runs code in the page, and is
+risky whatever the code."""
+
+Risk: TypeAlias = RiskKind | Callable[[Any], "str | None"] | None
 
 
 class Tool(Generic[Ctx]):
@@ -156,8 +165,12 @@ class Tool(Generic[Ctx]):
     sort_key: str | None = None
     label: str | None = None
     risk: Risk = None
-    """For approval policies: "safe" never asks, "ask" always asks, a function of the validated arguments
-    returns why a call is risky (or None). Undeclared (None): a policy that asks about risky calls asks."""
+    """For approval policies: "safe" never asks, "ask" always asks, the other kinds (:data:`RiskKind`) are judged
+    as the built-in actions of that kind are, a function of the validated arguments returns why a call is risky
+    (or None). Undeclared (None): a policy that asks about risky calls asks."""
+    facts: ActionFacts = DEFAULT_FACTS
+    """What the rest of the agent knows about the action: replay, export, the prompt, the loop guard
+    (:mod:`notebook_agent.core.action_facts`)."""
 
     _schema_cache: ClassVar[dict[int, dict[str, Any]]] = {}
 
@@ -253,7 +266,7 @@ class WrappedTool(Tool):
         return f"{type(self).__name__}({self.inner!r})"
 
 
-FORWARDED_ATTRIBUTES = ("name", "description", "parameters", "execution_mode", "sort_key", "label", "risk")
+FORWARDED_ATTRIBUTES = ("name", "description", "parameters", "execution_mode", "sort_key", "label", "risk", "facts")
 
 
 def _forwarded(attr: str, default: Any = None) -> property:
@@ -394,9 +407,11 @@ class FunctionTool(Tool[Ctx]):
         execution_mode: ExecutionMode = "parallel",
         sort_key: str | None = None,
         risk: Risk = None,
+        facts: ActionFacts = DEFAULT_FACTS,
     ) -> None:
         self._fn = fn
         self.risk = risk
+        self.facts = facts
         self.name = name
         self.description = description
         self.parameters = parameters
@@ -414,6 +429,7 @@ def tool(
     parameters: type[BaseModel] | dict[str, Any],
     execution_mode: ExecutionMode = "parallel",
     risk: Risk = None,
+    facts: ActionFacts = DEFAULT_FACTS,
 ) -> Callable[[Callable[[Any, C], Awaitable[ToolResult | str]]], FunctionTool[C]]:
     """Decorator: ``@tool(parameters=Args) async def lookup(args, ctx): ...``. The docstring is the
     description unless one is given. The tool takes the context the function declares
@@ -427,6 +443,7 @@ def tool(
             parameters=parameters,
             execution_mode=execution_mode,
             risk=risk,
+            facts=facts,
         )
 
     return wrap

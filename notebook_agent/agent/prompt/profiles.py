@@ -18,37 +18,33 @@ tools are always offered, and ``enable_javascript=True`` or ``on_ask_user=`` add
 from __future__ import annotations
 
 import copy
-import re
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, TypeVar
 
+from ...browser.actions import BUILTINS
+from ...core.action_facts import ActionFacts, facts_of
 from ...llm.providers.chat_servers import detect_server
 
 PROFILE_NAMES = ("auto", "default", "small")
 
 T = TypeVar("T")
 
-#: Actions a profile never drops when they were asked for (their switch is an explicit choice).
-OPT_IN = ("execute_javascript", "ask_user")
-
 
 @dataclass(frozen=True)
 class Profile:
-    """What a profile changes: the prompt file, the actions kept (None: all), shorter action descriptions."""
+    """What a profile changes: the prompt file, whether actions are described by their few words (and only those
+    that have them are offered), and the loop guard's cautions. What it offers of each action, and in which
+    words, is the action's own (``facts``: ``small``, ``on_request_in``, ``asked_by``, ``opt_in``, ``data``)."""
 
     name: str
     prompt_file: str
-    actions: tuple[str, ...] | None = None
-    descriptions: dict[str, str] = field(default_factory=dict)
+    brief: bool = False
+    """Describe each action in its few words (``facts.small``), and offer only the actions that have them (besides
+    custom tools, and the actions switched on or called for: ``opt_in``, ``data``)."""
     parameters: dict[str, Any] = field(default_factory=dict)
     """Actions offered with other parameter models: the same fields and checks, fewer words (a field's
     description repeated every step where the action's own description already says it)."""
-    on_request: tuple[str, ...] = ()
-    """Actions offered only when the request calls for them (:func:`asks_for`), or the run starts on no page.
-    ``go_to_url`` when it names a web address: a 1.5B model, measured, opened addresses it made up (``/docs``,
-    ``/account``: 404s) instead of clicking the link. Each action offered is read at every step, so one few
-    tasks need (hovering, another tab, sideways scrolling) waits until a request asks for it."""
     repeat_caution: bool = False
     """Refuse once the move the run has just made, made again at once (agent/step/loop_guard.py): a 1.5B model,
     measured, clicked "Save" three times after it had worked instead of calling done."""
@@ -67,8 +63,21 @@ class Profile:
         """The profile's packaged system prompt (``agent/prompt/prompts/``)."""
         return resources.files(__package__).joinpath("prompts", self.prompt_file).read_text(encoding="utf-8")
 
-    def keeps(self, action: str) -> bool:
-        return self.actions is None or action in self.actions or action in OPT_IN
+    def keeps(self, facts: ActionFacts) -> bool:
+        """Whether the profile offers an action with ``facts`` unless told otherwise."""
+        return not self.brief or facts.opt_in or (facts.small is not None and not facts.data)
+
+    def on_request(self, facts: ActionFacts) -> bool:
+        """Whether the profile offers it only when the request or the start page calls for it."""
+        return self.name in facts.on_request_in
+
+    @property
+    def actions(self) -> tuple[str, ...] | None:
+        """The built-in actions it offers when nothing else is asked for (None: all of them)."""
+        if not self.brief:
+            return None
+        ordered = sorted(BUILTINS, key=lambda cls: cls.facts.order)
+        return tuple(c.name for c in ordered if self.keeps(c.facts) and not c.facts.opt_in)
 
     def offer(
         self,
@@ -80,20 +89,21 @@ class Profile:
         page: frozenset[str] = frozenset(),
     ) -> dict[str, T]:
         """``tools`` as this profile offers them: its actions (and those in ``keep``, such as custom tools) in
-        their order, with its descriptions (on copies: the session's tools are shared) except for ``custom``
-        tools (None: those in ``keep``). ``task``: the request, for a run that starts on a page (None: no start
-        page, or not known); ``page``: the actions that start page calls for (offers.py)."""
+        their order, in its words (on copies: the session's tools are shared) except for ``custom`` tools (None:
+        those in ``keep``). ``task``: the request, for a run that starts on a page (None: no start page, or not
+        known); ``page``: the actions that start page calls for (offers.py)."""
         own = keep if custom is None else custom
         out: dict[str, T] = {}
         for name, tool in tools.items():
-            if name not in keep and not self.keeps(name):
+            facts = facts_of(tool)
+            if name not in keep and not self.keeps(facts):
                 continue
-            called = task is None or name in page or asks_for(task, name)
-            if name in self.on_request and name not in keep and not called:
+            called = task is None or name in page or asks_for(task, facts)
+            if self.on_request(facts) and name not in keep and not called:
                 continue
-            if name in self.descriptions and name not in own:
+            if self.brief and facts.small is not None and name not in own:
                 tool = copy.copy(tool)
-                tool.description = self.descriptions[name]  # type: ignore[attr-defined]
+                tool.description = facts.small  # type: ignore[attr-defined]
                 if name in self.parameters:
                     tool.parameters = self.parameters[name]  # type: ignore[attr-defined]
             out[name] = tool
@@ -101,37 +111,11 @@ class Profile:
 
 
 PROFILES: dict[str, Profile] = {
-    "default": Profile("default", "system_prompt.md", on_request=("hover", "switch_tab", "scroll_horizontally")),
+    "default": Profile("default", "system_prompt.md"),
     "small": Profile(
         "small",
         "system_prompt_small.md",
-        actions=(
-            "done",
-            "click_element_by_index",
-            "input_text",
-            "select_dropdown_option",
-            "send_keys",
-            "scroll",
-            "go_back",
-            "go_to_url",
-            "wait",
-        ),
-        descriptions={
-            "done": "Finish. text: the answer. success: true only if the whole task is done.",
-            "click_element_by_index": "Click element [index].",
-            "input_text": "Type text into field [index].",
-            "select_dropdown_option": "Choose the option with this text in dropdown [index].",
-            "send_keys": "Press keys (Enter, Tab, Escape, ArrowDown, Control+A; several: space between), on [index] "
-            "if given.",
-            "scroll": "Scroll the page down (or up).",
-            "go_back": "Go back one page.",
-            "go_to_url": "Open a URL.",
-            "wait": "Wait for the page.",
-            "ask_user": "Ask the user; returns the answer.",
-            "execute_javascript": "Run JavaScript in the page; returns its result.",
-            "extract_table": "Read the table or list at index as data; name it in done.",
-        },
-        on_request=("go_to_url",),
+        brief=True,
         repeat_caution=True,
         field_caution=True,
         guide=True,
@@ -139,36 +123,11 @@ PROFILES: dict[str, Profile] = {
     ),
 }
 
-_ADDRESS = re.compile(
-    r"[a-z][a-z0-9+.-]*://|\bwww\.|\blocalhost\b|\b\d{1,3}(\.\d{1,3}){3}\b"
-    r"|(?<![@\w.-])[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}(?![\w@])",
-    re.IGNORECASE,
-)
 
-
-_ASKED_BY = {
-    "hover": re.compile(r"\b(hover\w*|mouse\s*over|tool-?tips?|menus?|drop-?downs?)\b", re.IGNORECASE),
-    "switch_tab": re.compile(r"\b(tabs?|windows?|pop-?ups?)\b", re.IGNORECASE),
-    "scroll_horizontally": re.compile(
-        r"\b(horizontal\w*|sideways|scroll\w*\s+(to\s+the\s+)?(left|right)|carousels?|sliders?|wide)\b", re.IGNORECASE
-    ),
-}
-
-
-def asks_for(task: str, action: str) -> bool:
-    """Whether a request calls for an action offered on request: ``go_to_url`` when it names an address,
-    ``hover`` when it speaks of hovering, menus or tooltips, ``switch_tab`` of tabs, windows or popups,
-    ``scroll_horizontally`` of sideways scrolling, carousels or sliders. Any other action: always."""
-    if action == "go_to_url":
-        return names_an_address(task)
-    pattern = _ASKED_BY.get(action)
-    return pattern is None or pattern.search(task) is not None
-
-
-def names_an_address(task: str) -> bool:
-    """Whether a request names a web address (a URL, ``www.``, a domain, an IP, localhost); an e-mail address
-    is not one."""
-    return _ADDRESS.search(task) is not None
+def asks_for(task: str, facts: ActionFacts) -> bool:
+    """Whether a request calls for an action (its ``facts.asked_by``: ``go_to_url`` when it names an address,
+    ``hover`` when it speaks of hovering, menus or tooltips, ...); an action that says nothing: always."""
+    return facts.asked_by is None or facts.asked_by(task)
 
 
 def is_local_model(model: Any) -> bool:

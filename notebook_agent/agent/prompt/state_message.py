@@ -13,10 +13,11 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ...browser.actions import action_facts
 from ...core.text import clean_text
 from ..runs.result import PageStep
 from ..safety.approval import format_args
@@ -68,6 +69,9 @@ class Observer:
     """What the page's fields held at the previous step."""
     offer_done: bool = True
     """Whether the outcome line ends with the done call to copy (not where done needs a typed answer)."""
+    tools: Mapping[str, Any] = field(default_factory=dict)
+    """The run's actions: after one that leaves the page's text as it was (``facts.quiet``: it scrolls, waits,
+    switches tabs or finishes), new text is not news about it; a name not here is a built-in's."""
 
     def action_finished(self, action: str, args: Mapping[str, Any], is_error: bool) -> None:
         """Accumulate waiting: consecutive successful ``wait`` calls add up; any other action resets."""
@@ -146,7 +150,7 @@ class Observer:
     ) -> list[str]:
         """Set :attr:`outcome` for this step; the note on new text it does not quote (an error message, say).
         An outcome is said again while the lines it quotes still show and the model only scrolls or waits."""
-        acted = bool(previous) and previous[-1].action not in QUIET_ACTIONS
+        acted = bool(previous) and not action_facts(previous[-1].action or "", self.tools).quiet
         kept = self.outcome if self.outcome is not None and self.outcome.quoted else None
         self.outcome = None
         if previous:
@@ -171,8 +175,6 @@ class Observer:
         return [new_text_note(appeared)] if appeared else []
 
 
-#: Actions after which new text is not news: they move the view or only wait.
-QUIET_ACTIONS = frozenset({"scroll", "scroll_horizontally", "wait", "find_text", "switch_tab", "done"})
 _ELEMENT_LINE = re.compile(r"^\s*\*?\[\d+\]")
 # The snapshot's own lines: the header (page, tabs, notices), scroll hints and budget markers.
 _HINT_LINE = re.compile(r"^\s*(\[(Start|End) of page\]|\[Snapshot truncated|\.\.\. |Current page: |Tabs: |Note: )")

@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ...browser.actions import action_facts
 from ..step.replay_pilot import replayable
 from .answer import Answer, answer_of
 from .slots import (
@@ -227,6 +228,10 @@ def _group(name: str, names: list[str]) -> str:
     return f"g{names.index(name)}"
 
 
+#: How a recipe names a slot's value where it says where a parameter was found.
+_SLOT_WORDS = {"text": "typed text", "option": "chosen option", "url": "URL"}
+
+
 def _build(run: Any, params: dict[str, str], template: str | None) -> Recipe:
     steps = replayable(run)
     if not steps:
@@ -235,21 +240,16 @@ def _build(run: Any, params: dict[str, str], template: str | None) -> Recipe:
     out: list[RecipeStep] = []
     done = None
     for s in steps:
-        if s.action == "done":
+        facts = action_facts(s.action or "")
+        if facts.finishes:
             done = s
-        is_url = s.action in ("go_to_url", "open_tab")
+        is_url = "url" in facts.slots.values()
         args: dict[str, Any] = {}
         for key, value in s.args.items():
-            if key in ("data", "table", "columns") and s.action == "done":
+            if key in ("data", "table", "columns") and facts.finishes:
                 continue
             args[key], found = templated_all(value, params, URL_ENCODINGS if is_url else ("",))
-            what = (
-                "URL"
-                if is_url
-                else {"input_text": "typed text", "select_dropdown_option": "chosen option"}.get(
-                    s.action or "", f"{s.action} {key}"
-                )
-            )
+            what = _SLOT_WORDS.get(facts.slots.get(key, ""), f"{s.action} {key}")
             for name in found:
                 used[name].append(f"step {s.index}: {what}")
         target, found = templated_all(s.target, params, URL_ENCODINGS) if s.target else (None, [])

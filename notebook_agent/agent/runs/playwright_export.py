@@ -1,9 +1,10 @@
 """A recorded run as a Playwright-for-Python script: the recipe a run that worked is, in a form anyone can read,
 edit, keep in version control and run in CI, with no model, no API key and no notebook_agent installed.
 
-:func:`to_playwright` writes one statement per step that ran, each on the element it acted on as found by the
-locator of its recorded fingerprint (browser/fingerprint/model.py: the same calls a replay makes), and before
-each action on an element a check of what the step saw: the page it was on, the element visible. A run moves
+:func:`to_playwright` writes the statements of each step that ran, as its action says a script does it
+(``facts.script``, on the action's class: notebook_agent.core.action_facts), on the element it acted on as found
+by the locator of its recorded fingerprint (browser/fingerprint/model.py: the same calls a replay makes), and
+before each action on a page a check of what the step saw: the page it was on, the element visible. A run moves
 to another host with ``--base-url`` (a staging recording against production), as ``agent.replay(url=)`` does.
 
 A run file is hostile input (page text, model output, URLs), so nothing from it becomes code: every string
@@ -11,7 +12,8 @@ enters the script as a literal made by ``repr`` (lone surrogates replaced first)
 printable characters, numbers are checked, and locators are rebuilt from their checked parts. Whatever a run
 holds, the script is valid Python that does only what the recorded steps did. A step that cannot be written
 with confidence (an old run file without fingerprints, an action the script cannot do) becomes a comment and a
-``raise`` naming the step, never a guessed locator. Secrets stay placeholders: ``<secret>NAME</secret>`` becomes
+``raise`` naming the step, never a guessed locator: a custom tool exports when it declares its script, like a
+built-in. Secrets stay placeholders: ``<secret>NAME</secret>`` becomes
 ``os.environ["NAME"]``, checked before the browser starts; a value is never written.
 """
 
@@ -19,15 +21,17 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol
 from urllib.parse import SplitResult, urlsplit
 
+from ...browser.actions import action_facts
 from ...browser.fingerprint.finder import playwright_source
 from ...browser.fingerprint.model import Fingerprint, py_str
+from ...core.action_facts import NotScriptable
 from ...core.text import clean_text
+from ...core.tools import Tool
 from ..safety.secrets import PLACEHOLDER
 from .playwright_template import ASYNC, SYNC, Flavour
 
@@ -35,12 +39,6 @@ Mode = Literal["sync", "async"]
 
 #: The agent's window height (BrowserSession's default viewport): what one "page" of a recorded scroll was.
 PAGE_HEIGHT = 800
-
-#: Actions whose ``index`` names an element the script finds by the step's fingerprint.
-_ON_ELEMENT = ("click_element_by_index", "input_text", "select_dropdown_option", "hover")
-
-#: How a click's result says it opened a tab the run then acted in (browser/page/action_watch.py).
-_NEW_TAB = re.compile(r"It opened a new tab \(tab \d+: .*\) and is now the current tab\.")
 
 
 class RecordedStep(Protocol):
@@ -79,9 +77,16 @@ class RecordedRun(Protocol):
     def steps(self) -> Sequence[RecordedStep]: ...
 
 
-def to_playwright(result: RecordedRun, *, mode: Mode = "sync", base_url: str | None = None) -> str:
+def to_playwright(
+    result: RecordedRun,
+    *,
+    mode: Mode = "sync",
+    base_url: str | None = None,
+    tools: Mapping[str, Tool | None] | None = None,
+) -> str:
     """The run as a complete Playwright script (``mode``: the sync or the async API), runnable with
-    ``python script.py [--base-url URL] [--headed]`` where only ``playwright`` is installed.
+    ``python script.py [--base-url URL] [--headed]`` where only ``playwright`` is installed. ``tools``: the
+    custom tools the run had (an agent's ``custom_tools``), whose declared scripts write their steps.
 
     It opens the recorded start URL, with the recorded origin replaced by the base URL (``base_url`` when given,
     else the recorded origin; ``--base-url`` overrides either), then does each step that ran (steps with no
@@ -92,13 +97,13 @@ def to_playwright(result: RecordedRun, *, mode: Mode = "sync", base_url: str | N
     steps = [s for s in result.steps if s.action and not s.is_error]
     start = _text(_mapping(result.settings).get("start_url")) or next((_text(s.url) for s in result.steps if s.url), "")
     recorded_origin = _origin(start)
-    writer = _StepWriter(flavour)
+    writer = _StepWriter(flavour, tools or {})
     previous_url = start
     for i, step in enumerate(steps):
         later = (_text(s.url) for s in steps[i + 1 :])
         writer.step(step, _number_of(step, i + 1), previous_url, next((u for u in later if _is_web(u)), ""))
         previous_url = _text(step.url) or previous_url
-    if not any(s.action == "done" for s in steps):
+    if not any(action_facts(str(s.action), tools).finishes for s in steps):
         writer.line(f"# The recorded run ended here without finishing ({_comment(result.status, 40)}).")
         writer.line("return 0")
     constants = {
@@ -126,11 +131,44 @@ def write_script(script: str, path: str | Path) -> Path:
 # -- one step --------------------------------------------------------------------------------------------------
 
 
+class _Call:
+    """One recorded step as its action's script reads it (core/action_facts.py ``ScriptCall``)."""
+
+    def __init__(self, step: RecordedStep, writer: _StepWriter, next_url: str) -> None:
+        self.step = step
+        self.writer = writer
+        self.args = _mapping(step.args)
+        self.result = _text(step.result)
+        self.tag = _text(_mapping(step.target).get("tag"))
+        self.next_url = next_url
+        self.aw = writer.aw
+        self.with_ = writer.flavour.with_
+        self.targeted = False
+
+    @property
+    def target(self) -> str:
+        self.targeted = True
+        return "target"
+
+    def literal(self, value: object) -> str:
+        return py_str(_text(value))
+
+    def typed(self, value: object) -> str:
+        return self.writer._typed(_text(value))
+
+    def comment(self, value: object) -> str:
+        return _comment(value)
+
+    def number(self, value: object, default: float, low: float, high: float) -> float:
+        return _number(value, default, low, high)
+
+
 class _StepWriter:
     """The statements of the replay function, step by step, in the sync or async flavour."""
 
-    def __init__(self, flavour: Flavour) -> None:
+    def __init__(self, flavour: Flavour, tools: Mapping[str, Tool | None]) -> None:
         self.flavour = flavour
+        self.tools = tools
         self.aw = "await " if flavour.mode == "async" else ""
         self.lines: list[str] = []
         self.secrets: list[str] = []
@@ -140,49 +178,25 @@ class _StepWriter:
         self.lines.append(text)
 
     def step(self, step: RecordedStep, n: int, previous_url: str, next_url: str) -> None:
-        """Write step number ``n``: its goal as a comment, then its statements."""
-        action, args = str(step.action), _mapping(step.args)
+        """Write step number ``n``: its goal as a comment, then its statements as its action's script says
+        (after finding its element and checking the page it was on)."""
+        action = _text(str(step.action))
+        facts = action_facts(action, self.tools)
         self.number = n
         self.lines.append("")
         self.line(f"# Step {n}: {_comment(step.next_goal) or '(no goal recorded)'}")
         self.line(f"step({n})")
-        if action == "done":
-            self._done(args)
-        elif action in _ON_ELEMENT or (
-            action in ("send_keys", "scroll", "scroll_horizontally") and args.get("index") is not None
-        ):
-            self._on_element(step, action, args, previous_url)
-        elif action == "send_keys":
-            self._check_url(step, previous_url)
-            for key in _keys(args.get("keys")):
-                self.line(f"{self.aw}page.keyboard.press({py_str(key)})")
-        elif action in ("scroll", "scroll_horizontally"):
-            self._check_url(step, previous_url)
-            self.line(f"{self.aw}page.mouse.wheel({_wheel(action, args)})")
-        elif action == "wait":
-            self.line(f"{self.aw}page.wait_for_timeout({round(_number(args.get('seconds'), 1.0, 0, 60) * 1000)})")
-        elif action == "go_to_url":
-            self.line(f"{self.aw}page.goto(at({py_str(_text(args.get('url')))}))")
-        elif action in ("go_back", "go_forward"):
-            self.line(f"{self.aw}page.{action}()")
-        elif action == "switch_tab":
-            self._switch_tab(step, next_url)
-        elif action == "execute_javascript":
-            self.line(
-                "# The recorded run ran this JavaScript (the model wrote it): read it before you run this script."
-            )
-            self.line(f"{self.aw}run_js(page, {py_str(_text(args.get('script')))})")
-        elif action == "extract_table":
-            self.line("# The recorded run read a table here (extract_table); its rows are in the run file.")
-        elif action == "ask_user":
-            self.line(f"# The recorded run asked the user: {_comment(args.get('question'))}")
-            self.line(f"# and was told: {_comment(step.result.removeprefix('User answered: '))}")
-        else:
+        if facts.script is None:
             self._cannot(step, f"it used the action {action!r}, which a Playwright script cannot do by itself")
-
-    def _on_element(self, step: RecordedStep, action: str, args: Mapping[str, Any], previous_url: str) -> None:
-        fp = Fingerprint.from_dict(step.target) if step.target else None
-        if fp is None or fp.empty or fp.locator is None:
+            return
+        call = _Call(step, self, next_url)
+        try:
+            body = [_text(line) for line in facts.script(call)]
+        except NotScriptable as exc:
+            self._cannot(step, str(exc))
+            return
+        fp = Fingerprint.from_dict(step.target) if call.targeted and step.target else None
+        if call.targeted and (fp is None or fp.empty or fp.locator is None):
             why = (
                 "the run file kept no fingerprint of its element (it was recorded before fingerprints were)"
                 if fp is None or fp.empty
@@ -190,35 +204,13 @@ class _StepWriter:
             )
             self._cannot(step, why)
             return
-        self._check_url(step, previous_url)
-        self.line(f"target = {playwright_source(fp)}")
-        self.line(f"{self.aw}expect(target).to_be_visible()")
-        text = _text(args.get("text"))
-        if action == "click_element_by_index":
-            if _NEW_TAB.search(_text(step.result)):
-                self.line(f"{self.flavour.with_} page.expect_popup() as popup:")
-                self.line(f"    {self.aw}target.click()")
-                self.line(f"page = {self.aw}popup.value  # the click opened a tab; the run went on there")
-            else:
-                self.line(f"{self.aw}target.click()")
-        elif action == "input_text":
-            self.line(f"{self.aw}target.fill({self._typed(text)})")
-        elif action == "select_dropdown_option":
-            if fp.tag == "select":
-                self.line(f"{self.aw}target.select_option(label={py_str(text)})")
-            elif fp.tag == "input":  # a field with suggestions (datalist): the option's text is typed
-                self.line(f"{self.aw}target.fill({py_str(text)})")
-            else:  # an ARIA listbox or combobox: open it, then click the option
-                self.line(f"{self.aw}target.click()")
-                self.line(f'{self.aw}page.get_by_role("option", name={py_str(text)}).first.click()')
-        elif action == "hover":
-            self.line(f"{self.aw}target.hover()")
-        elif action == "send_keys":
-            for key in _keys(args.get("keys")):
-                self.line(f"{self.aw}target.press({py_str(key)})")
-        else:  # scroll the element's container: the wheel scrolls what is under the mouse
-            self.line(f"{self.aw}target.hover()")
-            self.line(f"{self.aw}page.mouse.wheel({_wheel(action, args)})")
+        if facts.replay == "page":
+            self._check_url(step, previous_url)
+        if fp is not None:
+            self.line(f"target = {playwright_source(fp)}")
+            self.line(f"{self.aw}expect(target).to_be_visible()")
+        for line in body:
+            self.line(line)
 
     def _typed(self, text: str) -> str:
         """The expression for text a step typed: a literal, with each ``<secret>NAME</secret>`` read from the
@@ -309,21 +301,6 @@ def _number(value: object, default: float, low: float, high: float) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return default
     return min(max(float(value), low), high)
-
-
-def _keys(value: object) -> list[str]:
-    """The keys a ``send_keys`` pressed, in order, split as the action splits them."""
-    keys = _text(value).strip()
-    return keys.split() if " " in keys and keys != " " else [keys] if keys else []
-
-
-def _wheel(action: str, args: Mapping[str, Any]) -> str:
-    """``dx, dy`` of a recorded scroll: its pixels, else its pages of the agent's window height."""
-    forward = args.get("right" if action == "scroll_horizontally" else "down", True) is not False
-    pixels = _number(args.get("pixels"), -1, -1, 1_000_000)
-    amount = str(round(pixels)) if pixels >= 0 else f"{_number(args.get('num_pages'), 1.0, 0, 10):g} * PAGE_HEIGHT"
-    amount = amount if forward else f"-{amount}"
-    return f"{amount}, 0" if action == "scroll_horizontally" else f"0, {amount}"
 
 
 def _split(url: str) -> SplitResult | None:

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
+from ...browser.actions import builtin_risk
 from ...browser.urls import navigation_target, scheme, site
 from ...core.abort import AbortSignal
 from ...core.aio import wait_for
@@ -49,8 +50,12 @@ class ApprovalRequest:
     """``target_url`` is on one of the user's allowed domains."""
     keys_target: dict[str, Any] | None = None
     """For ``send_keys``: what the keys act on (the focused element, its form's submit buttons)."""
+    risk: str = ""
+    """How the action says it is judged (its ``risk``: ``safe``, ``url``, ``element``, ``keys``, ``typing``,
+    ``script``, ``ask``; see ``notebook_agent.core.tools.RiskKind``), or "" when it judges itself (a custom tool's
+    function, in :attr:`custom_risk`) or declared nothing."""
     custom_risk: str | None = None
-    """For a custom tool: why it is risky as it declared (``risk=``), or None when it declared itself safe."""
+    """For a custom tool that judges itself or declared nothing: why it is risky, or None when it is not."""
     custom: bool = False
     downloads: str | None = None
     """What the call would download, when that is known: a link marked ``download``, or an action that
@@ -58,6 +63,10 @@ class ApprovalRequest:
     effect: str | None = None
     """Set when the question is about a request the call made, held at the network door: what it is about to
     do, in words ("is about to POST 3 form fields (email, name, card) to b.example/collect")."""
+
+    def __post_init__(self) -> None:
+        if not self.risk and not self.custom:  # a request about a built-in action, made by name
+            self.risk = builtin_risk(self.action)
 
 
 @dataclass
@@ -71,9 +80,6 @@ PolicyFunction: TypeAlias = Callable[[ApprovalRequest], Decision]
 Approver: TypeAlias = Callable[[ApprovalRequest], Awaitable[ApprovalAnswer]]
 PolicyName: TypeAlias = Literal["ask-risky", "ask-all", "auto", "deny-risky"]
 POLICY_NAMES: tuple[str, ...] = ("ask-risky", "ask-all", "auto", "deny-risky")
-
-# Actions that only look, wait, scroll or finish never need a person.
-HARMLESS = frozenset({"done", "wait", "ask_user", "scroll", "scroll_horizontally", "hover", "switch_tab", "go_back"})
 
 
 def _element_text(element: dict[str, Any] | None) -> str:
@@ -134,35 +140,39 @@ def _keys_risk(request: ApprovalRequest) -> str | None:
 
 
 def risk_reason(request: ApprovalRequest) -> str | None:
-    """Why this call is risky, or None. Deliberately simple and visible: people can read and replace it."""
-    name, args = request.action, request.args
-    if request.custom:
+    """Why this call is risky, or None, by how its action says it is judged (:attr:`ApprovalRequest.risk`).
+    Deliberately simple and visible: people can read and replace it."""
+    kind, args = request.risk, request.args
+    if not kind:
         return request.custom_risk
-    if name == "execute_javascript":
+    if kind == "ask":
+        return request.custom_risk or f"the custom action '{request.action}' asks before it runs"
+    if kind == "script":
         return "runs arbitrary JavaScript in the page"
     if request.downloads:
         return f"downloads {request.downloads}"
-    if name == "go_to_url":
+    if kind == "url":
         target = request.target_url or navigation_target(str(args.get("url", "")))
         return navigation_risk(request.url, target, request.target_allowed)
-    if name == "click_element_by_index" and request.target_url:
+    if kind == "keys":
+        return _keys_risk(request)
+    if kind != "element":
+        return None
+    if request.target_url:
         reason = navigation_risk(request.url, request.target_url, request.target_allowed)
         if reason:
             return reason
-    if name == "send_keys":
-        return _keys_risk(request)
-    if name in ("click_element_by_index", "select_dropdown_option"):
-        text = _element_text(request.element)
-        if name == "select_dropdown_option":
-            text += " " + str(args.get("text", ""))
-        match = DESTRUCTIVE.search(text)
-        if match:
-            element = request.element or {}
-            shown = str(element.get("text") or "") or text
-            label = " ".join(shown.split())[:60]
-            control = " ".join(str(element.get("control") or "").split())[:60]
-            via = f" (a label: the click goes to {control})" if control else ""
-            return f'acts on "{label}"{via}, which looks destructive or final ({match.group(0).lower()})'
+    text = _element_text(request.element)
+    if isinstance(args.get("text"), str):  # the option it chooses
+        text += " " + args["text"]
+    match = DESTRUCTIVE.search(text)
+    if match:
+        element = request.element or {}
+        shown = str(element.get("text") or "") or text
+        label = " ".join(shown.split())[:60]
+        control = " ".join(str(element.get("control") or "").split())[:60]
+        via = f" (a label: the click goes to {control})" if control else ""
+        return f'acts on "{label}"{via}, which looks destructive or final ({match.group(0).lower()})'
     return None
 
 
@@ -172,7 +182,7 @@ def judge(policy: PolicyName | PolicyFunction, request: ApprovalRequest) -> tupl
         return policy(request), request.reason or request.effect or None
     if request.effect is not None:  # what the call really does, seen where it leaves: judged whatever the call
         return ("allow" if policy == "auto" else "deny" if policy == "deny-risky" else "ask"), request.effect
-    if request.action in HARMLESS and not request.custom and policy != "ask-all":
+    if request.risk == "safe" and policy != "ask-all":
         return "allow", None
     if policy == "auto":
         return "allow", None

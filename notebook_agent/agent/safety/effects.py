@@ -31,35 +31,33 @@ async def describe_effects(
     agent_domains: Sequence[DomainPattern],
     custom: bool,
 ) -> None:
-    """Tell the policy what the call will really act on: the normalised URL it opens (typed, or a link's
-    href), what keys would press, and a custom tool's declared risk."""
+    """Tell the policy what the call will really act on, by how its action says it is judged (its ``risk``): the
+    normalised URL it opens (typed, or a link's href), what keys would press, or a custom tool's own judgement."""
     name = request.action
+    tool = tools.get(name)
+    risk = getattr(tool, "risk", None)
+    request.custom = custom
+    request.risk = risk if isinstance(risk, str) else ""
+    if risk == "ask":
+        request.custom_risk = f"the custom action '{name}' asks before it runs"
+    elif callable(risk):
+        try:
+            request.custom_risk = risk(parsed)
+        except Exception as exc:
+            request.custom_risk = f"the custom action '{name}' could not judge its risk ({exc})"
+    elif risk is None:
+        request.custom_risk = f"the custom action '{name}' did not declare its risk (risk='safe' or 'ask')"
     target: str | None = None
-    if name == "go_to_url":
+    if request.risk == "url":
         target = navigation_target(str(raw.get("url", "")))
-    elif name == "click_element_by_index" and request.element and request.element.get("tag") == "a":
+    elif request.risk == "element" and request.element and request.element.get("tag") == "a":
         href = str((request.element.get("attributes") or {}).get("href") or "")
         if href and not href.startswith(("#", "javascript:")):
             target = urljoin(request.url, href)
     if target is not None:
         request.target_url = target
         request.target_allowed = bool(agent_domains) and matches_any(target, agent_domains)
-    if name == "send_keys" and browser is not None:
+    if request.risk == "keys" and browser is not None:
         index = raw.get("index")
         # the element handle key_target reads lives where the browser does
         request.keys_target = await browser.call(key_target, browser, int(index) if index is not None else None)
-    if custom:
-        request.custom = True
-        tool = tools.get(name)
-        risk = getattr(tool, "risk", None)
-        if risk == "safe":
-            request.custom_risk = None
-        elif risk == "ask":
-            request.custom_risk = f"the custom action '{name}' asks before it runs"
-        elif callable(risk):
-            try:
-                request.custom_risk = risk(parsed)
-            except Exception as exc:
-                request.custom_risk = f"the custom action '{name}' could not judge its risk ({exc})"
-        else:
-            request.custom_risk = f"the custom action '{name}' did not declare its risk (risk='safe' or 'ask')"

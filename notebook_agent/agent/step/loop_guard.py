@@ -39,12 +39,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from ...browser.actions import action_facts
 from ...browser.page.actionable import TEXT_INPUTS
 from ...browser.page.snapshot import element_look
 from ...browser.urls import navigation_target, site
 
-#: Actions that may rightly repeat without anything new (waiting, moving the view, finishing).
-REPEATABLE = frozenset({"wait", "scroll", "scroll_horizontally", "done", "extract_table"})
 _INDEX = re.compile(r"^(\s*)\*?\[\d+\]", re.MULTILINE)
 
 
@@ -242,6 +241,13 @@ class LoopGuard:
     """The move refused last, until the model's next move: made again then, it runs (see the module's doc)."""
     insisted: list[str] = field(default_factory=list)
     """Refused moves the model made again at once, so they ran."""
+    tools: Mapping[str, Any] = field(default_factory=dict)
+    """The run's actions: whether one may repeat is its own fact (``facts.repeatable``: waiting, scrolling,
+    reading a table, finishing); a name not here is a built-in's."""
+
+    def repeatable(self, action: str) -> bool:
+        """Whether ``action`` may rightly be made again with nothing new: never refused, never a move."""
+        return action_facts(action, self.tools).repeatable
 
     @classmethod
     def of(cls, profile: Any) -> LoopGuard:
@@ -285,7 +291,7 @@ class LoopGuard:
         "line"); ``goal``: the model's stated next goal. The one place a refusal is decided: the move refused
         last, made again now, runs."""
         self._expect = None  # a guide holds for the one step after its caution
-        if action in REPEATABLE:
+        if self.repeatable(action):
             return None
         key = move_key(action, args, element)
         pending, self.pending = self.pending, None
@@ -456,7 +462,7 @@ class LoopGuard:
 
     def made(self, action: str, args: Mapping[str, Any], element: Mapping[str, Any] | None, step: int) -> None:
         """A move ran (before the page it leads to is seen)."""
-        if action in REPEATABLE:
+        if self.repeatable(action):
             return
         said = _describe(action, args, element)
         name = _name(element) if action == "click_element_by_index" else ""

@@ -1,28 +1,32 @@
 """Record once, replay free: a saved run's actions again, with no model call, finding each element by what it
 was, and asking the model only for the steps that cannot be replayed as they are (healing).
 
-A replay is an ordinary page-agent run whose "model" is a :class:`ReplayModel`: each step, after the page was
-read, the :class:`ReplayPilot` takes the next recorded action; an action on an element finds that element
-again by its recorded fingerprint (browser/targets.py) and uses its index in the current state. The action then
-goes through everything a model's action goes through (the approval gate, allowed domains, secrets filled in
-from their placeholders, the run file). When the element cannot be found with confidence, or the page is not
-the one the step saw, that step alone goes to the model, told what the recorded step meant to do (``heal``); the
-run records what the model did, fingerprints included, so replaying *that* run is free again. Without
-``heal`` the replay stops there and says why.
+A replay is an ordinary page-agent run whose "model" is a :class:`ReplayModel`: each step, after the page
+was read, the :class:`ReplayPilot` takes the next recorded action; an action on an element (``facts.on_element``)
+finds that element again by its recorded fingerprint (browser/session/targets.py) and uses its index in the
+current state. The action then goes through everything a model's action goes through (the approval gate,
+allowed domains, secrets filled in from their placeholders, the run file). When the element cannot be found with
+confidence, or the page is not the one the step saw (for an action replayed on its page: ``facts.replay``), that
+step alone goes to the model, told what the recorded step meant to do (``heal``); the run records what the model
+did, fingerprints included, so replaying *that* run is free again. Without ``heal`` the replay stops there and
+says why.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from ...browser.actions import action_facts
 from ...browser.session.browser_session import BrowserSession
 from ...browser.session.targets import find_target
+from ...core.action_facts import ActionFacts
 from ...core.model import Context, Model, StreamEvent, StreamOptions
+from ...core.tools import Tool
 from ...llm.scripted import ScriptedCall, ScriptedModel
 from ..prompt.agent_output import MACRO_NAME
 from ..runs.result import PageAgentResult, PageStep
@@ -36,14 +40,6 @@ REPLAY_HINT = (
     "A run file does not choose the site a replay opens: give the site with replay(url=...) (--url), or allow "
     "it with allowed_domains"
 )
-
-#: Actions whose ``index`` names an element of the page.
-ELEMENT_ACTIONS = frozenset(
-    {"click_element_by_index", "input_text", "select_dropdown_option", "hover", "send_keys", "extract_table"}
-)
-
-#: Recorded actions decided without reading the page first: they name no element and check no page.
-UNREAD_ACTIONS = frozenset({"go_to_url"})
 
 
 def origin(url: str) -> str:
@@ -94,8 +90,12 @@ class ReplayPilot:
         url: str | None = None,
         typed: bool = False,
         secrets: Iterable[str] = (),
+        tools: Mapping[str, Tool | None] | None = None,
     ) -> None:
         self.recorded = recorded
+        self.tools = dict(tools or {})
+        """The replaying agent's custom tools: what a recorded step's action is (its ``facts``) is theirs when
+        they have it, else the built-in's."""
         self.secrets = set(secrets)
         """The names of the secrets the replaying agent has (a placeholder of another cannot be typed)."""
         self.typed = typed
@@ -129,7 +129,11 @@ class ReplayPilot:
     def needs_page(self) -> bool:
         """See :meth:`.pilot.Pilot.needs_page`: only a recorded ``go_to_url`` is decided without the page (the
         allowed domains and the gate still judge where it goes)."""
-        return self.position >= len(self.steps) or self.steps[self.position].action not in UNREAD_ACTIONS
+        return self.position >= len(self.steps) or self.facts(self.steps[self.position]).replay != "unread"
+
+    def facts(self, step: PageStep) -> ActionFacts:
+        """What the recorded step's action is (its replay, its element)."""
+        return action_facts(step.action or "", self.tools)
 
     async def prepare(self, browser: BrowserSession, step: PageStep, page_text: str = "") -> str | None:
         """Decide step ``step`` (the page has just been read). Returns a note for the model when the step goes
@@ -150,10 +154,11 @@ class ReplayPilot:
         self.current = (step, recorded)
         self.known = None
         args = {k: self.url(v) if isinstance(v, str) else v for k, v in recorded.args.items()}
-        if recorded.action == "done" and not self.typed:
+        facts = self.facts(recorded)
+        if facts.finishes and not self.typed:
             args = {k: v for k, v in args.items() if k in ("text", "success")}
         problem = self._wrong_page(browser, recorded) or self._untypeable(args)
-        if problem is None and recorded.action in ELEMENT_ACTIONS and "index" in args:
+        if problem is None and facts.on_element and args.get("index") is not None:
             if not recorded.target:
                 problem = "the recorded step kept no fingerprint of its element"
             else:
@@ -237,7 +242,7 @@ class ReplayPilot:
 
     def _wrong_page(self, browser: BrowserSession, recorded: PageStep) -> str | None:
         """Why the current page is not the one the recorded step acted on (its path differs), or None."""
-        if not recorded.url or recorded.action in ("go_to_url", "done"):
+        if not recorded.url or self.facts(recorded).replay != "page":
             return None
         try:
             here = browser.page.url
@@ -287,7 +292,15 @@ def replaying(agent: Any, run: Any, *, heal: bool = True, url: str | None = None
     answer. A run with no action that ran is refused here, with the reason."""
     from .pilot import piloted_agent
 
-    pilot = ReplayPilot(run, heal=heal, url=url, typed=agent.output_spec is not None, secrets=agent.secrets.names)
+    pilot = ReplayPilot(
+        run,
+        heal=heal,
+        url=url,
+        typed=agent.output_spec is not None,
+        secrets=agent.secrets.names,
+        tools=agent.custom_tools,
+    )
     if not pilot.steps:
         raise ValueError(f"Run {run.run_id or run.task!r} has no action that ran, so there is nothing to replay.")
     return piloted_agent(agent, pilot), pilot
+

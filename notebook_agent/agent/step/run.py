@@ -240,7 +240,7 @@ class PageRun:
         tools = with_typed_done(
             self.agent.tools(browser, asked, data=data, page=page), spec, self.agent.custom_tools, self.data, leaks
         )
-        self.tools = browser.bridge_tools(tools)
+        self.tools = self.loops.tools = self.observer.tools = browser.bridge_tools(tools)  # their facts are read
         self.recorder.start(self._result(0.0))
         context = AgentContext(
             system_prompt=self.agent.full_system_prompt, messages=[], tools=list(self.tools.values())

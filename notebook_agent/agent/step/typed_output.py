@@ -24,6 +24,7 @@ from typing import Any
 import jsonschema
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from ...browser.actions import action_facts
 from ...core.errors import InputError
 from ...core.tools import Finished, Tool, ToolArgumentError, ToolCallContext, ToolResult, inline_schema
 from ..runs.run_data import Table, to_json
@@ -269,6 +270,8 @@ class TypedDoneTool(Tool):
 
     name = "done"
     execution_mode = "sequential"
+    risk = "safe"
+    facts = action_facts("done")
 
     def __init__(
         self, spec: OutputSpec, tables: Mapping[str, Table], leaks: Callable[[str], bool], *, extracting: bool = True

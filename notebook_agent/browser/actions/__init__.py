@@ -11,6 +11,11 @@ the field's resulting live value; ``select_dropdown_option`` matches exact, then
 substring, lists the options on a miss and also drives ARIA listbox/combobox dropdowns; results say when an
 action navigated, opened a tab or triggered a dialog.
 
+Each action declares what the rest of the agent needs to know about it on its class: its ``risk`` (how the
+approval gate judges it) and its ``facts`` (:class:`~notebook_agent.core.action_facts.ActionFacts`: replay,
+export, its place and words in the prompt, whether it may repeat). :data:`BUILTINS` lists the classes; a new
+built-in action is its class and one line there.
+
 Every result is text for the model. Failures start with "Error: " and set ``is_error``; an unknown or stale
 index is such a result, never an exception. Actions see the session only through :class:`ActionHost`.
 
@@ -24,10 +29,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...core.abort import AbortSignal
+from ...core.action_facts import ActionFacts, facts_of
 from ...core.tools import OnUpdate, Tool, ToolArgumentError, ToolCallContext, ToolResult
 from .base import ActionHost, AskUser, BrowserTool, match_option
 from .extract import ExtractTableTool
-from .forms import InputTextTool, SelectDropdownOptionTool, SendKeysTool, key_target
+from .forms import InputTextTool, SelectDropdownOptionTool, SendKeysTool, key_sequence, key_target
 from .page import (
     AskUserTool,
     DoneTool,
@@ -41,6 +47,50 @@ from .page import (
 )
 from .pointer import ClickTool, HoverTool
 
+BUILTINS: tuple[type[Tool], ...] = (
+    DoneTool,
+    WaitTool,
+    AskUserTool,
+    ClickTool,
+    InputTextTool,
+    SelectDropdownOptionTool,
+    ScrollTool,
+    ScrollHorizontallyTool,
+    ExecuteJavascriptTool,
+    SendKeysTool,
+    GoToUrlTool,
+    GoBackTool,
+    SwitchTabTool,
+    HoverTool,
+    ExtractTableTool,
+)
+"""The built-in actions: page-agent's (``done`` … ``execute_javascript``) and the extra ones. Their order in the
+prompt is each one's ``facts.order``."""
+
+_BY_NAME: dict[str, type[Tool]] = {cls.name: cls for cls in BUILTINS}
+
+
+def builtin_names() -> list[str]:
+    """The built-in actions' names, in the order the prompt lists them."""
+    return [cls.name for cls in sorted(BUILTINS, key=lambda cls: cls.facts.order)]
+
+
+def action_facts(name: str, tools: Mapping[str, Tool | None] | None = None) -> ActionFacts:
+    """The facts of the action called ``name``: those of ``tools[name]`` (a run's tools, an agent's custom
+    tools) when it is there, else the built-in's of that name, else the facts of an action that declares none.
+    A recorded step names its action; this is how a replay, a recipe and an export learn what it is."""
+    tool = (tools or {}).get(name)
+    if tool is not None:
+        return facts_of(tool)
+    cls = _BY_NAME.get(name)
+    return cls.facts if cls is not None else facts_of(None)
+
+
+def builtin_risk(name: str) -> str:
+    """How the built-in action ``name`` is judged by the approval gate (its ``risk``), or "" for no built-in."""
+    cls = _BY_NAME.get(name)
+    return cls.risk if cls is not None and isinstance(cls.risk, str) else ""
+
 
 def builtin_tools(
     browser: ActionHost,
@@ -48,31 +98,22 @@ def builtin_tools(
     *,
     include_javascript: bool = True,
 ) -> dict[str, Tool]:
-    """All built-in actions bound to ``browser``, in page-agent's order followed by the extra ones.
+    """All built-in actions bound to ``browser``, in the prompt's order.
 
     ``ask_user`` reports itself unavailable (``unavailable_reason``) without ``on_ask_user``; leave out
     ``execute_javascript`` with ``include_javascript=False``.
     """
-    tools: list[Tool] = [
-        DoneTool(),
-        WaitTool(browser),
-        AskUserTool(browser, on_ask_user if on_ask_user is not None else getattr(browser, "on_ask_user", None)),
-        ClickTool(browser),
-        InputTextTool(browser),
-        SelectDropdownOptionTool(browser),
-        ScrollTool(browser),
-        ScrollHorizontallyTool(browser),
-    ]
-    if include_javascript:
-        tools.append(ExecuteJavascriptTool(browser))
-    tools += [
-        SendKeysTool(browser),
-        GoToUrlTool(browser),
-        GoBackTool(browser),
-        SwitchTabTool(browser),
-        HoverTool(browser),
-        ExtractTableTool(browser),
-    ]
+    asker = on_ask_user if on_ask_user is not None else getattr(browser, "on_ask_user", None)
+    tools: list[Tool] = []
+    for cls in sorted(BUILTINS, key=lambda cls: cls.facts.order):
+        if cls is ExecuteJavascriptTool and not include_javascript:
+            continue
+        if cls is AskUserTool:
+            tools.append(AskUserTool(browser, asker))
+        elif issubclass(cls, BrowserTool):
+            tools.append(cls(browser))
+        else:
+            tools.append(cls())
     return {t.name: t for t in tools}
 
 
@@ -134,6 +175,7 @@ def _coerce_primitive(tool: Tool, value: Any) -> dict[str, Any]:
 
 
 __all__ = [
+    "BUILTINS",
     "ActionHost",
     "AskUser",
     "AskUserTool",
@@ -152,7 +194,11 @@ __all__ = [
     "SendKeysTool",
     "SwitchTabTool",
     "WaitTool",
+    "action_facts",
+    "builtin_names",
+    "builtin_risk",
     "builtin_tools",
+    "key_sequence",
     "key_target",
     "match_option",
     "run_action",

@@ -8,6 +8,7 @@ caused, finish a result with pending notices. That keeps the session free to cha
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Literal, Protocol, TypeAlias
@@ -70,6 +71,13 @@ class ActionHost(Protocol):
     def downloads_started(self) -> int: ...
 
     async def downloads_settled(self, started: int) -> None: ...
+
+
+def words(pattern: str) -> Callable[[str], bool]:
+    """Whether a request speaks of something (``pattern``: alternatives of whole words, any case): an action's
+    :attr:`~notebook_agent.core.action_facts.ActionFacts.asked_by`."""
+    found = re.compile(rf"\b({pattern})\b", re.IGNORECASE).search
+    return lambda task: found(task) is not None
 
 
 def ms(seconds: float) -> float:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from playwright.async_api import ElementHandle
 
 from ...core.abort import AbortSignal
+from ...core.action_facts import ActionFacts
 from ...core.tools import ToolResult
 from ..errors import ActionError
 from ..extract.pagination import extract
@@ -27,6 +28,15 @@ class ExtractTableTool(BrowserTool):
     )
     parameters = ExtractParams
     failure = "Failed to read the table"
+    risk = "typing"
+    facts = ActionFacts(
+        on_element=True,
+        repeatable=True,
+        data=True,
+        order=14,
+        small="Read the table or list at index as data; name it in done.",
+        script=lambda c: ["# The recorded run read a table here (extract_table); its rows are in the run file."],
+    )
 
     def __init__(self, browser: ActionHost) -> None:
         super().__init__(browser)

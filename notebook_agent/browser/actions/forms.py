@@ -10,6 +10,7 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError
 
 from ...core.abort import AbortSignal
+from ...core.action_facts import ActionFacts, ScriptCall
 from ..errors import ActionError, first_line
 from .base import ActionHost, BrowserTool, is_connected, match_option, quote, read_after
 from .params import InputTextParams, SelectParams, SendKeysParams
@@ -32,6 +33,14 @@ class InputTextTool(BrowserTool):
     description = "Replace the value of a text field or contenteditable."
     parameters = InputTextParams
     failure = "Failed to input text"
+    risk = "typing"
+    facts = ActionFacts(
+        on_element=True,
+        order=4,
+        small="Type text into field [index].",
+        slots={"text": "text"},
+        script=lambda c: [f"{c.aw}{c.target}.fill({c.typed(c.args.get('text'))})"],
+    )
 
     async def run(self, args: InputTextParams, signal: AbortSignal) -> str:
         el, info, frame, _ = await signal.race(self.browser.resolve(args.index))
@@ -104,11 +113,30 @@ class InputTextTool(BrowserTool):
         return shown + (" " + effects if effects else "")
 
 
+def _select_script(call: ScriptCall) -> list[str]:
+    """A native select by its option's label; a field with suggestions (a datalist) by typing the option's text;
+    an ARIA listbox or combobox by opening it and clicking the option."""
+    text = call.literal(call.args.get("text"))
+    if call.tag == "select":
+        return [f"{call.aw}{call.target}.select_option(label={text})"]
+    if call.tag == "input":
+        return [f"{call.aw}{call.target}.fill({text})"]
+    return [f"{call.aw}{call.target}.click()", f'{call.aw}page.get_by_role("option", name={text}).first.click()']
+
+
 class SelectDropdownOptionTool(BrowserTool):
     name = "select_dropdown_option"
     description = "Choose the option with this text in a select, combobox or listbox."
     parameters = SelectParams
     failure = "Failed to select option"
+    risk = "element"
+    facts = ActionFacts(
+        on_element=True,
+        order=5,
+        small="Choose the option with this text in dropdown [index].",
+        slots={"text": "option"},
+        script=_select_script,
+    )
 
     async def run(self, args: SelectParams, signal: AbortSignal) -> str:
         el, info, _, _ = await signal.race(self.browser.resolve(args.index))
@@ -225,13 +253,23 @@ class SendKeysTool(BrowserTool):
     )
     parameters = SendKeysParams
     failure = "Failed to send keys"
+    risk = "keys"
+    facts = ActionFacts(
+        on_element=True,
+        order=9,
+        small="Press keys (Enter, Tab, Escape, ArrowDown, Control+A; several: space between), on [index] if given.",
+        script=lambda c: [
+            f"{c.aw}{c.target if c.args.get('index') is not None else 'page.keyboard'}.press({c.literal(key)})"
+            for key in key_sequence(c.args.get("keys"))
+        ],
+    )
 
     async def run(self, args: SendKeysParams, signal: AbortSignal) -> str:
         page = await self.browser.ensure_page()
         keys = args.keys.strip()
         if not keys:
             raise ActionError("no keys given.")
-        sequence = keys.split() if " " in keys and keys != " " else [keys]
+        sequence = key_sequence(keys)
         target = ""
         if args.index is not None:
             el, info, _, _ = await signal.race(self.browser.resolve(args.index))
@@ -252,6 +290,13 @@ class SendKeysTool(BrowserTool):
             await watch.settle(signal)
             effects = watch.describe()
         return f"Pressed {keys}{target}." + (" " + effects if effects else "")
+
+
+def key_sequence(keys: object) -> list[str]:
+    """The keys a ``send_keys`` presses, in order: several are separated by spaces (a lone space is the Space
+    key)."""
+    text = keys.strip() if isinstance(keys, str) else ""
+    return text.split() if " " in text and text != " " else [text] if text else []
 
 
 async def key_target(browser: ActionHost, index: int | None) -> dict[str, Any] | None:

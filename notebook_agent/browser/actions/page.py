@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import json
 import secrets
 from typing import Any
 
@@ -12,12 +13,13 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Page
 
 from ...core.abort import AbortedError, AbortSignal
+from ...core.action_facts import ActionFacts, NotScriptable, ScriptCall
 from ...core.aio import wait_for
 from ...core.tools import Finished, Tool, ToolCallContext, ToolResult
 from ..errors import ActionError, first_line
 from ..page.snapshot import ElementInfo, call_page_api
-from ..urls import URLError, is_download, navigation_error, normalize_url
-from .base import ActionHost, AskUser, BrowserTool, ms, title_note
+from ..urls import URLError, is_download, names_an_address, navigation_error, normalize_url
+from .base import ActionHost, AskUser, BrowserTool, ms, title_note, words
 from .params import (
     AskUserParams,
     DoneParams,
@@ -32,11 +34,30 @@ from .params import (
 from .scripts import ABORT_USER_SCRIPT_JS, user_script_js
 
 
+def _done_script(call: ScriptCall) -> list[str]:
+    """Print the recorded answer (and its data), and end as the run did: 0 for a success, 1 otherwise."""
+    lines = [f"print({call.literal(call.args.get('text'))})"]
+    if call.args.get("data") is not None:
+        lines.append(f"print({call.literal(json.dumps(call.args['data'], ensure_ascii=False, default=str))})")
+    success = call.args.get("success") is True
+    return [*lines, "return 0" if success else "return 1  # the recorded run said it did not finish the task"]
+
+
 class DoneTool(Tool):
     name = "done"
     description = "Finish: text is the answer or summary; success=false unless fully done."
     parameters = DoneParams
     execution_mode = "sequential"
+    risk = "safe"
+    facts = ActionFacts(
+        replay="anywhere",
+        repeatable=True,
+        quiet=True,
+        finishes=True,
+        order=0,
+        small="Finish. text: the answer. success: true only if the whole task is done.",
+        script=_done_script,
+    )
 
     async def execute(self, args: Any, ctx: ToolCallContext) -> ToolResult:
         return ToolResult.finish(
@@ -49,6 +70,15 @@ class WaitTool(BrowserTool):
     description = "Wait for the page to load or change."
     parameters = WaitParams
     needs_page = False
+    risk = "safe"
+    facts = ActionFacts(
+        replay="anywhere",
+        repeatable=True,
+        quiet=True,
+        order=1,
+        small="Wait for the page.",
+        script=lambda c: [f"{c.aw}page.wait_for_timeout({round(c.number(c.args.get('seconds'), 1.0, 0, 60) * 1000)})"],
+    )
 
     async def run(self, args: WaitParams, signal: AbortSignal) -> str:
         since = self.browser.seconds_since_snapshot
@@ -64,11 +94,24 @@ class WaitTool(BrowserTool):
         return f"Waited for {args.seconds:g} second{'' if args.seconds == 1 else 's'}."
 
 
+def _ask_script(call: ScriptCall) -> list[str]:
+    """The question and the answer the run got, as comments: a script has no one to ask."""
+    answer = call.result.removeprefix("User answered: ")
+    return [
+        f"# The recorded run asked the user: {call.comment(call.args.get('question'))}",
+        f"# and was told: {call.comment(answer)}",
+    ]
+
+
 class AskUserTool(BrowserTool):
     name = "ask_user"
     description = "Ask the user for missing information or a decision; returns the answer."
     parameters = AskUserParams
     needs_page = False
+    risk = "safe"
+    facts = ActionFacts(
+        replay="anywhere", order=2, opt_in=True, small="Ask the user; returns the answer.", script=_ask_script
+    )
     runs_on_browser = False  # it waits for the person (a widget on the kernel's loop), not for the page
 
     def __init__(self, browser: ActionHost, on_ask_user: AskUser | None = None) -> None:
@@ -93,8 +136,23 @@ class AskUserTool(BrowserTool):
         return f"User answered: {answer}"
 
 
+def _wheel(call: ScriptCall, horizontal: bool) -> list[str]:
+    """A recorded scroll as a mouse wheel turn (over its element when it scrolled one): its pixels, else its
+    pages of the agent's window height (``PAGE_HEIGHT`` in the script)."""
+    forward = call.args.get("right" if horizontal else "down", True) is not False
+    pixels = call.number(call.args.get("pixels"), -1, -1, 1_000_000)
+    pages = call.number(call.args.get("num_pages"), 1.0, 0, 10)
+    amount = str(round(pixels)) if pixels >= 0 else f"{pages:g} * PAGE_HEIGHT"
+    amount = amount if forward else f"-{amount}"
+    turn = f"{call.aw}page.mouse.wheel({f'{amount}, 0' if horizontal else f'0, {amount}'})"
+    if call.args.get("index") is None:
+        return [turn]
+    return [f"{call.aw}{call.target}.hover()", turn]  # the wheel scrolls what is under the mouse
+
+
 class _ScrollBase(BrowserTool):
     axis = "y"
+    risk = "safe"
 
     async def _scroll(self, index: int | None, px: int | None, pages: float, forward: bool, signal: AbortSignal) -> str:
         if self.axis == "y":
@@ -152,6 +210,14 @@ class ScrollTool(_ScrollBase):
     description = "Scroll down or up by pixels, else num_pages screens (index: inside that element)."
     parameters = ScrollParams
     failure = "Failed to scroll"
+    facts = ActionFacts(
+        on_element=True,
+        repeatable=True,
+        quiet=True,
+        order=6,
+        small="Scroll the page down (or up).",
+        script=lambda c: _wheel(c, horizontal=False),
+    )
 
     async def run(self, args: ScrollParams, signal: AbortSignal) -> str:
         return await self._scroll(args.index, args.pixels, args.num_pages, args.down, signal)
@@ -163,6 +229,15 @@ class ScrollHorizontallyTool(_ScrollBase):
     parameters = ScrollHorizontallyParams
     failure = "Failed to scroll horizontally"
     axis = "x"
+    facts = ActionFacts(
+        on_element=True,
+        repeatable=True,
+        quiet=True,
+        order=7,
+        on_request_in=frozenset({"default"}),
+        asked_by=words(r"horizontal\w*|sideways|scroll\w*\s+(to\s+the\s+)?(left|right)|carousels?|sliders?|wide"),
+        script=lambda c: _wheel(c, horizontal=True),
+    )
 
     async def run(self, args: ScrollHorizontallyParams, signal: AbortSignal) -> str:
         return await self._scroll(args.index, args.pixels, 0, args.right, signal)
@@ -184,6 +259,16 @@ class ExecuteJavascriptTool(BrowserTool):
     )
     parameters = ExecuteJavascriptParams
     failure = "Error executing JavaScript"
+    risk = "script"
+    facts = ActionFacts(
+        order=8,
+        opt_in=True,
+        small="Run JavaScript in the page; returns its result.",
+        script=lambda c: [
+            "# The recorded run ran this JavaScript (the model wrote it): read it before you run this script.",
+            f"{c.aw}run_js(page, {c.literal(c.args.get('script'))})",
+        ],
+    )
     timeout = 30.0
     max_result = 4000
 
@@ -263,6 +348,17 @@ class GoToUrlTool(BrowserTool):
     description = "Open an absolute URL in the current tab."
     parameters = GoToUrlParams
     failure = "Failed to open URL"
+    risk = "url"
+    facts = ActionFacts(
+        replay="unread",
+        order=10,
+        small="Open a URL.",
+        # a 1.5B model, measured, opened addresses it made up (/docs, /account: 404s) instead of clicking the link
+        on_request_in=frozenset({"small"}),
+        asked_by=names_an_address,
+        slots={"url": "url"},
+        script=lambda c: [f"{c.aw}page.goto(at({c.literal(c.args.get('url'))}))"],
+    )
 
     async def run(self, args: GoToUrlParams, signal: AbortSignal) -> str:
         page = await self.browser.ensure_page()
@@ -297,6 +393,8 @@ class GoBackTool(BrowserTool):
     description = "Go back one page."
     parameters = GoBackParams
     failure = "Failed to go back"
+    risk = "safe"
+    facts = ActionFacts(order=11, small="Go back one page.", script=lambda c: [f"{c.aw}page.go_back()"])
 
     async def run(self, args: GoBackParams, signal: AbortSignal) -> str:
         page = await self.browser.ensure_page()
@@ -327,11 +425,30 @@ async def _back_is_blank(page: Page) -> bool:
         return False
 
 
+def _switch_script(call: ScriptCall) -> list[str]:
+    """The agent's tab ids are its own: a script finds the tab by the page the next step was on."""
+    if not call.next_url:
+        raise NotScriptable("it switched tabs, and no later step says which page that tab showed")
+    return [
+        "# The agent's tab ids are its own: the tab is found by the page the next step was on.",
+        f"page = {call.aw}tab_at(page, url_re({call.literal(call.next_url)}))",
+    ]
+
+
 class SwitchTabTool(BrowserTool):
     name = "switch_tab"
     description = "Make the tab with this id (see Tabs) the current one."
     parameters = SwitchTabParams
     failure = "Failed to switch tab"
+    risk = "safe"
+    facts = ActionFacts(
+        replay="anywhere",
+        quiet=True,
+        order=12,
+        on_request_in=frozenset({"default"}),
+        asked_by=words(r"tabs?|windows?|pop-?ups?"),
+        script=_switch_script,
+    )
 
     async def run(self, args: SwitchTabParams, signal: AbortSignal) -> str:
         page = await self.browser.switch_tab(args.tab_id)

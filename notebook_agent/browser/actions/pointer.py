@@ -11,11 +11,24 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame
 
 from ...core.abort import AbortSignal
+from ...core.action_facts import ActionFacts, ScriptCall
 from ..errors import ActionError, first_line
+from ..page.action_watch import NEW_TAB_NOTE
 from ..page.page_script import call_page_api
-from .base import BrowserTool, describe_state, is_connected, read_after, state_after
+from .base import BrowserTool, describe_state, is_connected, read_after, state_after, words
 from .params import IndexParams
 from .scripts import SYNTHETIC_CLICK_JS, SYNTHETIC_HOVER_JS
+
+
+def _click_script(call: ScriptCall) -> list[str]:
+    """A click; one that opened a tab the run went on in waits for that popup and goes on there."""
+    if NEW_TAB_NOTE.search(call.result):
+        return [
+            f"{call.with_} page.expect_popup() as popup:",
+            f"    {call.aw}{call.target}.click()",
+            f"page = {call.aw}popup.value  # the click opened a tab; the run went on there",
+        ]
+    return [f"{call.aw}{call.target}.click()"]
 
 
 class ClickTool(BrowserTool):
@@ -23,6 +36,8 @@ class ClickTool(BrowserTool):
     description = "Click the element."
     parameters = IndexParams
     failure = "Failed to click element"
+    risk = "element"
+    facts = ActionFacts(on_element=True, order=3, small="Click element [index].", script=_click_script)
 
     async def run(self, args: IndexParams, signal: AbortSignal) -> str:
         el, info, frame, local = await signal.race(self.browser.resolve(args.index))
@@ -108,6 +123,14 @@ class HoverTool(BrowserTool):
     description = "Hover over the element (opens hover menus, tooltips)."
     parameters = IndexParams
     failure = "Failed to hover"
+    risk = "safe"
+    facts = ActionFacts(
+        on_element=True,
+        order=13,
+        on_request_in=frozenset({"default"}),
+        asked_by=words(r"hover\w*|mouse\s*over|tool-?tips?|menus?|drop-?downs?"),
+        script=lambda c: [f"{c.aw}{c.target}.hover()"],
+    )
 
     async def run(self, args: IndexParams, signal: AbortSignal) -> str:
         el, info, _, _ = await signal.race(self.browser.resolve(args.index))

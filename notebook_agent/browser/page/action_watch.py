@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from collections.abc import Callable
 
 from playwright.async_api import Error as PlaywrightError
@@ -13,6 +14,10 @@ from playwright.async_api import Frame, Page, Request
 
 from ...core.abort import AbortSignal
 from ...core.aio import wait_for
+
+NEW_TAB_NOTE = re.compile(r"It opened a new tab \(tab \d+: .*\) and is now the current tab\.")
+"""How an action's result says it opened a tab the run then acted in (:meth:`ActionWatch.describe`): a script
+replaying the action waits for that popup."""
 
 TabOf = Callable[[Page], tuple[int, bool]]
 """For a page: its tab id and whether it is the current tab."""
