@@ -3,7 +3,7 @@
 Two sites, one machine, one run:
 
 - the demo shop (``notebook_agent.demo``): the data task "Find the price of {product} on the demo shop." with a
-  typed answer, recorded once with the offline demo model and made a recipe (``run.to_recipe(template=...)``);
+  typed answer, recorded once with the offline demo model and made a recipe (``Recipe.from_run(run, template=...)``);
 - a fixture site served here: a sign-up form (type a name, choose a plan, submit) whose thanks page says what
   was submitted, recorded once with a scripted model.
 
@@ -216,7 +216,7 @@ async def record_demo(browser: BrowserSession, shop: str) -> Recipe:
     agent = PageAgent(model="demo", browser=browser, start_url=shop, output=Price, screenshots=False)
     run = await agent.run(PRICE_TASK.format(product=PRODUCTS[0]))
     assert run.success, run.text
-    return run.to_recipe(template=PRICE_TASK)
+    return Recipe.from_run(run, template=PRICE_TASK)
 
 
 async def record_form(browser: BrowserSession, site: str) -> Recipe:
@@ -225,7 +225,7 @@ async def record_form(browser: BrowserSession, site: str) -> Recipe:
     )
     run = await agent.run("Sign up as Ada on the Pro plan")
     assert run.success, run.text
-    return run.to_recipe(params={"name": "Ada", "plan": "Pro"})
+    return Recipe.from_run(run, params={"name": "Ada", "plan": "Pro"})
 
 
 def ok_rows(result: Any) -> int:

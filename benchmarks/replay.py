@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from notebook_agent import BrowserSession, PageAgent
-from notebook_agent.agent.runs.playwright_export import write_script
+from notebook_agent.agent.runs.playwright_export import to_playwright, write_script
 from notebook_agent.agent.runs.result import PageAgentResult
 from notebook_agent.demo import DEMO_TASK, serve_demo
 from notebook_agent.llm.local.llama_server import find_llama_server
@@ -148,7 +148,7 @@ def main() -> int:
     with serve_demo() as shop, tempfile.TemporaryDirectory() as tmp:
         figures = asyncio.run(agent_figures(shop.url, args.repeats))
         recorded: PageAgentResult = figures.pop("recorded")
-        script = recorded.to_playwright()
+        script = to_playwright(recorded)
         path = write_script(script, Path(tmp) / "replay.py")
         figures["script warm"] = script_warm(script, args.repeats)
         startup = median_subprocess([sys.executable, "-c", "import playwright.sync_api"], args.repeats)

@@ -117,13 +117,6 @@ FRONT = {
 }
 
 
-# Named exceptions, each the public entry of a front reached from the object it starts from, imported on call.
-UPWARD = {
-    # result.to_recipe(): a recipe is made from a run's result
-    ("notebook_agent.agent.runs.result", "notebook_agent.agent.recipes.recipe"),
-}
-
-
 def place(module: str) -> tuple[str, str] | None:
     """(layer, part) of a module inside a layer with sub-packages: part is the sub-package, or "base" / "front"
     for a root module."""
@@ -149,8 +142,6 @@ def test_sub_packages_import_only_their_declared_siblings() -> None:
             if there is None or there[0] != here[0] or there[1] == here[1]:
                 continue
             if here[1] == "front":
-                continue
-            if (module, target) in UPWARD:
                 continue
             if there[1] == "front":
                 bad.append(f"{module} -> {target} (a front module)")

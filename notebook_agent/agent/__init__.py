@@ -40,6 +40,7 @@ from .runs.events import (
     StepFinished,
     StepStarted,
 )
+from .runs.playwright_export import to_playwright, write_script
 from .runs.result import PageAgentResult, PageStep, Status, StepRequest
 from .runs.run_file import compare_runs, find_run, list_runs, load_run, save_run
 from .safety.approval import (
@@ -56,6 +57,7 @@ from .safety.approval import (
 )
 from .safety.secrets import CaseInsensitive
 from .step.pilot import Pilot
+from .step.replay_pilot import replay_model
 
 __all__ = [
     "MACRO_NAME",
@@ -109,6 +111,9 @@ __all__ = [
     "macro_spec",
     "parse_output",
     "prompt_hash",
+    "replay_model",
     "risk_reason",
     "save_run",
+    "to_playwright",
+    "write_script",
 ]

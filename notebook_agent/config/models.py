@@ -19,9 +19,10 @@ def choose_model(name: str | None, task: str, *, runs_dir: str | Path = "agent_r
     chosen = name or os.environ.get("NOTEBOOK_AGENT_MODEL")
     if chosen and chosen.startswith("replay:"):
         from ..agent.runs.run_file import find_run, load_run
+        from ..agent.step.replay_pilot import replay_model
 
         saved = load_run(find_run(runs_dir, chosen.split(":", 1)[1]), with_screenshots=False)
-        return saved.replay_model(), f"replaying run {saved.run_id}"
+        return replay_model(saved), f"replaying run {saved.run_id}"
     if chosen and chosen.startswith("scripted:"):
         raise ValueError(
             f"The model {chosen!r} was a scripted model; choose one with --model, or replay a saved run with "

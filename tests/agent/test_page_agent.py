@@ -20,6 +20,7 @@ from notebook_agent.agent import (
 )
 from notebook_agent.agent.prompt.agent_output import MACRO_NAME, agent_output
 from notebook_agent.agent.safety.approval import ApprovalAnswer, ApprovalRequest
+from notebook_agent.agent.step.replay_pilot import replay_model
 from notebook_agent.browser import BrowserSession
 from notebook_agent.core.abort import AbortSignal
 from notebook_agent.core.messages import UserMessage
@@ -348,7 +349,7 @@ async def test_replay_reproduces_a_run(browser: BrowserSession, servers: Servers
         step("done", {"text": "done", "success": True}),
     ]
     first, _, _ = await run(browser, script, start_url=servers.url("agent_form.html"))
-    again, _, _ = await run_model(browser, first.replay_model(), servers.url("agent_form.html"))
+    again, _, _ = await run_model(browser, replay_model(first), servers.url("agent_form.html"))
     assert [(s.action, s.args) for s in again.steps] == [(s.action, s.args) for s in first.steps]
     assert [s.result for s in again.steps] == [s.result for s in first.steps]
 

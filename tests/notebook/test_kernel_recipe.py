@@ -17,6 +17,7 @@ import asyncio, json, sys
 import pandas as pd
 from pydantic import BaseModel
 from notebook_agent import PageAgent
+from notebook_agent.agent import Recipe
 from notebook_agent.demo import PRICE_TASK, demo_url
 url = demo_url()
 class Price(BaseModel):
@@ -24,7 +25,7 @@ class Price(BaseModel):
     price: float
 agent = PageAgent(model="demo", start_url=url, output=Price, screenshots=False)
 first = await agent.run(PRICE_TASK.format(product="Ridgeline Rain Jacket"))
-recipe = first.to_recipe(template=PRICE_TASK)
+recipe = Recipe.from_run(first, template=PRICE_TASK)
 PRICES = {"Cascade Hiking Boots": 159.0, "Lumen 400 Headlamp": 34.5, "Basecamp 28L Daypack": 79.0}
 many = pd.DataFrame({"product": list(PRICES) * 20})
 def kept(result):

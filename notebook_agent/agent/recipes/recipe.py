@@ -1,10 +1,10 @@
 """A recipe: a run shown once, made into steps with slots, to be done again for every row of a table for free.
 
-``recipe = result.to_recipe(params={"product": "Rain Jacket"})`` (or ``Recipe.from_run(path_or_run,
+``recipe = Recipe.from_run(result, params={"product": "Rain Jacket"})`` (or ``Recipe.from_run(path_or_run,
 template="Find the price of {product}")``, which reads the values out of the run's task) finds where the run
 used each value: text it typed, an option it chose, a URL it went to (URL-encoded as the URL had it), the
 fingerprint of an element it acted on, the URL of a page it was on. Each becomes a slot (see
-:mod:`.recipe_slots`). The recipe keeps, per step, the action and its arguments, the element's fingerprint,
+:mod:`.slots`). The recipe keeps, per step, the action and its arguments, the element's fingerprint,
 the page's URL pattern and title (what the step checks before it acts: the page it expects), and for the
 answer the lines of the last page its values were read from.
 
@@ -128,7 +128,9 @@ class Recipe(BaseModel):
     @classmethod
     def parse(cls, data: Any, where: str = "the recipe") -> Recipe:
         if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise RecipeError(f'{where} is not a recipe (no "format": {FORMAT!r}); make one with result.to_recipe().')
+            raise RecipeError(
+                f'{where} is not a recipe (no "format": {FORMAT!r}); make one with Recipe.from_run(result, ...).'
+            )
         if data.get("version") != VERSION:
             raise RecipeError(f"{where} is a recipe of version {data.get('version')!r}; this version reads {VERSION}.")
         try:
@@ -316,6 +318,6 @@ def open_recipe(
     if template is None and params is None:
         raise RecipeError(
             f"{text} is a run, not a recipe: give the task template with its {{column}}s (the cell body, or the "
-            "terminal's TASK), or make a recipe file first with result.to_recipe(...).save('recipe.json')."
+            "terminal's TASK), or make a recipe file first with Recipe.from_run(result, ...).save('recipe.json')."
         )
     return Recipe.from_run(path, params, template=template)

@@ -112,7 +112,9 @@ def _copy(agent: Any) -> Any:
 def plan_recipe(recipe: Any, rows: Any, agent: Any, options: MapOptions) -> RecipeMapResult:
     """Every row as a record not started yet, after checking that each row has every slot."""
     if not (hasattr(recipe, "steps") and hasattr(recipe, "answer") and hasattr(recipe, "names")):
-        raise TypeError(f"map_recipe needs a Recipe (result.to_recipe(...), Recipe.load(path)), not {type(recipe)}")
+        raise TypeError(
+            f"map_recipe needs a Recipe (Recipe.from_run(result, ...), Recipe.load(path)), not {type(recipe)}"
+        )
     columns, values = normalise_rows(rows)
     missing = [n for n in recipe.names if n not in columns]
     if missing:

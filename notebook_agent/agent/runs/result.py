@@ -1,7 +1,10 @@
 """What a page-agent run produces: its steps and its result.
 
-Plain dataclasses with no behaviour beyond small conveniences, so run files, the notebook view, the CLI and
-evaluation can all read a run without importing the machinery that made it. The events a run emits while it
+Plain dataclasses with no behaviour beyond small conveniences (how a run's facts read, a DataFrame of its
+answer, a GIF of its pictures), so run files, the notebook view, the CLI and evaluation can all read a run without
+importing the machinery that made it, nor what can be made of it: a recipe is made by ``Recipe.from_run``
+(agent/recipes/), a Playwright script by ``to_playwright`` (agent/runs/playwright_export.py), a model that answers
+with the recorded outputs by ``replay_model`` (agent/step/replay_pilot.py). The events a run emits while it
 happens are in :mod:`.events`.
 """
 
@@ -12,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from ...core.messages import AssistantMessage, Usage
-from ...core.model import Model
 
 Status: TypeAlias = Literal["running", "completed", "failed", "max_steps", "stopped", "error"]
 
@@ -193,31 +195,6 @@ class PageAgentResult:
         from .pictures import gif
 
         return gif((s.screenshot for s in self.steps if s.screenshot), path, width=width, seconds=seconds)
-
-    def replay_model(self) -> Model:
-        """A model that answers with this run's recorded outputs, in order (no API key needed)."""
-        from ...llm.scripted import ScriptedModel
-
-        return ScriptedModel.from_messages(
-            [s.output for s in self.steps if s.output is not None], id=f"replay:{self.model}"
-        )
-
-    def to_recipe(self, params: Any = None, *, template: str | None = None) -> Any:
-        """This run as a :class:`~.recipe.Recipe` to do again for every row of a table, free: ``params`` names
-        the values the run used that are parameters (``{"product": "Rain Jacket"}``), or ``template`` is the
-        task template it was filled from (a map's). See :mod:`.recipe`."""
-        from ..recipes.recipe import Recipe
-
-        return Recipe.from_run(self, params, template=template)
-
-    def to_playwright(self, mode: Literal["sync", "async"] = "sync", base_url: str | None = None) -> str:
-        """This run as a Playwright-for-Python script that does its steps again with no model, for where
-        notebook_agent is not installed (CI, a colleague): ``python script.py [--base-url URL] [--headed]``.
-        ``base_url`` is where the script goes by default instead of the recorded origin. See
-        :func:`.export.to_playwright`."""
-        from .playwright_export import to_playwright
-
-        return to_playwright(self, mode=mode, base_url=base_url)
 
 
 def replay_line(counts: dict[str, int], tokens: int) -> str:

@@ -1,7 +1,7 @@
 """Record once, replay free: a saved run's actions again, with no model call, finding each element by what it
 was, and asking the model only for the steps that cannot be replayed as they are (healing).
 
-A replay is an ordinary page-agent run whose "model" is a :class:`ReplayModel`: each step, after the page
+A replay is an ordinary page-agent run whose "model" is a :class:`~.pilot.PilotModel`: each step, after the page
 was read, the :class:`ReplayPilot` takes the next recorded action; an action on an element (``facts.on_element``)
 finds that element again by its recorded fingerprint (browser/session/targets.py) and uses its index in the
 current state. The action then goes through everything a model's action goes through (the approval gate,
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -25,7 +25,7 @@ from ...browser.actions import action_facts
 from ...browser.session.browser_session import BrowserSession
 from ...browser.session.targets import find_target
 from ...core.action_facts import ActionFacts
-from ...core.model import Context, Model, StreamEvent, StreamOptions
+from ...core.model import Model
 from ...core.tools import Tool
 from ...llm.scripted import ScriptedCall, ScriptedModel
 from ..prompt.agent_output import MACRO_NAME
@@ -255,36 +255,6 @@ class ReplayPilot:
         return None
 
 
-class ReplayModel:
-    """The replay's model: the pilot's recorded call (no tokens), or the healing model for a step that needs it."""
-
-    def __init__(self, pilot: ReplayPilot, healer: Model) -> None:
-        self.pilot = pilot
-        self.healer = healer
-        self.provider = "replay"
-        self.id = f"{healer.provider}:{healer.id}"
-        self.api = "replay"
-
-    async def stream(self, context: Context, options: StreamOptions) -> AsyncIterator[StreamEvent]:
-        decision = self.pilot.decision
-        self.pilot.decision = None
-        if decision is not None and decision.call is not None:
-            async for event in ScriptedModel([decision.call], id=self.id, provider="replay", chunk=1 << 20).stream(
-                context, options
-            ):
-                yield event
-            return
-        async for event in self.healer.stream(context, options):
-            yield event
-
-
-def replaying_agent(agent: Any, pilot: ReplayPilot) -> Any:
-    """A copy of ``agent`` (a ``PageAgent``) that replays with ``pilot`` (see :func:`.pilot.piloted_agent`)."""
-    from .pilot import piloted_agent
-
-    return piloted_agent(agent, pilot)
-
-
 def replaying(agent: Any, run: Any, *, heal: bool = True, url: str | None = None) -> tuple[Any, ReplayPilot]:
     """``(agent copy, pilot)`` replaying the recorded ``run`` (a ``PageAgentResult``) with ``agent``'s model to
     heal: the one place a replay is set up (``agent.replay``, ``%agent replay``, the terminal's ``replay``). The
@@ -304,3 +274,9 @@ def replaying(agent: Any, run: Any, *, heal: bool = True, url: str | None = None
         raise ValueError(f"Run {run.run_id or run.task!r} has no action that ran, so there is nothing to replay.")
     return piloted_agent(agent, pilot), pilot
 
+
+def replay_model(run: PageAgentResult) -> Model:
+    """A model that answers with ``run``'s recorded outputs, in order (no API key needed): the model's side of a
+    run again, for comparing prompts on the same decisions (``--model replay:RUN``). Unlike a replay, nothing
+    checks the page: the outputs are sent as they were."""
+    return ScriptedModel.from_messages([s.output for s in run.steps if s.output is not None], id=f"replay:{run.model}")

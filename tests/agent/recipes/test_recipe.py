@@ -65,7 +65,7 @@ def test_slots_are_found_where_the_run_typed_chose_and_navigated() -> None:
         ],
         task="Buy Rain Jacket in Large",
     )
-    recipe = run.to_recipe(params={"item": "Rain Jacket", "size": "Large"})
+    recipe = Recipe.from_run(run, params={"item": "Rain Jacket", "size": "Large"})
     used = {s.name: s.used for s in recipe.slots}
     assert used["item"] == ["step 1: URL", "step 2: typed text", "step 4: the element acted on"]
     assert used["size"] == ["step 1: URL", "step 3: chosen option"]
@@ -78,7 +78,7 @@ def test_slots_are_found_where_the_run_typed_chose_and_navigated() -> None:
     assert bound.steps[3].target == {"role": "link", "name": "Trail Boots & Co", "href": "/p/Trail%20Boots%20%26%20Co"}
     # a value the run never used is not a slot, and says so
     with pytest.raises(RecipeError, match="never typed, chose or went to 'Medium'"):
-        run.to_recipe(params={"size": "Medium"})
+        Recipe.from_run(run, params={"size": "Medium"})
     # a value is found whole: 'L' is not inside 'Large'
     assert templated("Large L", {"s": "L"}) == ("Large {s}", ["s"])
     assert Recipe.from_run(run, template="Buy {item} in {size}").slots[1].recorded == "Large"
@@ -105,7 +105,7 @@ def test_a_template_gives_back_the_recorded_text_and_takes_any_new_value(recorde
 
 def test_a_recipe_file_round_trips_and_a_bad_one_says_why(tmp_path: Path) -> None:
     run = _run([PageStep(index=1, action="go_to_url", args={"url": "http://shop.test/s?q=Boots"}, result="ok")])
-    recipe = run.to_recipe(params={"item": "Boots"})
+    recipe = Recipe.from_run(run, params={"item": "Boots"})
     path = recipe.save(tmp_path / "r.json")
     assert Recipe.load(path) == recipe
     bad = tmp_path / "bad.json"
@@ -145,7 +145,7 @@ async def test_a_recipe_maps_a_form_for_every_row_with_no_model_call(
     )
     recorded = await agent.run("Sign up as Ada on the Pro plan")
     assert recorded.success and recorded.usage.tokens > 0
-    recipe = recorded.to_recipe(params={"name": "Ada", "plan": "Pro"})
+    recipe = Recipe.from_run(recorded, params={"name": "Ada", "plan": "Pro"})
     assert [s.used[0] for s in recipe.slots] == ["step 1: typed text", "step 2: chosen option"]
     healer = ScriptedModel([])
     rows = [{"name": "Grace", "plan": "Team"}, {"name": "Linus", "plan": "Free"}, {"name": "Ada", "plan": "Pro"}]
@@ -167,7 +167,7 @@ async def test_a_row_whose_page_differs_heals_and_without_healing_fails(tmp_path
         async with BrowserSession() as browser:
             agent = PageAgent(model="demo", browser=browser, start_url=shop.url, output=Price, screenshots=False)
             recorded = await agent.run(PRICE_TASK.format(product="Ridgeline Rain Jacket"))
-            recipe = recorded.to_recipe(template=PRICE_TASK)
+            recipe = Recipe.from_run(recorded, template=PRICE_TASK)
             rows = [
                 {"product": "Cascade Hiking Boots"},
                 {"product": "Glacier Parka"},
@@ -220,7 +220,7 @@ async def test_the_gate_and_secrets_apply_to_every_row(browser: BrowserSession, 
     recorded = await PageAgent(
         model=ScriptedModel(script), browser=browser, start_url=servers.url("login.html"), secrets=secrets
     ).run("Sign in as ada")
-    recipe = recorded.to_recipe(params={"user": "ada"})
+    recipe = Recipe.from_run(recorded, params={"user": "ada"})
     assert "pa55" not in recipe.model_dump_json()
     LOGINS.clear()
     rows = [{"user": "grace"}, {"user": "linus"}]
@@ -240,7 +240,7 @@ async def test_the_gate_and_secrets_apply_to_every_row(browser: BrowserSession, 
     deleting = await PageAgent(
         model=ScriptedModel(danger), browser=browser, start_url=servers.url("agent_danger.html") + "?user=ada"
     ).run("Delete ada's account")
-    gated = await deleting.to_recipe(params={"user": "ada"}).map(
+    gated = await Recipe.from_run(deleting, params={"user": "ada"}).map(
         rows, PageAgent(model=ScriptedModel([]), browser=browser, approval="deny-risky"), heal=False, keep_runs="all"
     )
     for row in gated.rows:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from notebook_agent.agent import PageAgent
+from notebook_agent.agent import PageAgent, Recipe
 from notebook_agent.browser import BrowserSession
 from notebook_agent.demo import PRICE_TASK, serve_demo
 from notebook_agent.llm.scripted import ScriptedModel
@@ -22,7 +22,7 @@ async def test_the_answer_is_read_only_on_the_recorded_page_for_this_row() -> No
         async with BrowserSession() as browser:
             agent = PageAgent(model="demo", browser=browser, start_url=shop.url, output=Price, screenshots=False)
             recorded = await agent.run(PRICE_TASK.format(product="Ridgeline Rain Jacket"))
-            recipe = recorded.to_recipe(template=PRICE_TASK)
+            recipe = Recipe.from_run(recorded, template=PRICE_TASK)
             assert recipe.steps[0].args["url"].endswith("/search.html?q={product:q}")
             rows = [{"product": "Lumen 400 Headlamp"}]
             healer = PageAgent(model=ScriptedModel([]), browser=browser, screenshots=False)

@@ -51,7 +51,7 @@ async def recorded_recipe(shop: str) -> Recipe:
     async with BrowserSession() as browser:
         agent = PageAgent(model="demo", browser=browser, start_url=shop, output=Price, screenshots=False)
         run = await agent.run(PRICE_TASK.format(product="Ridgeline Rain Jacket"))
-    return run.to_recipe(template=PRICE_TASK)
+    return Recipe.from_run(run, template=PRICE_TASK)
 
 
 async def test_a_worker_killed_mid_map_loses_no_finished_row(dask_client: Any, shop: str) -> None:

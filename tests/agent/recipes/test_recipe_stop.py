@@ -31,7 +31,7 @@ async def _recipe(browser: BrowserSession, shop: str) -> Recipe:
     agent = PageAgent(model="demo", browser=browser, start_url=shop, output=Price, screenshots=False)
     recorded = await agent.run(PRICE_TASK.format(product="Ridgeline Rain Jacket"))
     assert recorded.success
-    return recorded.to_recipe(template=PRICE_TASK)
+    return Recipe.from_run(recorded, template=PRICE_TASK)
 
 
 def _kept_as_finished(result: RecipeMapResult, at_least: int) -> None:

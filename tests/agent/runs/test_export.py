@@ -90,7 +90,7 @@ async def demo_run(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Pa
 async def test_the_demo_run_replays_as_a_script_on_another_host(
     demo_run: PageAgentResult, mode: str, tmp_path: Path, no_notebook_agent: Path
 ) -> None:
-    script = demo_run.to_playwright(mode=mode)  # type: ignore[arg-type]
+    script = to_playwright(demo_run, mode=mode)  # type: ignore[arg-type]
     assert f"playwright.{mode}_api" in imported(script) and not any("notebook_agent" in m for m in imported(script))
     elements = [s for s in demo_run.steps if s.target]
     assert script.count("expect(target).to_be_visible()") == len(elements) == 5
@@ -145,7 +145,7 @@ async def test_every_kind_of_step_is_written_and_replays(
         "everything: tabs, frames, keys, hover menus, scrolls"
     )
     assert recorded.success and not any(s.is_error for s in recorded.steps), [s.result for s in recorded.steps]
-    source = recorded.to_playwright()
+    source = to_playwright(recorded)
     for expected in (
         "with page.expect_popup() as popup:",
         'page = tab_at(page, url_re("' + servers.url("tabs.html"),
@@ -181,7 +181,7 @@ async def test_a_secret_is_read_from_the_environment_and_never_written(
     )
     recorded = await agent.run("Sign in")
     assert recorded.success and LOGINS[-1]["password"] == "pa55-word-9"
-    source = recorded.to_playwright(mode="async")
+    source = to_playwright(recorded, mode="async")
     assert 'await target.fill(os.environ["pw"])' in source and 'SECRETS = ["pw"]' in source
     assert "pa55" not in source
     path = write_script(source, tmp_path / "login.py")
