@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any, Protocol
 
 from ...core.events import (
     AgentEvent,
@@ -22,26 +21,10 @@ from ...core.events import (
 )
 from ...core.text import map_strings
 from ..prompt.preview import reflection_partial
-from ..runs.events import ActionFinished, ActionProgress, ActionStarted, PageEvent, ReflectionPartial, StepFinished
+from ..runs.events import ActionFinished, ActionProgress, ActionStarted, ReflectionPartial, StepFinished
 from ..runs.result import PageStep
 from .ending import verdict_of
-
-
-class RunState(Protocol):
-    """What the translation reads and feeds of a run (``run.PageRun``)."""
-
-    agent: Any
-    browser: Any
-    redactor: Any
-    screenshots: Any
-    data: Any
-    outcome: Any
-    observer: Any
-
-    def put(self, event: PageEvent) -> None: ...
-
-    @property
-    def step(self) -> PageStep | None: ...
+from .run_state import RunState
 
 
 class LoopEvents:

@@ -13,33 +13,15 @@ between. A read that failed there fails step 1 the same way, where it always did
 
 from __future__ import annotations
 
-from typing import Any, Protocol
-
 from ...browser.page.snapshot import Snapshot
 from ...browser.session.browser_session import BrowserSession
 from ...browser.session.page_reads import page_url
 from ..prompt.outcome import page_facts
-from ..prompt.state_message import Observer
 from ..runs.result import PageStep
-from .loop_guard import LoopGuard
-from .pilot import Pilot
+from .run_state import RunState
 
 #: The page text of a step a pilot decided without reading the page (what its run file shows in its place).
 NOT_READ = "(The page was not read for this step: it repeats a recorded navigation.)"
-
-
-class StepRun(Protocol):
-    """What reading the page for a step uses of its run (``run.PageRun``)."""
-
-    agent: Any
-    browser: BrowserSession | None
-    pilot: Pilot | None
-    redactor: Any
-    observer: Observer
-    loops: LoopGuard
-    outcome: Any
-    steps: list[PageStep]
-    start_read: Snapshot | Exception | None
 
 
 def url_of(browser: BrowserSession) -> str:
@@ -49,7 +31,7 @@ def url_of(browser: BrowserSession) -> str:
         return ""
 
 
-async def read_start(run: StepRun) -> Snapshot | None:
+async def read_start(run: RunState) -> Snapshot | None:
     """The first step's snapshot of the start page, read now (kept on ``run.start_read`` for step 1), or None
     when step 1 will not read the page (a recorded navigation comes first), the tab shows no page, or the run
     is traced (the read then belongs inside the step's trace group). A read that raised is kept to raise in
@@ -68,7 +50,7 @@ async def read_start(run: StepRun) -> Snapshot | None:
     return run.start_read
 
 
-async def page_for_step(run: StepRun, step: PageStep) -> tuple[str, bool]:
+async def page_for_step(run: RunState, step: PageStep) -> tuple[str, bool]:
     """What ``step`` shows the model of the page, and whether the page was read for it: a piloted step decided
     without the page (a recorded navigation) reads nothing first, unless its pilot hands it to the model after
     all; then it reads the page as any step does."""
@@ -85,7 +67,7 @@ async def page_for_step(run: StepRun, step: PageStep) -> tuple[str, bool]:
     return page_text, read
 
 
-async def read_page(run: StepRun, step: PageStep) -> str:
+async def read_page(run: RunState, step: PageStep) -> str:
     """Snapshot the page for ``step`` of ``run``: its URL, title and observations set; the text the model reads.
     The start page's snapshot (:func:`read_start`) serves step 1 while it is still the browser's latest and the
     tab is still at its URL."""
