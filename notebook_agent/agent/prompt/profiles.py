@@ -129,7 +129,7 @@ PROFILES: dict[str, Profile] = {
             "wait": "Wait for the page.",
             "ask_user": "Ask the user; returns the answer.",
             "execute_javascript": "Run JavaScript in the page; returns its result.",
-            "extract_table": "Read the table or list at index as data; name it in done.",
+            "extract_table": "Read a table by its name (table=T1) or the list at index as data; name it in done.",
         },
         on_request=("go_to_url",),
         repeat_caution=True,

@@ -174,8 +174,10 @@ class Observer:
 #: Actions after which new text is not news: they move the view or only wait.
 QUIET_ACTIONS = frozenset({"scroll", "scroll_horizontally", "wait", "find_text", "switch_tab", "done"})
 _ELEMENT_LINE = re.compile(r"^\s*\*?\[\d+\]")
-# The snapshot's own lines: the header (page, tabs, notices), scroll hints and budget markers.
-_HINT_LINE = re.compile(r"^\s*(\[(Start|End) of page\]|\[Snapshot truncated|\.\.\. |Current page: |Tabs: |Note: )")
+# The snapshot's own lines: the header (page, tabs, notices), scroll hints, budget markers and table names.
+_HINT_LINE = re.compile(
+    r"^\s*(\[(Start|End) of page\]|\[Snapshot truncated|\.\.\. |Current page: |Tabs: |Note: |\[Table T\d+\]$)"
+)
 
 
 def text_lines(page_text: str) -> list[str]:

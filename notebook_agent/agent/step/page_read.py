@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from ...browser.page.snapshot import Snapshot
+from ...browser.page.snapshot import Snapshot, without_tables
 from ...browser.session.browser_session import BrowserSession
 from ...browser.session.page_reads import page_url
 from ..prompt.outcome import page_facts
@@ -40,6 +40,7 @@ class StepRun(Protocol):
     outcome: Any
     steps: list[PageStep]
     start_read: Snapshot | Exception | None
+    tools: dict[str, Any]
 
 
 def url_of(browser: BrowserSession) -> str:
@@ -97,7 +98,8 @@ async def read_page(run: StepRun, step: PageStep) -> str:
         start = await run.browser.snapshot(full_page=run.agent.full_page)  # (a page that moved on meanwhile)
     snapshot = start
     scrub = run.redactor.scrub_text
-    page_text = scrub(snapshot.text)
+    # the tables are named for extract_table: a run without it reads the page without their names
+    page_text = scrub(snapshot.text if "extract_table" in run.tools else without_tables(snapshot.text))
     step.url, step.title = scrub(snapshot.url), scrub(snapshot.title)
     facts = await page_facts(run.browser, snapshot, scrub)
     step.observations = run.observer.observe(
