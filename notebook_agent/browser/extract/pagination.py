@@ -285,9 +285,8 @@ async def load_on_scroll(
         return out
     new = await signal.race(reread(target))  # every row, the first ones again: read in place of the first read
     if out.fits(new, "the rows loaded on scroll"):
-        out.records = []
+        out.records, out.count = [], 1 + rounds
         out.add(new.records)
-    out.count = 1 + rounds
     out.notes.append(f"scrolled to the end {rounds} time{'' if rounds == 1 else 's'} to load more rows")
     if rounds == pages - 1:
         out.notes.append(f"more may load on scroll (pages={pages} reached)")
