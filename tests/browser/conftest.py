@@ -4,8 +4,9 @@ Chromium.
 Pages live in ``pages/``. ``__OTHER__`` in a page is replaced by the other server's origin
 (``http://localhost:<port>`` vs ``http://127.0.0.1:<port>``: different sites, so Chromium puts the frame in
 its own process) and ``__SELF__`` by the page's own origin. ``/slow?ms=N`` answers after N ms and
-``/status?code=N`` with that status, ``/redirect?to=URL`` with a 302 to URL, ``/attachment`` with a CSV file
-to download (``Content-Disposition: attachment``).
+``/status?code=N`` with that status (a form may post there too), ``/redirect?to=URL`` with a 302 to URL,
+``/attachment`` with a CSV file to download (``Content-Disposition: attachment``), ``/made/NAME`` with
+``MADE[NAME]``, a page a test made as it runs.
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ PAGES = Path(__file__).parent / "pages"
 #: What ``POST /login`` (pages/login.html) accepts; tests set it. Every form it received is kept in ``LOGINS``.
 LOGIN: dict[str, str] = {"username": "ada", "password": "", "apitoken": ""}
 LOGINS: list[dict[str, str]] = []
+
+#: Pages tests make as they run, by name (served at ``/made/NAME``).
+MADE: dict[str, str] = {}
 
 
 @dataclass
@@ -73,6 +77,11 @@ def _handler(self_origin: str, other_origin: str) -> type[SimpleHTTPRequestHandl
                 self.end_headers()
                 self.wfile.write(body)
                 return None
+            if parsed.path.startswith("/made/"):
+                name = parsed.path.removeprefix("/made/")
+                if name not in MADE:
+                    return self._send(404, b"<!doctype html><title>Not made</title>")
+                return self._send(200, MADE[name].encode())
             if parsed.path == "/status":
                 code = int(query.get("code", ["404"])[0])
                 return self._send(code, f"<!doctype html><title>Status {code}</title><p>status {code}</p>".encode())
@@ -84,7 +93,11 @@ def _handler(self_origin: str, other_origin: str) -> type[SimpleHTTPRequestHandl
             super().do_GET()
 
         def do_POST(self) -> None:
-            if urlparse(self.path).path != "/login":
+            parsed = urlparse(self.path)
+            if parsed.path == "/status":  # a form answered with that status
+                code = int(parse_qs(parsed.query).get("code", ["404"])[0])
+                return self._send(code, f"<!doctype html><title>Status {code}</title><p>status {code}</p>".encode())
+            if parsed.path != "/login":
                 return self._send(404, b"<!doctype html><title>Not found</title>")
             length = int(self.headers.get("Content-Length") or 0)
             form = {k: v[0] for k, v in parse_qs(self.rfile.read(length).decode("utf-8")).items()}

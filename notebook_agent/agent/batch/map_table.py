@@ -36,6 +36,15 @@ a recipe's row the model healed); every row keeps its table row (:class:`RowFact
 #: The columns every map table has after the input's, in order; the output's fields go after ``answer``.
 RESULT_COLUMNS = ("status", "success", "answer", "steps", "tokens", "cost", "seconds", "run_id", "error")
 
+#: What a row without success and without a reason of its own says, by its status (:meth:`MapRow.failure`).
+ENDED = {
+    "not_started": "Not started: the map was stopped before this row.",
+    "failed": "The agent said it failed.",
+    "max_steps": "Stopped at max_steps without finishing.",
+    "stopped": "Stopped before the run finished.",
+    "error": "The run ended with an error.",
+}
+
 PANDAS_HINT = 'pip install "notebook-agent[data]" (or pip install pandas)'
 
 
@@ -221,6 +230,19 @@ class MapRow:
         facts = self.facts
         return facts is not None and facts.success
 
+    def failure(self) -> str | None:
+        """The table's ``error``: the run's error or the map's reason (an exception around the run), and for a
+        row without success that has neither, the agent's own words when it said it failed (done with success
+        false), else what its status says; never empty for a row that ended without success, whichever way, so
+        ``df[df.error.notna()]`` finds every one of them."""
+        f = self.facts
+        reason = (f.error if f is not None else None) or self.error
+        if reason or self.success or self.status == "running":
+            return reason or None
+        if f is not None and f.answer and self.status == "failed":
+            return f"The agent said it failed: {f.answer}"
+        return ENDED.get(self.status, "The row ended without success.")
+
     def record(self) -> dict[str, Any]:
         """This row's result columns (the output's fields under ``output_fields``)."""
         f = self.facts
@@ -233,7 +255,7 @@ class MapRow:
             "cost": f.cost if f is not None else 0.0,
             "seconds": round(self.seconds, 3),
             "run_id": f.run_id if f is not None else "",
-            "error": (f.error if f is not None and f.error else None) or self.error,
+            "error": self.failure(),
         }
 
 

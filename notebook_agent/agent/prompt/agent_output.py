@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,13 +99,17 @@ def macro_spec(tools: list[Tool]) -> ToolSpec:
 
 
 def with_indices(
-    spec: ToolSpec, indices: Iterable[int], excluded: Mapping[str, set[int] | None] | None = None
+    spec: ToolSpec,
+    indices: Iterable[int],
+    excluded: Mapping[str, set[int] | None] | None = None,
+    tables: Sequence[str] = (),
 ) -> ToolSpec:
     """``spec`` with a decoding schema in which every ``index`` is one of ``indices`` (the elements of this
-    step's state), for schema-constrained servers: a model then cannot name an element that is not there. An
-    action that needs an index is left out of it when the page has none. ``excluded`` takes more out, per
-    action: those indices, or (None) the whole action (moves the loop guard refused, see loops.py). ``done``
-    always stays. The prompt's schema is unchanged."""
+    step's state), and every ``table`` one of ``tables`` (the tables it names), for schema-constrained servers:
+    a model then cannot name an element or a table that is not there. An action that needs an index is left
+    out of it when the page has none. ``excluded`` takes more out, per action: those indices, or (None) the
+    whole action (moves the loop guard refused, see loops.py). ``done`` always stays. The prompt's schema is
+    unchanged."""
     every = sorted(set(indices))
     excluded = excluded or {}
     members = []
@@ -127,6 +131,10 @@ def with_indices(
             inner = {**params, "properties": {k: v for k, v in props.items() if k != "index"}}
         else:
             inner = params
+        if "table" in props:  # a table by its name: one the state names, or none when it names none
+            rest = {k: v for k, v in inner["properties"].items() if k != "table"}
+            named = {"table": {**props["table"], "enum": list(tables)}} if tables else {}
+            inner = {**inner, "properties": {**rest, **named}}
         members.append({**member, "properties": {name: inner}})
     action = {**spec.parameters["properties"]["action"], "anyOf": members}
     decoding = {**spec.parameters, "properties": {**spec.parameters["properties"], "action": action}}

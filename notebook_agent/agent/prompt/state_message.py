@@ -176,8 +176,10 @@ class Observer:
 
 
 _ELEMENT_LINE = re.compile(r"^\s*\*?\[\d+\]")
-# The snapshot's own lines: the header (page, tabs, notices), scroll hints and budget markers.
-_HINT_LINE = re.compile(r"^\s*(\[(Start|End) of page\]|\[Snapshot truncated|\.\.\. |Current page: |Tabs: |Note: )")
+# The snapshot's own lines: the header (page, tabs, notices), scroll hints, budget markers and table names.
+_HINT_LINE = re.compile(
+    r"^\s*(\[(Start|End) of page\]|\[Snapshot truncated|\.\.\. |Current page: |Tabs: |Note: |\[Table T\d+\]$)"
+)
 
 
 def text_lines(page_text: str) -> list[str]:

@@ -86,9 +86,17 @@ class RunData:
 
 
 def table_frame(table: Table) -> Any:
-    """An extracted table as a DataFrame, cells as the page showed them."""
+    """An extracted table as a DataFrame, cells as the page showed them; ``attrs["dropped"]`` lists the pages
+    that were reached but not read (a header that differs), so a frame with fewer rows than the site says so."""
     pd = _pandas()
-    return pd.DataFrame(table.rows, columns=table.columns)
+    frame = pd.DataFrame(table.rows, columns=table.columns)
+    frame.attrs["dropped"] = list(getattr(table, "dropped", None) or [])
+    return frame
+
+
+def dropped_notes(tables: Mapping[str, Any]) -> list[str]:
+    """One line per table that left pages out (``t1 is missing page 3 and any after it, since …``), for views."""
+    return [f"{name} is missing {why}" for name, t in tables.items() for why in getattr(t, "dropped", None) or []]
 
 
 def table_to_dict(table: Any) -> dict[str, Any]:
@@ -98,6 +106,7 @@ def table_to_dict(table: Any) -> dict[str, Any]:
         "rows": [list(r) for r in table.rows],
         "source": getattr(table, "source", ""),
         "pages": getattr(table, "pages", 1),
+        "dropped": list(getattr(table, "dropped", None) or []),
     }
 
 
@@ -113,6 +122,7 @@ def table_from_dict(name: str, data: Mapping[str, Any]) -> Any:
         rows=[[str(c) for c in row] for row in data.get("rows") or [] if isinstance(row, list)],
         source=str(data.get("source") or ""),
         pages=int(data.get("pages") or 1),
+        dropped=[str(d) for d in data.get("dropped") or [] if isinstance(d, str)],
     )
 
 

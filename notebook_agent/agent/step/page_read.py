@@ -13,15 +13,24 @@ between. A read that failed there fails step 1 the same way, where it always did
 
 from __future__ import annotations
 
-from ...browser.page.snapshot import Snapshot
+from collections.abc import Mapping
+
+from ...browser.page.snapshot import Snapshot, without_tables
 from ...browser.session.browser_session import BrowserSession
 from ...browser.session.page_reads import page_url
+from ...core.action_facts import facts_of
+from ...core.tools import Tool
 from ..prompt.outcome import page_facts
 from ..runs.result import PageStep
 from .run_state import RunState
 
 #: The page text of a step a pilot decided without reading the page (what its run file shows in its place).
 NOT_READ = "(The page was not read for this step: it repeats a recorded navigation.)"
+
+
+def reads_tables(tools: Mapping[str, Tool]) -> bool:
+    """Whether the run offers an action that reads a table by its name (``facts.data``: ``extract_table``)."""
+    return any(facts_of(t).data for t in tools.values())
 
 
 def url_of(browser: BrowserSession) -> str:
@@ -79,7 +88,8 @@ async def read_page(run: RunState, step: PageStep) -> str:
         start = await run.browser.snapshot(full_page=run.agent.full_page)  # (a page that moved on meanwhile)
     snapshot = start
     scrub = run.redactor.scrub_text
-    page_text = scrub(snapshot.text)
+    # the tables are named for extract_table: a run without it reads the page without their names
+    page_text = scrub(snapshot.text if reads_tables(run.tools) else without_tables(snapshot.text))
     step.url, step.title = scrub(snapshot.url), scrub(snapshot.title)
     facts = await page_facts(run.browser, snapshot, scrub)
     step.observations = run.observer.observe(

@@ -349,7 +349,7 @@ def _step_spec(tools: list[Tool], browser: BrowserSession | None, loops: LoopGua
         return with_indices(spec, [], {name: None for name in names})
     snapshot = browser.last_snapshot if browser is not None else None
     if snapshot is not None:
-        spec = with_indices(spec, snapshot.elements, _excluded(loops, snapshot.elements, names))
+        spec = with_indices(spec, snapshot.elements, _excluded(loops, snapshot.elements, names), snapshot.tables)
     return spec
 
 

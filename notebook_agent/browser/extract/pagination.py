@@ -6,8 +6,14 @@ One job: turn a first read (extract.py) into an :class:`~notebook_agent.browser.
 caller's ``click``, which goes through the session like a click action does, so the network guard and the
 effect gate see what it starts. After a click the table must change (other rows, more rows, or a new document
 holding it); the rows are read again and appended. Paging stops on a disabled or missing next control, a page
-that repeats an earlier one, other columns, the row cap, or ``pages``. Without a next control, rows loaded on
-scroll are fetched by scrolling the table's scroller (or the page) to its end until the count stops growing.
+that repeats an earlier one, the row cap, or ``pages``. Without a next control, rows loaded on scroll are
+fetched by scrolling the table's scroller (or the page) to its end until the count stops growing.
+
+Pages are merged by their columns' names, one rule for every way more rows come (:class:`Pages`): a table's
+pages with the same header are one table whatever links each page's cells hold (a "<name> link" column that
+only some pages have is empty in the others' rows), a list's items take the union of their fields. A table page
+whose header differs is not read, and neither is any after it: the table says so in ``dropped``, which goes
+wherever the table goes, not only into what the model reads.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from playwright.async_api import Error as PlaywrightError
 from ...core.abort import AbortSignal
 from ..errors import first_line, short
 from ..page.page_script import page_api_element
-from .tables import MAX_ROWS, ExtractedTable, ExtractError, Kind, Read, Target, find, page_call, reread
+from .tables import MAX_ROWS, ExtractedTable, ExtractError, Kind, Read, Record, Target, find, layout, page_call, reread
 
 Click = Callable[[ElementHandle], Awaitable[str]]
 """Clicks the next control the way an action does and returns what that caused, in words ("" when nothing)."""
@@ -38,13 +44,43 @@ POLL = 0.1
 
 @dataclass
 class Pages:
-    """What reading more pages gave: all rows, how many pages, why it stopped, what the clicks caused."""
+    """What reading more pages gave: every row read (by column name), the columns, how many pages, why it
+    stopped, the pages left out, what the clicks caused. :meth:`add` is where a page joins the others."""
 
-    rows: list[list[str]]
+    names: list[str]
+    records: list[Record]
+    kind: str = "table"
     count: int = 1
     notes: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
     effects: str = ""
     capped: bool = False
+
+    @classmethod
+    def first(cls, target: Target, read: Read) -> Pages:
+        return cls(list(read.names), list(read.records), target.kind)
+
+    def fits(self, page: Read, what: str) -> bool:
+        """Whether ``page`` (``what``: "page 3 and any after it") belongs with the rows so far: a list's items
+        always (their fields join the columns), a table's page when its header names are the same (its link
+        columns may differ: links are laid out after the merge). One that does not is noted in :attr:`dropped`."""
+        if self.kind != "table":
+            self.names += [n for n in page.names if n not in self.names]
+            return True
+        if page.names == self.names:
+            return True
+        differs = " | ".join(page.names)
+        self.dropped.append(
+            f"{what}, since the header differs from page 1's ({differs[:120]} against {' | '.join(self.names)[:120]})"
+        )
+        return False
+
+    def add(self, records: list[Record]) -> None:
+        """Rows of a page that :meth:`fits`, up to :data:`MAX_ROWS` in all."""
+        self.records += records
+        if len(self.records) > MAX_ROWS:
+            del self.records[MAX_ROWS:]
+            self.capped = True
 
 
 async def extract(
@@ -64,7 +100,7 @@ async def extract(
     signal = signal or AbortSignal()
     url = frame.url
     target, first = await signal.race(find(frame, element, kind))
-    more = Pages(list(first.rows))
+    more = Pages.first(target, first)
     if pages == 1:  # say when there is more to read, so the model can ask for it
         try:
             info = await signal.race(_next_info(target))
@@ -83,8 +119,8 @@ async def extract(
     source = f"{target.label} {where} on {url}".replace("  ", " ")
     if notes:
         source += " (" + "; ".join(notes) + ")"
-    table = ExtractedTable(name, first.columns, more.rows, source, more.count)
-    return table, more.effects
+    columns, rows = layout(more.names, more.records)
+    return ExtractedTable(name, columns, rows, source, more.count, more.dropped), more.effects
 
 
 async def _probe(target: Target) -> Any:
@@ -135,9 +171,9 @@ async def follow_next(
     timeout: float = CHANGE_TIMEOUT,
 ) -> Pages:
     """Click the target's next control and read again, up to ``pages`` pages in all (see the module text)."""
-    out = Pages(list(first.rows))
-    prev = first.rows
-    firsts = {tuple(first.rows[0])} if first.rows else set()
+    out = Pages.first(target, first)
+    prev = first.records
+    firsts = {_key(first.records[0])} if first.records else set()
     what = "table" if target.kind == "table" else "list"
     while out.count < pages:
         info = await signal.race(_next_info(target))
@@ -176,25 +212,22 @@ async def follow_next(
         except ExtractError:
             out.notes.append(f"the {what} was not found after clicking next")
             break
-        if new.columns != first.columns:
-            out.notes.append(f"page {out.count + 1} has other columns ({' | '.join(new.columns)[:120]}); not read")
+        if not out.fits(new, f"page {out.count + 1} and any after it"):
             break
-        if len(new.rows) > len(prev) and new.rows[: len(prev)] == prev:
-            added = new.rows[len(prev) :]  # a "more" control that appends
-        elif not new.rows or tuple(new.rows[0]) in firsts:
+        if len(new.records) > len(prev) and new.records[: len(prev)] == prev:
+            added = new.records[len(prev) :]  # a "more" control that appends
+        elif not new.records or _key(new.records[0]) in firsts:
             out.notes.append(f"page {out.count + 1} repeated an earlier page")
             break
         else:
-            added = new.rows
-            firsts.add(tuple(new.rows[0]))
-        out.rows += added
+            added = new.records
+            firsts.add(_key(new.records[0]))
+        out.add(added)
         out.count += 1
-        prev = new.rows
+        prev = new.records
         if progress is not None:
-            await progress(f"read page {out.count}: {len(out.rows)} rows")
-        if len(out.rows) >= MAX_ROWS:
-            del out.rows[MAX_ROWS:]
-            out.capped = True
+            await progress(f"read page {out.count}: {len(out.records)} rows")
+        if out.capped:
             break
     else:
         if pages > 1:
@@ -204,6 +237,11 @@ async def follow_next(
     if out.count > 1:
         out.notes.insert(0, f"{out.count} pages via the next-page control")
     return out
+
+
+def _key(record: Record) -> frozenset[tuple[str, tuple[str, str | None]]]:
+    """A row as a set of (column, cell): the same row on two reads, whatever order its columns came in."""
+    return frozenset(record.items())
 
 
 async def load_on_scroll(
@@ -218,7 +256,7 @@ async def load_on_scroll(
     """Scroll the target's scroller (or the page) to the end until no new rows arrive within ``idle`` seconds,
     at most ``pages - 1`` times, then read once: rows loaded on scroll are appended to the same table."""
     before = await signal.race(_probe(target))
-    count = before["n"] if before else len(first.rows)
+    count = before["n"] if before else len(first.records)
     rounds = 0
     while rounds < pages - 1 and count < MAX_ROWS:
         arg = {"op": "extract:end", "k": target.token, "desc": target.desc}
@@ -241,15 +279,18 @@ async def load_on_scroll(
         rounds += 1
         if progress is not None:
             await progress(f"loaded more on scroll: {count} rows")
+    out = Pages.first(target, first)
     if not rounds:
-        notes = ["no next-page control was found, and scrolling to the end loaded no more rows"]
-        return Pages(list(first.rows), 1, notes)
-    new = await signal.race(reread(target))
-    rows = new.rows if new.columns == first.columns else first.rows
-    notes = [f"scrolled to the end {rounds} time{'' if rounds == 1 else 's'} to load more rows"]
+        out.notes.append("no next-page control was found, and scrolling to the end loaded no more rows")
+        return out
+    new = await signal.race(reread(target))  # every row, the first ones again: read in place of the first read
+    if out.fits(new, "the rows loaded on scroll"):
+        out.records, out.count = [], 1 + rounds
+        out.add(new.records)
+    out.notes.append(f"scrolled to the end {rounds} time{'' if rounds == 1 else 's'} to load more rows")
     if rounds == pages - 1:
-        notes.append(f"more may load on scroll (pages={pages} reached)")
-    return Pages(rows[:MAX_ROWS], 1 + rounds, notes, capped=len(rows) > MAX_ROWS)
+        out.notes.append(f"more may load on scroll (pages={pages} reached)")
+    return out
 
 
 __all__ = ["CHANGE_TIMEOUT", "Click", "Pages", "Progress", "extract", "follow_next", "load_on_scroll"]

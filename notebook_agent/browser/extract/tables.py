@@ -8,14 +8,14 @@ The DOM is read by ``extract.js``, composed into the page script's selector engi
 runs in Playwright's isolated world where page script cannot change what is read. What arrives from the page is
 raw: rows with their cells' spans, or items with their fields. The table model (spans expanded, header rows
 joined into column names, link columns, unique names) is worked out here, in Python, where it is tested against
-an independent expansion. More pages (a "next" control, or rows loaded on scroll) are extract_pages.py.
+an independent expansion. More pages (a "next" control, or rows loaded on scroll) are pagination.py.
 """
 
 from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from playwright.async_api import ElementHandle, Frame
@@ -49,13 +49,16 @@ class ExtractedTable:
     can replace cells wholesale on the way in (a run scrubs secrets out of ``columns`` and ``rows``).
 
     ``name`` is how the model refers to it ("t1"), ``source`` says where and how it was read (what was found at
-    which index on which URL, how many pages, what was capped), ``pages`` how many pages were read."""
+    which index on which URL, how many pages, what was capped), ``pages`` how many pages were read, ``dropped``
+    the pages that were reached but not read, each with why (a page whose header differs from the first's):
+    the rows hold fewer pages than the site has, and this says so wherever the table goes."""
 
     name: str
     columns: list[str]
     rows: list[list[str]]
     source: str
     pages: int = 1
+    dropped: list[str] = field(default_factory=list)
 
     def records(self) -> list[dict[str, str]]:
         """One dict per row, column name to cell (names are unique, so nothing is lost)."""
@@ -63,7 +66,7 @@ class ExtractedTable:
 
     def summary(self, first: int = 3) -> str:
         """The short text the model reads instead of the rows: size, column names, the first rows as compact
-        lines, and a note when a cell was cut here (only here: the table keeps it whole)."""
+        lines, a note when a cell was cut here (only here: the table keeps it whole), and the pages left out."""
         n, m = len(self.rows), len(self.columns)
         lines = [
             f"{self.name}: {n} row{'' if n == 1 else 's'} × {m} column{'' if m == 1 else 's'}, "
@@ -83,6 +86,7 @@ class ExtractedTable:
         if cut:
             tail += f"Cells over {SUMMARY_CELL} characters are cut in this summary only. "
         lines.append(f"{tail}All rows are kept as {self.name}: name it in done instead of copying them.")
+        lines += [f"Not read: {why}." for why in self.dropped]
         return "\n".join(lines)
 
 
@@ -99,12 +103,25 @@ class Target:
     label: str
 
 
+Slot = tuple[str, str | None]
+"""One cell as read: its text and its link (a table cell's first link; None for none, and for an item's field)."""
+
+Record = dict[str, Slot]
+"""One row as read, by column name (a table's header names, an item's field names): a column a row lacks is empty."""
+
+EMPTY: Slot = ("", None)
+
+
 @dataclass
 class Read:
-    """One page's rows with the notes a reader needs (how many were there, what was capped or cut)."""
+    """One page's rows as read, with the notes a reader needs (how many were there, what was capped or cut).
 
-    columns: list[str]
-    rows: list[list[str]]
+    ``names`` are the page's own columns: a table's header names, or the items' field names. A cell's link is
+    kept beside its text and laid out as a "<name> link" column only when the rows are made (:func:`layout`), so
+    two pages of one table merge whether or not each has links in a column (see pagination.py)."""
+
+    names: list[str]
+    records: list[Record]
     total: int = 0
     capped: bool = False
     cut: int = 0
@@ -114,7 +131,7 @@ class Read:
         """What was left out or cut, in words for the table's source."""
         out = []
         if self.capped:
-            out.append(f"capped at {len(self.rows)} of {self.total} rows")
+            out.append(f"capped at {len(self.records)} of {self.total} rows")
         if self.cut:
             out.append(f"{self.cut} cell{'' if self.cut == 1 else 's'} cut at {MAX_CELL} characters")
         if self.dropped_columns:
@@ -149,7 +166,7 @@ async def find(frame: Frame, element: ElementHandle, kind: Kind = "auto") -> tup
         what = {"table": "a table", "items": "a list of repeated items"}.get(kind, "a table or list")
         raise ExtractError(f"the element is not in {what}: there is nothing to read there.")
     read = _parse(res)
-    if not read.columns:  # items with nothing to read in them (a row of buttons)
+    if not read.names:  # items with nothing to read in them (a row of buttons)
         raise ExtractError("the element is not in a table or list: there is nothing to read there.")
     return Target(frame, token, res["desc"], res["kind"], _label(res)), read
 
@@ -204,18 +221,16 @@ def _parse(res: dict[str, Any]) -> Read:
 async def read_table(frame: Frame, element: ElementHandle) -> tuple[list[str], list[list[str]]]:
     """Columns and rows of the ``<table>`` (or ARIA table/grid) that holds ``element`` (or that it holds)."""
     _, read = await find(frame, element, "table")
-    return read.columns, read.rows
+    return layout(read.names, read.records)
 
 
 async def read_items(frame: Frame, element: ElementHandle) -> tuple[list[str], list[list[str]]]:
     """Columns and rows of the repeated items (cards, results) ``element`` contains or is one of."""
     _, read = await find(frame, element, "items")
-    return read.columns, read.rows
+    return layout(read.names, read.records)
 
 
 # -- the table model ----------------------------------------------------------------------------------------------
-Slot = tuple[str, str | None]
-"""One grid slot: the text of the cell covering it and that cell's link."""
 
 
 def clean(text: str) -> tuple[str, bool]:
@@ -288,9 +303,9 @@ def header_names(head: Sequence[Sequence[str]], width: int) -> list[str]:
 
 
 def table_model(raw: Sequence[Sequence[Any]]) -> Read:
-    """Columns and rows from the page script's raw rows ``[group, isHeader, isHidden, cells]``: spans
-    expanded, header rows joined into names, a "<name> link" column after each column whose cells hold links,
-    hidden rows left out (after expansion, so a rowspan through one still places the cells below it)."""
+    """Column names and records from the page script's raw rows ``[group, isHeader, isHidden, cells]``: spans
+    expanded, header rows joined into names, each cell's link kept beside its text, hidden rows left out (after
+    expansion, so a rowspan through one still places the cells below it)."""
     cut = 0
 
     def text(t: str) -> str:
@@ -303,38 +318,40 @@ def table_model(raw: Sequence[Sequence[Any]]) -> Read:
     grid, dropped = expand(cells)
     width = len(grid[0]) if grid else 0
     head = [[t for t, _ in g] for g, r in zip(grid, raw, strict=True) if r[1]]
-    body = [g for g, r in zip(grid, raw, strict=True) if not r[1] and not r[2]]
     names = unique(header_names(head, width))
-    linked = [c for c in range(width) if any(row[c][1] for row in body)]
-    columns: list[str] = []
-    for c in range(width):
-        columns.append(names[c])
-        if c in linked:
-            columns.append(f"{names[c]} link")
-    rows = []
-    for row in body:
-        out: list[str] = []
-        for c in range(width):
-            out.append(row[c][0])
-            if c in linked:
-                out.append(row[c][1] or "")
-        rows.append(out)
-    return Read(unique(columns), rows, cut=cut, dropped_columns=dropped)
+    body = [dict(zip(names, g, strict=True)) for g, r in zip(grid, raw, strict=True) if not r[1] and not r[2]]
+    return Read(names, body, cut=cut, dropped_columns=dropped)
 
 
 def items_model(items: Sequence[Sequence[Sequence[str]]]) -> Read:
-    """Columns (the union of the items' field names, first seen first) and one row per item ("" where an
-    item lacks a field)."""
+    """Field names (the union of the items' field names, first seen first) and one record per item."""
     cut = 0
-    columns: dict[str, int] = {}
-    records = []
+    names: dict[str, None] = {}
+    records: list[Record] = []
     for item in items:
-        record = {}
+        record: Record = {}
         for key, value in item:
             text, was_cut = clean(value)
             cut += was_cut
-            columns.setdefault(str(key), len(columns))
-            record[str(key)] = text
+            names.setdefault(str(key))
+            record[str(key)] = (text, None)
         records.append(record)
-    names = list(columns)
-    return Read(names, [[r.get(k, "") for k in names] for r in records], cut=cut)
+    return Read(list(names), records, cut=cut)
+
+
+def layout(names: Sequence[str], records: Sequence[Record]) -> tuple[list[str], list[list[str]]]:
+    """Columns and rows of ``records``: each name a column, with a "<name> link" column after it when any row's
+    cell there holds a link ("" in the rows whose cell has none, and where a row lacks the column); names made
+    unique. The one place a table's shape is decided, for one page as for many."""
+    linked = {n for n in names if any(r.get(n, EMPTY)[1] for r in records)}
+    columns: list[str] = []
+    for n in names:
+        columns += [n, f"{n} link"] if n in linked else [n]
+    rows = []
+    for record in records:
+        out: list[str] = []
+        for n in names:
+            text, href = record.get(n, EMPTY)
+            out += [text, href or ""] if n in linked else [text]
+        rows.append(out)
+    return unique(columns), rows

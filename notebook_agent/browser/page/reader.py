@@ -105,6 +105,7 @@ class PageReader:
         self.last_snapshot: Snapshot | None = None
         self.last_time: float | None = None
         self.refs: dict[int, tuple[Frame, int]] = {}
+        self.table_refs: dict[str, tuple[Frame, int]] = {}
         self.refs_page: Page | None = None
         self._frame_handles: dict[Frame, ElementHandle] = {}
         self._frame_tokens: dict[Frame, int] = {}  # child frame -> token its <iframe> is registered under
@@ -112,14 +113,14 @@ class PageReader:
 
     def forget(self) -> None:
         """Indices of a tab that went away must not resolve against its replacement."""
-        self.refs = {}
+        self.refs, self.table_refs = {}, {}
         self.refs_page = None
 
     def reset(self) -> None:
         """The browser went away: forget everything that pointed into it."""
         self._frame_handles.clear()
         self._frame_tokens.clear()
-        self.refs = {}
+        self.refs, self.table_refs = {}, {}
         self.refs_page = None
 
     def on_frame_detached(self, frame: Frame) -> None:
@@ -241,7 +242,7 @@ class PageReader:
             ) from None
         tab_list = await tabs(str(results[main].data.get("title", "")))
         t1 = time.perf_counter()
-        snap, refs = build_snapshot(
+        snap, refs, self.table_refs = build_snapshot(
             results,
             main,
             full_page=full_page,
@@ -420,6 +421,30 @@ async def capture_viewport(page: Page, quality: int) -> bytes | None:
         _cdp.pop(page, None)
         log.debug("DevTools screenshot failed, using Playwright's: %s", first_line(exc))
         return None
+
+
+async def find_table(reader: PageReader, name: str, current: Page | None) -> tuple[ElementHandle, Frame]:
+    """Table ``name`` ("T1") of ``reader``'s latest snapshot as a live handle, or :class:`ActionError` saying why
+    not (the tab, frame or snapshot it came from is gone, or it left the page)."""
+    snap = reader.last_snapshot
+    known = ", ".join(snap.tables) if snap is not None and snap.tables else "none"
+    where = reader.table_refs.get(name) if current is not None and current is reader.refs_page else None
+    if snap is None or where is None or where[0].is_detached():
+        raise ActionError(
+            f"no table {name} in the current browser state (its tables: {known}). Use a name from its "
+            "[Table T1] lines, or the index of an element in the table."
+        )
+    frame, local = where
+    try:
+        element = await page_api_element(frame, {"op": "table", "i": local, "id": snap.snapshot_id})
+    except PlaywrightError as exc:
+        raise ActionError(f"table {name} could not be found ({first_line(exc)}).") from None
+    if element is None:
+        raise ActionError(
+            f"table {name} is no longer on the page: the page changed since the last browser state. "
+            "Use a name from the latest browser state."
+        )
+    return element, frame
 
 
 async def index_in_snapshot(reader: PageReader, element: ElementHandle, frame: Frame) -> int | None:

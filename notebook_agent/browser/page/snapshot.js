@@ -11,17 +11,18 @@
 // with a detached element, never inserted into the document, whose text is the JSON result, which Python
 // reads with ``locator.text_content()`` (also evaluated in the isolated world).
 //
-// Output of the snapshot op (JSON): {first, url, title, vw, vh, sx, sy, pw, ph, items, els, ms}, or
+// Output of the snapshot op (JSON): {first, url, title, vw, vh, sx, sy, pw, ph, items, els, ms, status?}, or
 // {retag: [frame tokens]} when a child frame's <iframe> is not registered in this world (see the "frame" op).
 //   items: document-order list of [0, depth, elementIdx] | [1, depth, text, x, y, w, h, inView]
 //          | [2, depth, childFrameIdx, contentX, contentY, clipL, clipT, clipR, clipB]
+//          | [3, depth, tableIdx, x, y, w, h, inView]: a data table starts here (the "table" op finds it again)
 //   els:   {i, tag, text, a:[[name, value|true]...] (display order), box:[x,y,w,h], v:inView, and only when set:
 //           role (explicit), name (accessible name), n:isNew, dis:disabled, href, id, s:sensitive}
 // Coordinates are CSS pixels relative to this frame's viewport.
 (() => {
   // Filled in by Python (page_script.py, TRACKER_EVENTS): the event names of the main-world tracker's answer.
   const EVENTS = __NOTEBOOK_AGENT_EVENTS__;
-  const ELEMENT_OPS = new Set(["get", "frame"]);
+  const ELEMENT_OPS = new Set(["get", "frame", "table"]);
   let api = null;
   return {
     queryAll(root, body) {
@@ -75,10 +76,13 @@
     const FIELD_ROLES = new Set(["checkbox", "radio", "switch", "combobox", "listbox", "textbox", "searchbox", "slider",
       "spinbutton", "menuitemcheckbox", "menuitemradio"]);
     const LIGHT_STYLE_MAX = 3000; // off-screen elements whose style a viewport snapshot reads (see walkLight)
+    // Tables the state names, so extract_table can read one that holds nothing interactive (see dataTable).
+    const TABLE_ROLES = new Set(["table", "grid", "treegrid"]);
+    const TABLE_SEL = "table, [role=table], [role=grid], [role=treegrid]";
 
     // seen: elements of earlier snapshots (for "*" new marks); els: the latest snapshot's elements by index;
     // frames: child frame token -> its <iframe> (see registerFrame)
-    const state = { seen: new WeakSet(), els: [], snapshots: 0, id: undefined, frames: new Map(), overlay: null, mask: null };
+    const state = { seen: new WeakSet(), els: [], tables: [], snapshots: 0, id: undefined, frames: new Map(), overlay: null, mask: null };
     const range = document.createRange();
 
     // ==== Geometry and visibility =================================================================================
@@ -481,6 +485,7 @@
       const items = [];
       const els = [];
       const nodes = [];
+      const tables = []; // the data tables named in this snapshot, in document order
       const seen = state.seen;
       const fresh = new Set(); // elements first seen in this pass (not on a document's first snapshot)
       const formIds = new Map();
@@ -689,7 +694,8 @@
         const reason = visible && !contents && !isFrame ? interactiveReason(el, tag, cs, pcursor, cursor, tracked) : "";
         // measure only what needs a box: candidates, clipping containers, frames, images, and (in viewport
         // mode) block boxes, to skip whole subtrees that are off screen
-        const measure = !contents && (reason || overflow || isFrame || tag === "img" || (!full && !inline));
+        const tbl = !contents && (tag === "table" || TABLE_ROLES.has((el.getAttribute("role") || "").trim().toLowerCase()));
+        const measure = !contents && (reason || overflow || isFrame || tbl || tag === "img" || (!full && !inline));
         const r = measure ? el.getBoundingClientRect() : null;
         const hasBox = !!r && r.width > 0 && r.height > 0;
         // clipped to (almost) nothing: screen-reader-only text, collapsed panels
@@ -704,6 +710,12 @@
           return;
         }
 
+        if (tbl && vis && hasBox && (full || inView) && dataTable(el, tag)) {
+          flush();
+          items.push([3, ctx.depth, tables.length, Math.round(r.left), Math.round(r.top), Math.round(r.width),
+            Math.round(r.height), inView ? 1 : 0]);
+          tables.push(el);
+        }
         let rec = null;
         if (vis && hasBox && (full || inView) && !isFrame) {
           let scroll = null;
@@ -823,6 +835,7 @@
       }
       flush();
       state.els = nodes;
+      state.tables = tables;
       state.id = arg.id;
       const se = document.scrollingElement || de;
       const body = document.body;
@@ -845,8 +858,22 @@
         out.announced = announced();
         out.calls = pageCalls();
       }
+      // the top document's HTTP status when the server answered it with an error: its navigation entry's, so
+      // it holds for the start page, a typed URL, a click and a form alike, and not for a later same-page change
+      if (window === window.top) {
+        const nav = performance.getEntriesByType("navigation")[0];
+        if (nav && nav.responseStatus >= 400) out.status = nav.responseStatus;
+      }
       out.ms = Math.round((performance.now() - t0) * 100) / 100;
       return JSON.stringify(out);
+    }
+
+    // A table of data, not of layout: not marked presentational, holding a row, and no table inside it (a page
+    // laid out with tables names the innermost ones, which hold the data).
+    function dataTable(el, tag) {
+      const role = (el.getAttribute("role") || "").trim().toLowerCase();
+      if (role === "presentation" || role === "none" || el.querySelector(TABLE_SEL)) return false;
+      return tag === "table" ? el.rows.length > 0 : !!el.querySelector("[role=row]");
     }
 
     // ==== Operations for actions ==================================================================================
@@ -1302,6 +1329,10 @@
             return arg.gone ? document.createElement("notebook-agent-gone") : null;
           }
           case "check": { const el = get(arg.i, arg.id); return typeof el === "string" ? el : "ok"; }
+          case "table": { // a named table of the snapshot ``id``, or nothing (another snapshot, or gone)
+            const t = state.id === arg.id ? state.tables[arg.i] : null;
+            return t && t.isConnected ? t : null;
+          }
           case "indexOf": return root && state.id === arg.id ? state.els.indexOf(root) : -1;
           case "frame": return registerFrame(root, arg.k);
           case "scroll": return scrollOp(arg);

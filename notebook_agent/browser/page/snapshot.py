@@ -33,10 +33,14 @@ Choices the model can rely on (documented here because they shape what it sees):
   ``ember123``, UUIDs, hashes or long digit runs) and does not repeat the name.
 * ``*[N]`` marks an element that appeared (or became visible) since the previous snapshot of the same
   document; the first snapshot of a page marks nothing, except a frame that appeared since the last snapshot.
+* A table of data (``<table>`` or an ARIA table or grid, not a presentational one, nor one holding another
+  table) is named where it starts, ``[Table T1]`` (:func:`table_marker`), numbered like the elements, so
+  ``extract_table`` can read one that holds nothing interactive; the reader finds it again by that name.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -48,6 +52,19 @@ MISSING = "__notebook_agent_missing__"
 #: The default text budget of a full-page snapshot (about 10k tokens): a 1,500-row table otherwise sends 47k
 #: tokens on every step. The lines nearest the viewport are kept and the state says what was cut.
 FULL_PAGE_MAX_CHARS = 40_000
+
+#: A named table's line in the state: where it starts on the page (see the module text).
+TABLE_LINE = re.compile(r"\t*\[Table (T\d+)\]$")
+
+
+def table_marker(name: str) -> str:
+    """The line naming table ``name`` ("T1") where it starts: what ``extract_table(table=...)`` takes."""
+    return f"[Table {name}]"
+
+
+def without_tables(text: str) -> str:
+    """``text`` (a snapshot's) without its table lines, for a run that cannot read tables."""
+    return "\n".join(line for line in text.split("\n") if not TABLE_LINE.match(line))
 
 
 # -- data --------------------------------------------------------------------------------------------------
@@ -129,6 +146,10 @@ class Snapshot:
     calls: frozenset[str] | None = None
     """The actions the main document calls for beyond the everyday ones (``agent/prompt/offers.py``), read in the
     same call; None when not read."""
+    tables: list[str] = field(default_factory=list)
+    """The names of the tables the text names (``T1``, ...), in page order."""
+    status: int = 0
+    """The HTTP status of the top document when the server answered it with an error (4xx, 5xx), else 0."""
 
     @property
     def pages_above(self) -> float:
@@ -167,7 +188,7 @@ class FrameResult:
 
 @dataclass
 class _Line:
-    kind: int  # 0 element, 1 text
+    kind: int  # 0 element, 1 text, 3 a table starts
     depth: int
     text: str
     box: tuple[float, float, float, float]
@@ -279,12 +300,15 @@ def merge_frames(results: dict[Any, FrameResult], main: Any, full_page: bool) ->
                         bool(el.get("n")) or all_new,
                     )
                 )
-            elif kind == 1:
+            elif kind in (1, 3):
                 box = (item[3] + ox, item[4] + oy, item[5], item[6])
                 in_view = bool(item[7]) and _overlaps(box, clip)
                 if not full_page and not in_view:
                     continue
-                lines.append(_Line(1, depth0 + item[1], item[2], box, in_view))
+                if kind == 1:
+                    lines.append(_Line(1, depth0 + item[1], item[2], box, in_view))
+                else:  # the name is given once the lines kept are known
+                    lines.append(_Line(3, depth0 + item[1], table_marker("T00"), box, in_view, {"t": item[2]}, frame))
             elif kind == 2:
                 k = item[2]
                 if k >= len(res.children):
@@ -312,8 +336,9 @@ def build_snapshot(
     tabs: list[TabInfo] | None = None,
     notices: list[str] | None = None,
     snapshot_id: int = 0,
-) -> tuple[Snapshot, dict[int, tuple[Any, int]]]:
-    """Assemble the snapshot and the index → (frame, frame-local index) map actions resolve through."""
+) -> tuple[Snapshot, dict[int, tuple[Any, int]], dict[str, tuple[Any, int]]]:
+    """Assemble the snapshot, the index → (frame, frame-local index) map actions resolve through, and the table
+    name → (frame, frame-local table index) map ``extract_table`` resolves through."""
     data = results[main].data
     vw, vh = int(data["vw"]), int(data["vh"])
     sx, sy = int(data["sx"]), int(data["sy"])
@@ -327,7 +352,9 @@ def build_snapshot(
     total_elements = sum(1 for ln in lines if ln.kind == 0)
 
     # header / footer
-    head = [f"Current page: [{data.get('title') or '(untitled)'}]({data.get('url', '')})"]
+    status = int(data.get("status") or 0)
+    error_page = f" (the server answered HTTP {status}: an error page)" if status >= 400 else ""
+    head = [f"Current page: [{data.get('title') or '(untitled)'}]({data.get('url', '')}){error_page}"]
     if len(tabs) > 1:
         head.append(
             "Tabs: " + " | ".join(f"{t.id} {t.title or t.url}" + (" (current)" if t.current else "") for t in tabs)
@@ -385,6 +412,7 @@ def build_snapshot(
     body: list[str] = []
     elements: dict[int, ElementInfo] = {}
     refs: dict[int, tuple[Any, int]] = {}
+    tables: dict[str, tuple[Any, int]] = {}
     if omitted_above:
         body.append(f"... {omitted_above} more elements above are not listed (snapshot budget) ...")
     index = 0
@@ -395,6 +423,12 @@ def build_snapshot(
         indent = "\t" * ln.depth
         if ln.kind == 1:
             body.append(indent + ln.text)
+            continue
+        if ln.kind == 3:
+            assert ln.element is not None
+            name = f"T{len(tables) + 1}"
+            body.append(indent + table_marker(name))
+            tables[name] = (ln.frame, int(ln.element["t"]))
             continue
         el = ln.element
         assert el is not None
@@ -457,5 +491,7 @@ def build_snapshot(
         notices=list(notices),
         frame_count=len(results),
         snapshot_id=snapshot_id,
+        tables=list(tables),
+        status=status if status >= 400 else 0,
     )
-    return snap, refs
+    return snap, refs, tables

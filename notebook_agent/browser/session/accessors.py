@@ -1,16 +1,20 @@
 """The read side of :class:`~.session.BrowserSession`: the Playwright objects, notices and flags it holds.
 
 One job: answering what a session has (its current tab, context, browser and Playwright, the binary it
-launched, its dialog policy, its notices, whether it started and which loop it runs on) without doing
-anything. The facade (``session.py``) inherits it, so these stay ``browser.page``, ``browser.log``..., and
+launched, its dialog policy, its notices, its latest snapshot, whether it started and which loop it runs on)
+without doing anything. The facade (``session.py``) inherits it, so these stay ``browser.page``, ``browser.log``..., and
 keeps in its own class what starts, drives and closes the browser.
 """
 
 from __future__ import annotations
 
+import time
+
 from playwright.async_api import Browser, BrowserContext, Page, Playwright
 
 from ..errors import Notices
+from ..page.reader import PageReader
+from ..page.snapshot import ElementInfo, Snapshot
 from ..page.tabs import DialogPolicy, Tabs
 from .browser_thread import BrowserThread
 from .lifecycle import Lifecycle
@@ -22,6 +26,7 @@ class SessionAccessors:
     _tabs: Tabs
     _life: Lifecycle
     _notices: Notices
+    _reader: PageReader
     _started: bool
     _thread: BrowserThread | None
 
@@ -83,6 +88,21 @@ class SessionAccessors:
 
     def take_notices(self) -> list[str]:
         return self._notices.take()
+
+    @property
+    def last_snapshot(self) -> Snapshot | None:
+        return self._reader.last_snapshot
+
+    @property
+    def seconds_since_snapshot(self) -> float | None:
+        if self._reader.last_time is None:
+            return None
+        return time.monotonic() - self._reader.last_time
+
+    def element(self, index: int) -> ElementInfo | None:
+        """The latest snapshot's element ``[index]`` (tag, text, attributes, box), or None."""
+        snap = self._reader.last_snapshot
+        return None if snap is None else snap.elements.get(index)
 
     @property
     def is_threaded(self) -> bool:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Literal
@@ -27,7 +26,7 @@ from ..page.hung_tabs import HungPages, is_responsive
 from ..page.mask import HiddenValues, current_values, masked_capture, remember_hidden
 from ..page.page_script import op_selector
 from ..page.prefetch import Key, Prefetch
-from ..page.reader import SENSITIVE_FIELDS, PageReader, index_in_snapshot
+from ..page.reader import SENSITIVE_FIELDS, PageReader, find_table, index_in_snapshot
 from ..page.snapshot import FULL_PAGE_MAX_CHARS, ElementInfo, Snapshot, TabInfo
 from ..page.tabs import Tabs
 from ..urls import URLError, navigation_error, normalize_url
@@ -214,6 +213,11 @@ class SessionPages:
         return await self._reader.resolve(index, self._tabs.current)
 
     @on_browser_loop
+    async def resolve_table(self, name: str) -> tuple[ElementHandle, Frame]:
+        """Table ``name`` ("T1") of the latest snapshot as a live handle, or :class:`ActionError` saying why not."""
+        return await find_table(self._reader, name, self._tabs.current)
+
+    @on_browser_loop
     async def prefetch(self, index: int) -> None:
         """Start finding element ``[index]`` for the action that follows (it only reads the page): the
         :meth:`resolve` of that index on this snapshot and tab takes the handle instead of asking again. A
@@ -291,21 +295,6 @@ class SessionPages:
             yield
         finally:
             self._hidden = previous
-
-    @property
-    def last_snapshot(self) -> Snapshot | None:
-        return self._reader.last_snapshot
-
-    @property
-    def seconds_since_snapshot(self) -> float | None:
-        if self._reader.last_time is None:
-            return None
-        return time.monotonic() - self._reader.last_time
-
-    def element(self, index: int) -> ElementInfo | None:
-        """The latest snapshot's element ``[index]`` (tag, text, attributes, box), or None."""
-        snap = self._reader.last_snapshot
-        return None if snap is None else snap.elements.get(index)
 
     # -- where navigation may go (see guard.py) ------------------------------------------------------------
     def navigation_refusal(self, url: str) -> str | None:

@@ -19,6 +19,7 @@ import json
 
 from ...agent import PageAgentResult, PageStep
 from ...agent.runs.pictures import thumbnail
+from ...agent.runs.run_data import dropped_notes
 from ...core.errors import error_message
 from .html import data_html, markdown_html
 
@@ -99,6 +100,8 @@ def record_html(result: PageAgentResult, *, image_budget: int = IMAGE_BUDGET) ->
         head += _row("Answer", f"<span>{markdown_html(result.answer)}</span>")  # the model's markdown, made safe
     if result.output is not None:
         head += data_html(result.output, result.output_type)
+    for note in dropped_notes(result.tables):  # a table that left pages out says so here, not only to the model
+        head += _row("Table", markdown_html(note), "#cf222e")
     if result.replay_counts:
         head += _row("Replay", _e(result.replay_text().removeprefix("replay: ")))
     reason = (result.error or (result.text if not result.answer else None)) if result.status != "completed" else None

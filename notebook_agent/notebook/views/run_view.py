@@ -33,6 +33,7 @@ from ...agent import (
     StepStarted,
 )
 from ...agent.runs.result import OUTPUT_MODE_TEXT, join_output_modes
+from ...agent.runs.run_data import dropped_notes
 from ...core.errors import error_message
 from ..kernel import blocked_wait_message
 from .card import StepCard
@@ -77,6 +78,8 @@ def summary_html(result: PageAgentResult) -> str:
         else ""
     )
     output = data_html(result.output, result.output_type) if result.output is not None else ""
+    for note in dropped_notes(result.tables):  # a table that left pages out says so here, not only to the model
+        output += f"<div class='na-kv na-bad'><span class='k'>Table</span> {esc(note)}</div>"
     if result.replay_counts:
         output += f"<div class='na-kv na-dim'>{esc(result.replay_text())}</div>"
     return head + (shown if answer else "") + output + detail
