@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -187,11 +188,21 @@ def test_the_pages_run_blocks_and_skip_few_saying_why() -> None:
 
 
 def test_the_notebooks_are_run_by_the_suite() -> None:
-    """The notebooks run under nbval with the suite (scripts/test.sh), so each is executed as the guides are."""
+    """The notebooks run under nbval with the suite (scripts/test.sh passes ``notebooks --nbval-lax``), so each is
+    executed as the guides are: nbval collects a cell of every notebook there."""
     script = (ROOT / "scripts" / "test.sh").read_text(encoding="utf-8")
     run = next(line for line in script.splitlines() if line.startswith(".venv/bin/pytest "))
     assert " notebooks " in run and "--nbval-lax" in run, run
-    assert sorted((ROOT / "notebooks").glob("*.ipynb")), "the notebooks are there to run"
+    notebooks = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
+    listed = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "notebooks", "--nbval-lax"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    collected = {line.split("::")[0].removeprefix("notebooks/") for line in listed.stdout.splitlines() if "::" in line}
+    assert notebooks and collected == set(notebooks), listed.stdout[-2000:] + listed.stderr[-2000:]
 
 
 # -- the reading of a page, on pages nobody wrote --------------------------------------------------------------

@@ -43,15 +43,17 @@ def number(value: float) -> str:
     """``value`` as a spreadsheet should read it: ``0.30000000000000004`` → ``0.3``, ``2.5e-07`` → ``0.00000025``.
 
     At most :data:`NUMBER_DIGITS` significant digits, as a plain decimal (an exponent only beyond 1e15 or below
-    1e-12, where a plain one would be a run of zeros); a whole number below 2**53 with every digit (an id that
-    pandas made a float keeps all of them); ``nan`` and ``inf`` as Python writes them."""
+    1e-12, where a plain one would be a run of zeros), with a decimal point, so it reads back as the float it is
+    (``79.0``); a whole number below 2**53 with every digit (an id that pandas made a float keeps all of them);
+    ``nan`` and ``inf`` as Python writes them."""
     if not math.isfinite(value):
         return str(value)
     if value.is_integer() and abs(value) < 2**53:
-        return str(int(value))
+        return repr(value + 0.0)  # -0.0 is 0.0
     short = f"{value:.{NUMBER_DIGITS}g}"
     exact = Decimal(short)
-    return format(exact, "f") if -12 <= exact.adjusted() < 15 else short
+    text = format(exact, "f") if -12 <= exact.adjusted() < 15 else short
+    return text if any(c in text for c in ".e") else text + ".0"
 
 
 def spreadsheet_cell(value: Any) -> Any:

@@ -147,13 +147,14 @@ async def test_a_rows_cost_is_written_without_float_noise(
 
 @given(st.floats(allow_nan=False, allow_infinity=False))
 def test_a_number_cell_reads_back_as_the_number(value: float) -> None:
-    """Any float: a plain decimal (an exponent only far from 1), at most 12 significant digits, that reads back
-    within those digits; a whole number below 2**53 reads back exactly."""
+    """Any float: a plain decimal (an exponent only far from 1) with a point, at most 12 significant digits, that
+    reads back within those digits; a whole number below 2**53 reads back exactly (``79.0``)."""
     text = number(value)
     back = float(text)
     if value.is_integer() and abs(value) < 2**53:
-        assert back == value and text == str(int(value))
+        assert back == value and text == f"{int(value)}.0"
         return
+    assert "." in text or "e" in text, text  # a float reads back as one
     assert math.isclose(back, value, rel_tol=10.0 ** -(NUMBER_DIGITS - 1)), (value, text)
     digits = Decimal(text).normalize().as_tuple().digits
     assert len(digits) <= NUMBER_DIGITS, text
