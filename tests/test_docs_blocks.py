@@ -30,6 +30,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import notebook_agent
 from notebook_agent.demo import serve_demo
 from notebook_agent.notebook.commands import ERROR_LINE
 from tests.doc_blocks import SKIP, Block, blocks
@@ -162,6 +163,9 @@ def test_every_block_of_the_page_runs(page: Path, shop: str, tmp_path: Path) -> 
     nb.cells = [nbformat.v4.new_code_cell(c) for _, c in made]
     env = {k: v for k, v in os.environ.items() if k != "NOTEBOOK_AGENT_MODEL" and not k.endswith("_API_KEY")}
     env |= ENV
+    # the kernel imports the package this test imports, wherever the kernel's folder is
+    home = str(Path(notebook_agent.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (home, env.get("PYTHONPATH", "")) if p)
     client = nbclient.NotebookClient(
         nb, timeout=CELL_TIMEOUT_S, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
     )
