@@ -14,27 +14,43 @@ __version__ = "0.1.0"
 __all__ = [
     "Agent",
     "BrowserSession",
+    "MapFinished",
+    "MapInputError",
+    "MapInterrupted",
+    "MapProgress",
     "MapResult",
     "NotebookAgentError",
     "PageAgent",
     "PageAgentResult",
     "ProviderOptions",
+    "Recipe",
+    "RecipeError",
+    "RecipeMapResult",
+    "RowEvent",
     "RunOptions",
     "ScriptedModel",
     "Tool",
+    "ToolCallContext",
+    "ToolContext",
     "ToolResult",
     "__version__",
+    "compare_runs",
     "get_model",
+    "list_runs",
     "load_ipython_extension",
+    "load_run",
     "tool",
     "unload_ipython_extension",
 ]
 
+#: Where each public name lives: ``notebook_agent.X`` imports it from there on first use.
 _LAZY = {
     "Agent": "notebook_agent.core.agent",
     "NotebookAgentError": "notebook_agent.core.errors",
     "Tool": "notebook_agent.core.tools",
     "ToolResult": "notebook_agent.core.tools",
+    "ToolCallContext": "notebook_agent.core.tools",
+    "ToolContext": "notebook_agent.agent.step.tool_context",
     "tool": "notebook_agent.core.tools",
     "ScriptedModel": "notebook_agent.llm.scripted",
     "get_model": "notebook_agent.llm",
@@ -44,6 +60,17 @@ _LAZY = {
     "PageAgent": "notebook_agent.agent.page_agent",
     "PageAgentResult": "notebook_agent.agent.runs.result",
     "MapResult": "notebook_agent.agent.batch.map_table",
+    "MapInputError": "notebook_agent.agent.batch.map_table",
+    "MapInterrupted": "notebook_agent.agent.batch.map_runner",
+    "MapProgress": "notebook_agent.agent.batch.map_runner",
+    "MapFinished": "notebook_agent.agent.batch.map_runner",
+    "RowEvent": "notebook_agent.agent.batch.map_runner",
+    "Recipe": "notebook_agent.agent.recipes.recipe",
+    "RecipeError": "notebook_agent.agent.recipes.slots",
+    "RecipeMapResult": "notebook_agent.agent.recipes.recipe_map",
+    "load_run": "notebook_agent.agent.runs.run_file",
+    "list_runs": "notebook_agent.agent.runs.run_file",
+    "compare_runs": "notebook_agent.agent.runs.run_file",
 }
 
 
@@ -55,6 +82,11 @@ def __getattr__(name: str) -> Any:
     import importlib
 
     return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    """The public names too, though they are imported on first use: tab completion offers what ``dir`` lists."""
+    return sorted(set(globals()) | set(__all__))
 
 
 def load_ipython_extension(ipython: Any) -> None:

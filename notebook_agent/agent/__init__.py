@@ -8,6 +8,7 @@ policies and the one-life Approval (approval.py), results (results.py), the page
 (prompt.py, prompts/) each have a module of their own.
 """
 
+from .batch.map_counts import MapCounts
 from .batch.map_runner import (
     MapEvent,
     MapFinished,
@@ -73,6 +74,7 @@ __all__ = [
     "ApprovalRequested",
     "Approver",
     "CaseInsensitive",
+    "MapCounts",
     "MapEvent",
     "MapFinished",
     "MapInputError",

@@ -1,6 +1,7 @@
 """``%%agent --each ROWS``: one task over every row of a table, in one view, and its handle.
 
-The view is one progress bar for the whole map (done, failed, running, rows per minute, time left), a table of
+The view is one progress bar for the whole map (the rows succeeded, failed, stopped, running and not started,
+counted as the result counts them; rows per minute, time left), a table of
 the rows (status and answer as they finish), and the live card of any row on click: each row's page events are
 kept, so a row opened late shows every step it took. A row that asks for an approval opens by itself (the
 question waits on its card). Stop, ``%agent stop`` and Kernel → Interrupt stop every row and keep what
@@ -57,7 +58,7 @@ class MapView:
             "</small></div>"
         )
         self.bar = w.IntProgress(value=0, min=0, max=max(1, total), layout=w.Layout(width="240px"))
-        self.line = w.Label(f"0 of {total} done · starting")
+        self.line = w.Label(f"{total} rows · starting")
         self.stop_button = w.Button(description="Stop all", icon="stop", button_style="warning")
         self.on_stop: Any = lambda: None
         self.stop_button.on_click(lambda _b: self.loop.call_soon_threadsafe(self.on_stop))
@@ -110,11 +111,11 @@ class MapView:
             self.finish(event.result)
 
     def progress_line(self, event: MapProgress) -> str:
-        """``120 of 10000 done · 0 failed · 8 running · 431.2 rows/min · ~23 min left`` (and, for a recipe, the
-        rows healed and their tokens)."""
+        """``10000 rows: 118 succeeded, 2 failed, 8 running, 9872 not started · 431.2 rows/min · ~23 min left``
+        (the map's counts, said as the result says them; for a recipe, the rows healed and their tokens)."""
         rate = f" · {event.rows_per_minute:.1f} rows/min · {_eta(event.eta_s)}" if event.done else ""
         healed = f" · {self.healed} healed ({self.tokens:,} tokens)" if self.healed else ""
-        return f"{event.done} of {event.total} done · {event.failed} failed · {event.running} running{healed}{rate}"
+        return f"{event.counts.text()}{healed}{rate}"
 
     def _forget_old_rows(self) -> None:
         """Keep the table, the picker and the kept events to the :data:`TABLE_ROWS` latest rows (and the one
@@ -158,7 +159,7 @@ class MapView:
         self.card_box.children = [view.root]
 
     def finish(self, result: MapResult) -> None:
-        self.bar.value = len(result.rows) - sum(r.status in ("not_started", "stopped") for r in result.rows)
+        self.bar.value = result.counts.ended
         self.line.value = result.summary()
         self.stop_button.disabled = True
 

@@ -7,13 +7,20 @@ every text cell of a CSV the map writes: such a cell gets a single quote in fron
 as text and none evaluates. ``raw=True`` keeps the cells as they came (for a consumer that is not a spreadsheet
 and needs the exact text). The DataFrame (``MapResult.to_pandas``) and the JSON outputs always keep the true
 values: only what a spreadsheet opens is changed.
+
+A number cell is written as a plain decimal of at most :data:`NUMBER_DIGITS` significant digits: a row's
+``cost`` is a sum of floats, and ``0.1 + 0.2`` is ``0.30000000000000004`` to the last bit, which a spreadsheet
+shows as it is. A sum of decimal amounts keeps far fewer wrong digits than 12 significant ones leave room for, so
+its cell says the sum itself (``0.3``); a spreadsheet keeps 15 digits at most anyway.
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import math
 from collections.abc import Iterable, Mapping
+from decimal import Decimal
 from typing import Any
 
 #: First characters that make a spreadsheet read a cell as a formula (OWASP, "CSV Injection").
@@ -28,6 +35,33 @@ def neutralise(value: Any) -> Any:
     return value
 
 
+#: The significant digits a number cell keeps (see the module docstring).
+NUMBER_DIGITS = 12
+
+
+def number(value: float) -> str:
+    """``value`` as a spreadsheet should read it: ``0.30000000000000004`` → ``0.3``, ``2.5e-07`` → ``0.00000025``.
+
+    At most :data:`NUMBER_DIGITS` significant digits, as a plain decimal (an exponent only beyond 1e15 or below
+    1e-12, where a plain one would be a run of zeros), with a decimal point, so it reads back as the float it is
+    (``79.0``); a whole number below 2**53 with every digit (an id that pandas made a float keeps all of them);
+    ``nan`` and ``inf`` as Python writes them."""
+    if not math.isfinite(value):
+        return str(value)
+    if value.is_integer() and abs(value) < 2**53:
+        return repr(value + 0.0)  # -0.0 is 0.0
+    short = f"{value:.{NUMBER_DIGITS}g}"
+    exact = Decimal(short)
+    text = format(exact, "f") if -12 <= exact.adjusted() < 15 else short
+    return text if any(c in text for c in ".e") else text + ".0"
+
+
+def spreadsheet_cell(value: Any) -> Any:
+    """What a spreadsheet is given for ``value``: a float as :func:`number` writes it (a number, never taken
+    for a formula: ``-1`` stays ``-1``), any other value as :func:`neutralise` makes it."""
+    return number(value) if isinstance(value, float) else neutralise(value)
+
+
 def cell(value: Any) -> Any:
     """A value one cell can hold: nested data as JSON text, None as the empty cell."""
     if value is None:
@@ -36,8 +70,9 @@ def cell(value: Any) -> Any:
 
 
 def write_csv(path: str, columns: list[str], records: Iterable[Mapping[str, Any]], *, raw: bool = False) -> None:
-    """The table to ``path`` as UTF-8 CSV; every cell (the header too) neutralised unless ``raw``."""
-    keep = (lambda v: v) if raw else neutralise
+    """The table to ``path`` as UTF-8 CSV; every cell (the header too) neutralised and every float written by
+    :func:`number`, unless ``raw``."""
+    keep = (lambda v: v) if raw else spreadsheet_cell
     with open(path, "w", encoding="utf-8", newline="") as f:
         writer = csv.writer(f)
         writer.writerow([keep(c) for c in columns])

@@ -9,7 +9,8 @@ in input order, failed ones included, ``to_pandas()``, and ``retry()`` for the f
 
 ``agent.map_stream(...)`` yields what a view needs: ``RowEvent(row, page_event)`` for each row's own page
 events (the live card of any row), :class:`MapProgress` whenever a row starts or ends (one progress bar:
-done, failed, running, rate, time left) and :class:`MapFinished` last. ``map()`` consumes that stream.
+the rows succeeded, failed, stopped, running and not started, rate, time left) and :class:`MapFinished` last.
+``map()`` consumes that stream.
 
 While a map runs it holds the agent like a run does: ``agent.stop()`` stops every running row and starts no
 new one, and the map returns what finished (the rest ``stopped`` or ``not_started``). Cancelling the map
@@ -41,10 +42,12 @@ from ...core.errors import error_message
 from ...core.model import Model
 from ...llm.scripted import ScriptedModel
 from ..runs.events import PageEvent, RunFinished
+from .map_counts import MapCounts, RowKind, row_kind
 from .map_rows import Isolation, ModelFactory, RowJob, build_model, run_row, run_row_job, shippable_agent
 from .map_table import KeepRuns, MapInputError, MapResult, MapRow, check_template, fill, normalise_rows
 
 __all__ = [
+    "MapCounts",
     "MapEvent",
     "MapFinished",
     "MapInputError",
@@ -79,14 +82,12 @@ class MapProgress:
     """Where the map stands, sent when a row starts and when it ends (``ended``); ``record`` is that row (its
     task and values, and once ended its status and result), so a view can show any row's card from its start.
 
-    ``done`` counts finished rows, failed ones included; ``failed`` those of them without success;
-    ``rows_per_minute`` is finished rows over the time so far and ``eta_s`` the rows left at that rate (None
-    until a row has finished)."""
+    ``counts`` are the result's rows by kind (:class:`~.map_counts.MapCounts`: succeeded, failed, stopped,
+    running, not started, adding up to ``total``), the same counts the finished result gives; ``done`` the rows
+    that ended. ``rows_per_minute`` is the rows this map (or retry) ended over its time so far and ``eta_s`` the
+    rows left at that rate (None until a row has ended)."""
 
-    done: int
-    failed: int
-    running: int
-    total: int
+    counts: MapCounts
     elapsed_s: float
     rows_per_minute: float
     eta_s: float | None
@@ -96,8 +97,24 @@ class MapProgress:
     type: Literal["map_progress"] = "map_progress"
 
     @property
+    def total(self) -> int:
+        return self.counts.rows
+
+    @property
+    def done(self) -> int:
+        return self.counts.ended
+
+    @property
     def succeeded(self) -> int:
-        return self.done - self.failed
+        return self.counts.succeeded
+
+    @property
+    def failed(self) -> int:
+        return self.counts.failed
+
+    @property
+    def running(self) -> int:
+        return self.counts.running
 
 
 @dataclass(frozen=True)
@@ -238,21 +255,29 @@ def plan(agent: Any, template: str, rows: Any, options: MapOptions) -> MapResult
 
 
 class _Clock:
-    def __init__(self, total: int) -> None:
-        self.total, self.done, self.failed, self.running = total, 0, 0, 0
+    """The counts of ``rows`` kept up to date as rows move (no count of every row per event), and the rate of
+    the rows this drive ended."""
+
+    def __init__(self, rows: list[MapRow]) -> None:
+        self.counts = MapCounts.of(rows)
+        self.finished = 0
         self.started = time.perf_counter()
 
     @property
     def elapsed(self) -> float:
         return time.perf_counter() - self.started
 
+    def moved(self, record: MapRow, old: RowKind) -> None:
+        new = row_kind(record.status, record.success)
+        self.counts = self.counts.moved(old, new)
+        self.finished += new in ("succeeded", "failed", "stopped")
+
     def progress(self, record: MapRow, *, ended: bool) -> MapProgress:
         elapsed = self.elapsed
-        per_second = self.done / elapsed if self.done and elapsed > 0 else 0.0
-        eta = (self.total - self.done) / per_second if per_second else None
-        return MapProgress(
-            self.done, self.failed, self.running, self.total, elapsed, per_second * 60, eta, record.index, record, ended
-        )
+        per_second = self.finished / elapsed if self.finished and elapsed > 0 else 0.0
+        left = self.counts.running + self.counts.not_started
+        eta = left / per_second if per_second else None
+        return MapProgress(self.counts, elapsed, per_second * 60, eta, record.index, record, ended)
 
 
 _END = object()
@@ -270,7 +295,6 @@ async def _drive(agent: Any, result: MapResult, todo: list[int], holder: Any = N
     signal = controller.signal
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[Any] = asyncio.Queue()
-    clock = _Clock(len(todo))
     pending = collections.deque(todo)
     running: dict[int, Any] = {}
 
@@ -292,8 +316,9 @@ async def _drive(agent: Any, result: MapResult, todo: list[int], holder: Any = N
 
     async def one(i: int) -> None:
         rec = result.rows[i]
+        was = row_kind(rec.status, rec.success)
         rec.status = "running"
-        clock.running += 1
+        clock.moved(rec, was)
         queue.put_nowait(clock.progress(rec, ended=False))
         began, t0 = True, time.perf_counter()  # False only when a stop came before the run could start
 
@@ -343,10 +368,7 @@ async def _drive(agent: Any, result: MapResult, todo: list[int], holder: Any = N
                 rec.settle(options.keep_runs)
             else:
                 rec.status = "not_started" if not began else "stopped" if signal.aborted else "error"
-            clock.running -= 1
-            if rec.status != "not_started":
-                clock.done += 1
-                clock.failed += not rec.success
+            clock.moved(rec, "running")
             queue.put_nowait(clock.progress(rec, ended=True))
 
     async def worker() -> None:
@@ -361,6 +383,7 @@ async def _drive(agent: Any, result: MapResult, todo: list[int], holder: Any = N
 
     for i in todo:
         result.rows[i] = result.rows[i].fresh()
+    clock = _Clock(result.rows)
     task: asyncio.Task[None] | None = None
     agent._controller = holder._controller = controller  # the map holds the agent as a run does: stop() reaches it
 

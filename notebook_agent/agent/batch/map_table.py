@@ -23,6 +23,7 @@ from pydantic import BaseModel, TypeAdapter
 
 from ...core.errors import InputError
 from ..runs.result import PageAgentResult, replay_line
+from .map_counts import MapCounts
 
 Row: TypeAlias = dict[str, Any]
 
@@ -367,12 +368,14 @@ class MapResult:
 
         write_csv(os.fspath(path), self.table_columns(), self.records(), raw=raw_cells)
 
+    @property
+    def counts(self) -> MapCounts:
+        """How many rows succeeded, failed, were stopped, run or never started (they add up to the rows)."""
+        return MapCounts.of(self.rows)
+
     def summary(self) -> str:
-        """``10 rows: 9 succeeded, 1 failed · 42.0 s``"""
-        n, bad = len(self.rows), len(self.failed)
-        started = sum(r.status != "not_started" for r in self.rows)
-        left = f", {n - started} not started" if started < n else ""
-        return f"{n} row{'' if n == 1 else 's'}: {n - bad} succeeded, {bad} failed{left} · {self.elapsed_s:.1f} s"
+        """``10 rows: 7 succeeded, 1 failed, 2 stopped · 42.0 s`` (:meth:`MapCounts.text`)"""
+        return f"{self.counts.text()} · {self.elapsed_s:.1f} s"
 
     def __repr__(self) -> str:
         return f"MapResult({self.summary()})"

@@ -204,7 +204,7 @@ async def test_a_stop_keeps_finished_rows_and_cancelling_raises_with_them(
     assert result.results[1] is not None and result.results[1].error == "enough rows"
     assert result.results[3] is None and result.failed == [1, 2, 3, 4]
     assert not agent.is_running
-    assert "5 rows: 1 succeeded, 4 failed, 2 not started" in repr(result)
+    assert "5 rows: 1 succeeded, 0 failed, 2 stopped, 2 not started" in repr(result)  # they add up to the rows
 
     task: asyncio.Task[MapResult] | None = None
 

@@ -1,13 +1,19 @@
 """A map's CSV is opened in spreadsheets: a cell a page made into a formula (``=HYPERLINK(...)``) is written as
 text, with a single quote in front (the OWASP rule), unless asked for raw; the DataFrame keeps the true values.
-A real map on real Chromium: the page says the formula, the (scripted) model copies it into its answer."""
+A real map on real Chromium: the page says the formula, the (scripted) model copies it into its answer.
+
+A number cell says the number without a float's noise: a row's ``cost`` summed over its model calls
+(``0.1 + 0.1 + 0.1``) is written ``0.3``, not ``0.30000000000000004``; checked on a real map and, for every float
+and every sum of money amounts, by property."""
 
 from __future__ import annotations
 
 import csv
+import math
 import re
 import subprocess
 import sys
+from decimal import Decimal
 from pathlib import Path
 from urllib.parse import quote
 
@@ -15,10 +21,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from notebook_agent.agent import PageAgent
-from notebook_agent.agent.batch.map_cells import FORMULA_STARTS, neutralise, write_csv
+from notebook_agent.agent.batch.map_cells import FORMULA_STARTS, NUMBER_DIGITS, neutralise, number, write_csv
 from notebook_agent.agent.prompt.agent_output import agent_output
 from notebook_agent.browser import BrowserSession
 from notebook_agent.cli.map import write_table
+from notebook_agent.core.messages import Cost, Usage
 from notebook_agent.core.model import Context
 from notebook_agent.llm.scripted import ScriptedModel
 from tests.agent.test_page_agent import state
@@ -106,7 +113,64 @@ def test_no_cell_a_spreadsheet_reads_as_a_formula(tmp_path_factory: object, tabl
         for text, value in zip(written, (a, b), strict=True):
             if isinstance(value, str):  # a number is a number in a spreadsheet, negative or not
                 assert not text.startswith(FORMULA_STARTS), text
-            expected = "" if value is None else str(neutralise(value))
+            expected = "" if value is None else number(value) if isinstance(value, float) else str(neutralise(value))
             assert text == expected
             if isinstance(value, str) and value.startswith(FORMULA_STARTS):
                 assert text == "'" + value
+
+
+# -- numbers -----------------------------------------------------------------------------------------------------
+async def test_a_rows_cost_is_written_without_float_noise(
+    shared_browser: BrowserSession, servers: Servers, tmp_path: Path
+) -> None:
+    """Three model calls at $0.10 each: the row's cost is 0.1 + 0.1 + 0.1, which is 0.30000000000000004 as a
+    float; its CSV cell (to_csv and the terminal's --out) says 0.3, and the DataFrame keeps the float."""
+    dime = Usage(input=10, output=5, cost=Cost(input=0.06, output=0.04, total=0.1))
+
+    def three_calls(row: dict[str, object]) -> ScriptedModel:
+        steps = [agent_output("wait", {"seconds": 0}), agent_output("wait", {"seconds": 0})]
+        return ScriptedModel([*steps, agent_output("done", {"text": "done", "success": True})], usage=dime)
+
+    agent = PageAgent(browser=shared_browser, model=ScriptedModel(), screenshots=False)
+    result = await agent.map(
+        "Look at {n}", [{"n": 1}], start_url=servers.url("echo.html") + "?t=x", model_factory=three_calls
+    )
+    assert result.records()[0]["cost"] == 0.1 + 0.1 + 0.1 != 0.3  # the float, noise and all
+    out = tmp_path / "out.csv"
+    result.to_csv(out)
+    assert read(out)[0]["cost"] == "0.3"
+    write_table(result, str(out))
+    assert read(out)[0]["cost"] == "0.3"
+    result.to_csv(out, raw_cells=True)  # as it is
+    assert read(out)[0]["cost"] == repr(0.1 + 0.1 + 0.1)
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_a_number_cell_reads_back_as_the_number(value: float) -> None:
+    """Any float: a plain decimal (an exponent only far from 1) with a point, at most 12 significant digits, that
+    reads back within those digits; a whole number below 2**53 reads back exactly (``79.0``)."""
+    text = number(value)
+    back = float(text)
+    if value.is_integer() and abs(value) < 2**53:
+        assert back == value and text == f"{int(value)}.0"
+        return
+    assert "." in text or "e" in text, text  # a float reads back as one
+    assert math.isclose(back, value, rel_tol=10.0 ** -(NUMBER_DIGITS - 1)), (value, text)
+    digits = Decimal(text).normalize().as_tuple().digits
+    assert len(digits) <= NUMBER_DIGITS, text
+    if 1e-12 <= abs(value) < 1e15:
+        assert "e" not in text.lower(), text
+
+
+amounts = st.decimals(min_value=0, max_value=1000, places=6, allow_nan=False, allow_infinity=False)
+
+
+@given(st.lists(amounts, min_size=1, max_size=200))
+def test_a_sum_of_money_amounts_is_written_as_the_sum(parts: list[Decimal]) -> None:
+    """Costs summed as floats (up to 200 calls of up to $1,000, to the millionth of a dollar): the cell says the
+    exact decimal sum, whatever noise the float sum picked up."""
+    total = 0.0
+    for part in parts:
+        total += float(part)
+    exact = sum(parts, Decimal(0))
+    assert Decimal(number(total)) == exact, (number(total), exact, repr(total))
