@@ -41,6 +41,9 @@ class PageStep:
     args: dict[str, Any] = field(default_factory=dict)
     result: str = ""
     is_error: bool = False
+    stopped: bool = False
+    """The run was stopped before this step's action finished (``result`` says who stopped it and what the action
+    was doing, e.g. waiting for approval): not a failure of the action, though it did not do its work."""
     output_error: str | None = None
     """Why the model's output could not be used (then ``action`` is None)."""
     repairs: list[str] = field(default_factory=list)
