@@ -274,4 +274,11 @@ class MapRun:
     def __await__(self) -> Generator[Any, None, MapResult | None]:
         if self.task is None:
             raise RuntimeError("This map was never started")
-        return asyncio.shield(self.task).__await__()
+        return self._result_for_awaiter(self.task).__await__()
+
+    async def _result_for_awaiter(self, task: asyncio.Task[MapResult | None]) -> MapResult | None:
+        """``await map_run``: the result, and the record again from this cell: headless executors (nbval,
+        nbclient) keep only what the running cell sends, so the map's saved output is its record, not the view."""
+        result = await asyncio.shield(task)
+        self._leave_record()
+        return result

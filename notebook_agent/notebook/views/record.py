@@ -30,6 +30,10 @@ IMAGE_BUDGET = 1_500_000
 PICTURE_WIDTH = 480
 """How wide a step's picture is shown: a 1280 px page at this width still reads (names, prices, buttons)."""
 
+TABLE = f"border-collapse:collapse;margin-top:6px;table-layout:fixed;width:100%;max-width:{2 * PICTURE_WIDTH + 80}px"
+"""A step a row: its number, its fields, and its picture in 55% of the width (at most PICTURE_WIDTH), so a narrow
+output shrinks the picture rather than cutting it off."""
+
 BOX = "border:1px solid #d0d7de;border-radius:8px;padding:8px;font-family:system-ui,sans-serif"
 
 
@@ -67,12 +71,12 @@ def _step(step: PageStep, picture: bytes | None) -> str:
         data = base64.b64encode(picture).decode("ascii")
         image = (
             f'<img src="data:image/jpeg;base64,{data}" width="{PICTURE_WIDTH}" alt="page after step '
-            f'{step.index}" style="border:1px solid #d0d7de;max-width:100%;height:auto">'
+            f'{step.index}" style="border:1px solid #d0d7de;width:100%;max-width:{PICTURE_WIDTH}px;height:auto">'
         )
     return (
-        f'<tr><td style="vertical-align:top;text-align:left;padding:4px"><b>{step.index}</b></td>'
-        f'<td style="vertical-align:top;text-align:left;padding:4px;min-width:16em">{"".join(parts)}</td>'
-        f'<td style="vertical-align:top;padding:4px;max-width:{PICTURE_WIDTH}px">{image}</td></tr>'
+        f'<tr><td style="vertical-align:top;text-align:left;padding:4px;width:2em"><b>{step.index}</b></td>'
+        f'<td style="vertical-align:top;text-align:left;padding:4px;overflow-wrap:anywhere">{"".join(parts)}</td>'
+        f'<td style="vertical-align:top;padding:4px;width:55%">{image}</td></tr>'
     )
 
 
@@ -117,7 +121,7 @@ def record_html(result: PageAgentResult, *, image_budget: int = IMAGE_BUDGET) ->
     rows = "".join(_step(s, pictures.get(s.index)) for s in result.steps)
     return html_block(
         f"{head}{note}"
-        f'<table style="border-collapse:collapse;margin-top:6px">{rows}{_unfinished(result)}</table>'
+        f'<table style="{TABLE}">{rows}{_unfinished(result)}</table>'
         f'<div style="color:#57606a;font-size:0.85em">notebook_agent run {esc(result.run_id)} (a static record: '
         "the live view needs a running kernel)</div>",
         cls="na-record",
