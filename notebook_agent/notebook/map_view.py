@@ -257,7 +257,8 @@ class MapRun:
             return self.result
         except Exception as exc:
             self.error = exc
-            self.view.line.value = f"Error: {error_message(exc)}"
+            self.view.line.value = "Error (below)"  # a Label is typeset by MathJax: text from outside goes in HTML
+            self.view.table.value += html_block(esc(error_message(exc)), cls="na-kv na-bad")
             return None
         finally:
             self._leave_record()
