@@ -40,6 +40,7 @@ from typing import Any
 
 from ..browser.session.browser_session import BrowserSession
 from ..browser.session.page_reads import page_check, page_text, page_url
+from ..core.text.shown import html_block, shown
 from .page_agent import PageAgent
 from .runs.result import PageAgentResult
 from .runs.run_data import field_diff
@@ -220,16 +221,19 @@ class EvalReport:
         def table(rows: list[dict[str, Any]]) -> str:
             if not rows:
                 return ""
-            head = "".join(f"<th>{k}</th>" for k in rows[0])
-            body = "".join("<tr>" + "".join(f"<td>{_fmt(v)}</td>" for v in row.values()) + "</tr>" for row in rows)
+            head = "".join(f"<th>{shown(k)}</th>" for k in rows[0])
+            body = "".join(
+                "<tr>" + "".join(f"<td>{shown(_fmt(v))}</td>" for v in row.values()) + "</tr>" for row in rows
+            )
             return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
         detail = [
             {k: v for k, v in r.items() if k in ("variant", "task", "repeat", "passed", "status", "steps", "failures")}
             for r in self.records()
         ]
-        return (
-            f"<b>{self.suite}</b>{table(self.summary())}<details><summary>per task</summary>{table(detail)}</details>"
+        return html_block(
+            f"<b>{shown(self.suite)}</b>{table(self.summary())}"
+            f"<details><summary>per task</summary>{table(detail)}</details>"
         )
 
 

@@ -21,12 +21,26 @@ from .errors import NotebookAgentError
 T = TypeVar("T")
 
 
-class AbortedError(NotebookAgentError):
-    """Raised inside a participant when its run was aborted."""
+STOPPED = "The run was stopped"
+"""The reason of a stop that gave none."""
 
-    def __init__(self, reason: str = "Operation aborted") -> None:
-        super().__init__(reason)
+
+def stopped_text(reason: str | None, during: str) -> str:
+    """How an interrupted call is recorded, in one place for every wait a stop can end: who stopped the run
+    (the signal's reason, as the person or the program said it) and what the call was doing then, e.g.
+    "Stopped by the user while the action waited for approval; it did not run." ``during`` starts with
+    "while" or "before"."""
+    return f"{(reason or STOPPED).rstrip('. ')} {during}."
+
+
+class AbortedError(NotebookAgentError):
+    """Raised inside a participant when its run was aborted. ``during`` says what the participant was waiting
+    for ("while the action waited for approval; it did not run"), so the record can say it plainly."""
+
+    def __init__(self, reason: str = STOPPED, *, during: str = "") -> None:
+        super().__init__(stopped_text(reason, during) if during else reason)
         self.reason = reason
+        self.during = during
 
 
 class AbortSignal:
@@ -83,13 +97,14 @@ class AbortSignal:
         assert self._reason is not None
         return self._reason
 
-    async def race(self, awaitable: Awaitable[T]) -> T:
-        """Await ``awaitable`` unless the signal fires first; then cancel it and raise AbortedError."""
+    async def race(self, awaitable: Awaitable[T], *, during: str = "") -> T:
+        """Await ``awaitable`` unless the signal fires first; then cancel it and raise AbortedError (``during``:
+        what the wait was, for the record: "while the action waited for approval; it did not run")."""
         if self._reason is not None:
             close = getattr(awaitable, "close", None)
             if close is not None:
                 close()  # a coroutine that will never run: close it so Python does not warn
-            raise AbortedError(self._reason)
+            raise AbortedError(self._reason, during=during)
         task = asyncio.ensure_future(awaitable)
         stop = asyncio.ensure_future(self.wait())
         try:
@@ -106,7 +121,7 @@ class AbortSignal:
             await task
         except (asyncio.CancelledError, Exception):
             pass
-        raise AbortedError(self._reason or "Operation aborted")
+        raise AbortedError(self._reason or STOPPED, during=during)
 
     async def sleep(self, seconds: float) -> None:
         """``asyncio.sleep`` that ends early with AbortedError when aborted."""

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .abort import AbortedError, AbortSignal
+from .abort import STOPPED, AbortedError, AbortSignal, stopped_text
 from .events import ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate
 from .hooks import (
     UNSET,
@@ -56,6 +56,12 @@ class Batch:
 
 def error_result(text: str) -> ToolResult:
     return ToolResult([TextContent(text=text)], details={}, is_error=True)
+
+
+BEFORE = "before the action ran"
+"""What a call that a stop ended before it started was doing (no hook said more)."""
+RUNNING = "while the action ran"
+"""What a call that a stop ended while it ran was doing (the tool said nothing more)."""
 
 
 class ToolCalls:
@@ -105,7 +111,9 @@ class ToolCalls:
             return Outcome(call, None, None, error_result(text), True, False, kind)
 
         if isinstance(tool, Exception):
-            return fail("Operation aborted" if self.signal.aborted else str(tool), "not-found")
+            if self.signal.aborted:
+                return fail(self._stopped(BEFORE), "aborted")
+            return fail(str(tool), "not-found")
         if tool is None:
             return fail(f"Tool {call.name} not found", "not-found")
         try:
@@ -123,22 +131,26 @@ class ToolCalls:
                 decision = await self.config.before_tool_call(
                     BeforeToolCall(message, call, tool, args, self.context), self.signal
                 )
-            except AbortedError:
-                return fail("Operation aborted", "aborted")
+            except AbortedError as exc:  # a hook that waited (for approval, say) names its wait
+                return fail(self._stopped(exc.during or BEFORE, exc.reason), "aborted")
             except Exception as exc:
                 return fail(str(exc) or type(exc).__name__, "hook-error")
             if self.signal.aborted:
-                return fail("Operation aborted", "aborted")
+                return fail(self._stopped(BEFORE), "aborted")
             if decision is not None:
                 return fail(decision.reason or "Tool execution was blocked", "blocked")
         if self.signal.aborted:
-            return fail("Operation aborted", "aborted")
+            return fail(self._stopped(BEFORE), "aborted")
         return tool, args
+
+    def _stopped(self, during: str, reason: str | None = None) -> str:
+        """The one wording of a call a stop ended (see :func:`~.abort.stopped_text`)."""
+        return stopped_text(reason or self.signal.reason, during)
 
     # ---- running ----
     async def _execute(self, message: AssistantMessage, call: ToolCall, tool: Tool, args: Any) -> Outcome:
         if self.signal.aborted:
-            return Outcome(call, tool, args, error_result("Operation aborted"), True, False, "aborted")
+            return Outcome(call, tool, args, error_result(self._stopped(BEFORE)), True, False, "aborted")
         settled = False
         pending: list[asyncio.Future[None]] = []
 
@@ -151,6 +163,7 @@ class ToolCalls:
             pending.append(fut)
             return fut
 
+        kind: str | None = None
         try:
             raw = await self._run_tool(tool, call, args, on_update)
             result = ToolResult.text(raw) if isinstance(raw, str) else raw
@@ -158,13 +171,17 @@ class ToolCalls:
                 result = ToolResult.text(str(result))
             is_error = result.is_error
         except AbortedError as exc:
-            result, is_error = error_result(exc.reason if exc.reason else "Operation aborted"), True
+            if self.signal.aborted:  # the run was stopped: said plainly, with what the action was doing
+                result, kind = error_result(self._stopped(exc.during or RUNNING, exc.reason)), "aborted"
+            else:
+                result = error_result(str(exc))
+            is_error = True
         except Exception as exc:
             result, is_error = error_result(str(exc) or type(exc).__name__), True
         settled = True
         if pending:
             await asyncio.gather(*pending, return_exceptions=True)
-        outcome = Outcome(call, tool, args, result, is_error, True)
+        outcome = Outcome(call, tool, args, result, is_error, True, kind)
         return await self._finalize(message, outcome)
 
     async def _run_tool(
@@ -185,7 +202,7 @@ class ToolCalls:
                         await task
                     except (asyncio.CancelledError, Exception):
                         pass
-                    raise AbortedError(self.signal.reason or "Operation aborted")
+                    raise AbortedError(self.signal.reason or STOPPED)
             return task.result()
         except asyncio.CancelledError:
             task.cancel()

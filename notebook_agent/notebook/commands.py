@@ -14,8 +14,6 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from IPython.display import display
-
 from ..agent.run_options import RunOptions
 from ..agent.safety.approval import POLICY_NAMES
 from ..browser.session.page_reads import page_title, page_url
@@ -23,6 +21,7 @@ from ..config import options
 from ..config.run_flags import run_options, words_parser
 from ..core.errors import error_message
 from .kernel_state import STATE
+from .views.display import show_html
 
 ERROR_LINE = re.compile(r"^(%%?agent(_prompt)?( [a-z_]+)?: |usage: %agent )", re.MULTILINE)
 """How every magic error line starts (``%agent compare: ...``, ``%%agent: ...``, ``usage: %agent ...``): the
@@ -130,8 +129,6 @@ class Commands:
         print(f"Stopped {STATE.stop_all()} running run(s).")
 
     def runs(self, rest: list[str]) -> None:
-        from IPython.display import HTML
-
         from ..agent.runs.run_file import scan_runs
         from .views.tuning import runs_table_html
 
@@ -145,7 +142,7 @@ class Commands:
         if running:
             print(f"{len(running)} run(s) still running.")
         if saved:
-            display(HTML(runs_table_html(saved)))
+            show_html(runs_table_html(saved), f"{len(saved)} saved run(s)")
 
     def rerun(self, rest: list[str]) -> None:
         from ..agent.runs.run_file import find_run, load_run
@@ -219,8 +216,6 @@ class Commands:
         return recipe_command(rest, _user_namespace(), _options)
 
     def compare(self, rest: list[str]) -> None:
-        from IPython.display import HTML
-
         from ..agent.runs.run_file import compare_runs, find_run, load_run
         from .views.tuning import compare_html
 
@@ -232,11 +227,11 @@ class Commands:
         except (ValueError, OSError) as exc:
             print(f"%agent compare: {exc}")
             return
-        display(HTML(compare_html(compare_runs(a, b))))
+        show_html(compare_html(compare_runs(a, b)), f"run {a.run_id} against run {b.run_id}")
 
     def prompt(self, rest: list[str]) -> None:
         from ..agent import default_system_prompt, prompt_hash
-        from .views.tuning import as_html_pre, prompt_diff
+        from .views.tuning import pre_html, prompt_diff
 
         if rest:
             try:
@@ -251,7 +246,7 @@ class Commands:
             f"Known: {', '.join(['default', *STATE.prompts])}"
         )
         diff = prompt_diff(default_system_prompt(), text)
-        display(as_html_pre(diff if diff else text))
+        show_html(pre_html(diff if diff else text), diff if diff else text)
 
     def export(self, rest: list[str]) -> None:
         """The saved run as a Playwright script with no model, to a file or the next cell (export_magic.py)."""
@@ -302,12 +297,12 @@ class Commands:
         )
 
     def snapshot(self, rest: list[str]) -> Shown:
-        from .views.tuning import as_html_pre
+        from .views.tuning import pre_html
 
-        async def show() -> Any:
+        async def show() -> tuple[str, str]:
             browser = await STATE.get_browser()
             snap = await browser.snapshot(full_page="--full-page" in rest)
-            return as_html_pre(snap.text)
+            return pre_html(snap.text), snap.text
 
         return Shown(show(), "%agent snapshot")
 
@@ -318,12 +313,8 @@ class Commands:
         if "--headless" in rest:
             STATE.config.headless = True
 
-        async def show() -> Any:
-            import html
-
-            import ipywidgets as widgets
-
-            from .views.run_view import tabs_html
+        async def show() -> tuple[str, str]:
+            from .views.run_view import browser_html
 
             url = None
             if typed is not None:  # a bad URL is reported by the Shown, in one line
@@ -332,22 +323,13 @@ class Commands:
             browser = await STATE.get_browser()
             if url:
                 await browser.open(url)
+            picture, why = None, ""
             try:  # a tab in the middle of a navigation (a run is driving it) has no picture to give yet
-                shot: Any = widgets.Image(
-                    value=await browser.screenshot(format="jpeg"),
-                    format="jpeg",
-                    layout=widgets.Layout(max_width="640px"),
-                )
+                picture = await browser.screenshot(format="jpeg")
             except Exception as exc:
-                shot = widgets.HTML(f"<i>No picture right now: {html.escape(error_message(exc).splitlines()[0])}</i>")
-            title = html.escape(await page_title(browser))
-            return widgets.VBox(
-                [
-                    widgets.HTML(f"<b>{title}</b><br><code>{html.escape(page_url(browser))}</code>"),
-                    shot,
-                    widgets.HTML(tabs_html(await STATE.tab_owners())),
-                ]
-            )
+                why = error_message(exc).splitlines()[0]
+            title, address = await page_title(browser), page_url(browser)
+            return browser_html(title, address, picture, why, await STATE.tab_owners()), f"{title}\n{address}"
 
         return Shown(show(), "%agent browser")
 
@@ -366,7 +348,7 @@ def cfg_policy() -> str:
 
 class Shown:
     """What ``%agent snapshot`` and ``%agent browser`` return: the work runs as a task on the kernel loop (the
-    browser is async), and its result is displayed in the cell that asked for it.
+    browser is async), and its result (static HTML and its plain text) is displayed in the cell that asked.
 
     A cell whose line is just ``%agent snapshot`` is rewritten to ``await`` it (see :func:`_await_display`), so
     the cell stays busy until the picture is there and the output belongs to that cell, also under nbclient
@@ -388,7 +370,7 @@ class Shown:
         if exc is not None:
             print(f"{self.label}: {error_message(exc)}")
             return
-        display(self.task.result())
+        show_html(*self.task.result())
 
     def _done(self, _task: Any) -> None:
         if not self.awaited:

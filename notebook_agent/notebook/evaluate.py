@@ -9,11 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 import ipywidgets as w
-from IPython.display import display
 
 from ..agent.evaluate import EvalReport, EvalRow, Job
 from ..agent.evaluate import evaluate as _evaluate
 from ..config.models import variant_model
+from ..core.errors import error_message
+from ..core.text.shown import html_block, shown
+from .views.display import LiveOutput, waiting_html
 
 
 async def evaluate(*args: Any, **kwargs: Any) -> EvalReport:
@@ -23,7 +25,7 @@ async def evaluate(*args: Any, **kwargs: Any) -> EvalReport:
     table = w.HTML()
     box = w.VBox([w.HBox([bar, label]), table])
     box.add_class("na-eval")
-    display(box)
+    output = LiveOutput(box, waiting_html("Evaluation", "A notebook_agent evaluation"), "notebook_agent evaluation")
     rows: list[EvalRow] = []
     running = 0
     user_progress = kwargs.pop("on_progress", None)
@@ -44,8 +46,15 @@ async def evaluate(*args: Any, **kwargs: Any) -> EvalReport:
             user_progress(kind, job, row)
 
     kwargs.setdefault("model_factory", variant_model)
-    report = await _evaluate(*args, on_progress=on_progress, **kwargs)
+    try:
+        report = await _evaluate(*args, on_progress=on_progress, **kwargs)
+    except BaseException as exc:  # the runs that finished stay in the output, with what stopped the rest
+        done = EvalReport(suite="", rows=list(rows))._repr_html_() if rows else ""
+        why = error_message(exc) if isinstance(exc, Exception) else "The evaluation was interrupted."
+        output.settle(done + html_block(shown(why), style="color:#cf222e"), why)
+        raise
     bar.max = bar.value = len(report.rows)
     label.value = f"{len(report.rows)} runs done"
     table.value = report._repr_html_()
+    output.settle(table.value, f"{len(report.rows)} runs done")
     return report

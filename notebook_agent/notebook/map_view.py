@@ -14,7 +14,6 @@ finished. When the map ends the view becomes a static table (it needs no kernel)
 from __future__ import annotations
 
 import asyncio
-import html
 from collections.abc import Generator
 from typing import Any
 
@@ -23,8 +22,11 @@ import ipywidgets as w
 from ..agent import ApprovalRequested, MapFinished, MapProgress, MapResult, PageAgent, RowEvent
 from ..browser.session.browser_session import BrowserSession
 from ..core.errors import error_message
+from ..core.text.shown import NO_MATH, html_block
 from .kernel_state import STATE
+from .views.display import LiveOutput, waiting_html
 from .views.html import CSS, esc
+from .views.record import error_html
 from .views.run_view import RunView
 
 #: Rows listed in the table and offered to watch: the latest to change (a map of 10,000 rows keeps the view, its
@@ -69,6 +71,8 @@ class MapView:
         head = w.HBox([self.bar, self.line, self.stop_button], layout=w.Layout(align_items="center"))
         self.root = w.VBox([self.title, head, self.table, self.picker, self.card_box])
         self.root.add_class("na-run")
+        for name in NO_MATH.split():
+            self.root.add_class(name)
         self.events: dict[int, list[Any]] = {}
         self.views: dict[int, RunView] = {}
         self.labels: dict[int, str] = {}
@@ -137,7 +141,7 @@ class MapView:
                 f'<tr><td style="{cell}">{i + 1}</td><td style="{cell};color:{color}">{esc(status)}</td>'
                 f'<td style="{cell}">{esc(_short(self.answers.get(i, ""), 120))}</td></tr>'
             )
-        self.table.value = (
+        self.table.value = html_block(
             '<table style="border-collapse:collapse;font-size:0.9em;margin:4px 0">'
             f'<tr><th style="{cell}">row</th><th style="{cell}">status</th><th style="{cell}">answer</th></tr>'
             f"{''.join(rows)}</table>"
@@ -176,16 +180,16 @@ def map_record_html(result: MapResult) -> str:
     for r in result.rows[:TABLE_ROWS]:
         answer = (r.facts.answer or r.facts.error or "") if r.facts is not None else (r.error or "")
         values = ", ".join(f"{k}={_short(v, 30)}" for k, v in list(r.values.items())[:3])
-        rows.append(tr(str(r.index + 1), html.escape(values), html.escape(r.status), html.escape(_short(answer, 160))))
+        rows.append(tr(str(r.index + 1), esc(values), esc(r.status), esc(_short(answer, 160))))
     left = len(result.rows) - TABLE_ROWS
     more = f"<div>… and {left} more rows (result.to_pandas())</div>" if left > 0 else ""
-    return (
-        '<div class="na-record" style="border:1px solid #d0d7de;border-radius:8px;padding:8px;'
-        f'font-family:system-ui,sans-serif"><div style="font-weight:bold">{html.escape(result.template)}</div>'
-        f"<div>{html.escape(result.summary())}</div>"
+    return html_block(
+        f'<div style="font-weight:bold">{esc(result.template)}</div><div>{esc(result.summary())}</div>'
         f'<table style="border-collapse:collapse;margin-top:6px">{"".join(rows)}</table>{more}'
         '<div style="color:#57606a;font-size:0.85em">notebook_agent map (a static record: the live view needs a '
-        "running kernel)</div></div>"
+        "running kernel)</div>",
+        cls="na-record",
+        style="border:1px solid #d0d7de;border-radius:8px;padding:8px;font-family:system-ui,sans-serif",
     )
 
 
@@ -207,7 +211,7 @@ class MapRun:
         self.result: MapResult | None = None
         self.error: BaseException | None = None
         self.task: asyncio.Task[MapResult | None] | None = None
-        self.display_handle: Any = None
+        self.output: LiveOutput | None = None
         self.recipe: Any = None
         """``--recipe``: each row follows this recipe (agent/recipe_map.py) instead of asking the model."""
         self.heal = True
@@ -221,9 +225,9 @@ class MapRun:
         return False
 
     def show(self) -> None:
-        from IPython.display import display
-
-        self.display_handle = display(dict(self.view.root._repr_mimebundle_() or {}), raw=True, display_id=True)
+        """The live view, with its static form beside it until the map's record takes its place."""
+        html = waiting_html(self.task_text, "A notebook_agent map")
+        self.output = LiveOutput(self.view.root, html, f"notebook_agent map: {self.task_text}")
 
     def start(self) -> None:
         self.task = asyncio.get_running_loop().create_task(self._main())
@@ -254,19 +258,29 @@ class MapRun:
             return self.result
         except Exception as exc:
             self.error = exc
-            self.view.line.value = f"Error: {error_message(exc)}"
+            self.view.line.value = "Error (below)"  # a Label is typeset by MathJax: text from outside goes in HTML
+            self.view.table.value += html_block(esc(error_message(exc)), cls="na-kv na-bad")
             return None
         finally:
             self._leave_record()
 
     def _leave_record(self) -> None:
-        if self.display_handle is None or self.result is None:
+        """The map ended: its output becomes its record (or, when it failed, the error), with no widget."""
+        if self.output is None:
             return
-        self.display_handle.update(
-            {"text/plain": self.result.summary(), "text/html": map_record_html(self.result)}, raw=True
-        )
+        if self.result is not None:
+            self.output.settle(map_record_html(self.result), self.result.summary())
+        elif self.error is not None:
+            self.output.settle(error_html(self.task_text, self.error), error_message(self.error))
 
     def __await__(self) -> Generator[Any, None, MapResult | None]:
         if self.task is None:
             raise RuntimeError("This map was never started")
-        return asyncio.shield(self.task).__await__()
+        return self._result_for_awaiter(self.task).__await__()
+
+    async def _result_for_awaiter(self, task: asyncio.Task[MapResult | None]) -> MapResult | None:
+        """``await map_run``: the result, and the record again from this cell: headless executors (nbval,
+        nbclient) keep only what the running cell sends, so the map's saved output is its record, not the view."""
+        result = await asyncio.shield(task)
+        self._leave_record()
+        return result

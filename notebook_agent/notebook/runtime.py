@@ -23,6 +23,7 @@ from ..core.errors import error_message
 from .interrupt import RunInterrupted
 from .kernel import blocked_kernel_version
 from .kernel_state import STATE, SessionConfig
+from .views.display import LiveOutput, waiting_html
 from .views.run_view import RunView
 
 if TYPE_CHECKING:
@@ -68,8 +69,8 @@ class NotebookRun:
         """Run in the kernel's shared browser: in its tab, or in a tab of its own if another run has it."""
         self.session: BrowserSession | None = agent.browser
         """The browser session this run acts on (the shared one, or a tab session of it)."""
-        self.display_handle: Any = None
-        self._bundle: dict[str, Any] = {}
+        self.output: LiveOutput | None = None
+        """The cell output of the live view and its static form (see :mod:`.views.display`)."""
         self.result: PageAgentResult | None = None
         self.error: BaseException | None = None
         self.task: asyncio.Task[PageAgentResult | None] | None = None
@@ -83,12 +84,10 @@ class NotebookRun:
         """How many ``await run`` are waiting (normally one cell)."""
 
     def show(self) -> None:
-        """Display the live view in the current cell, under a display id, so that the static record can take
-        its place in the same output when the run ends."""
-        from IPython.display import display
-
-        self._bundle = dict(self.view.root._repr_mimebundle_() or {})
-        self.display_handle = display(self._bundle, raw=True, display_id=True)
+        """Display the live view in the current cell with its static form beside it (what an exported or
+        untrusted notebook shows), so that the record can take the output's place when the run ends."""
+        html = waiting_html(self.task_text, "A notebook_agent run")
+        self.output = LiveOutput(self.view.root, html, f"notebook_agent run: {self.task_text}")
 
     def leave_record(self) -> None:
         """The run ended: its output becomes the static HTML record (see :mod:`.record`) and a one-line text,
@@ -97,7 +96,7 @@ class NotebookRun:
         the whole run everywhere (JupyterLab, GitHub, nbviewer). The live view is shown while the run runs."""
         from .views.record import error_html, record_html
 
-        if self.display_handle is None:
+        if self.output is None:
             return
         if self.result is not None:
             record, text = record_html(self.result), repr(self.result)
@@ -105,7 +104,7 @@ class NotebookRun:
             record, text = error_html(self.task_text, self.error), f"{self.task_text}: {error_message(self.error)}"
         else:
             return
-        self.display_handle.update({"text/plain": text, "text/html": record}, raw=True)
+        self.output.settle(record, text)
 
     @property
     def done(self) -> bool:

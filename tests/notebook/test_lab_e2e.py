@@ -324,3 +324,34 @@ def _print_timings(title: str, timings: dict[str, float]) -> None:
     print(f"\n[{title}] timings")
     for name, seconds in timings.items():
         print(f"  {name:45} {seconds * 1000:8.0f} ms")
+
+
+PRICE_CELLS = [
+    "%load_ext notebook_agent",
+    "from dataclasses import replace\nfrom notebook_agent.demo import DEMO_TASK, demo_url\nurl = demo_url()",
+    "%%agent --model demo --approve auto --url {url}\n{DEMO_TASK}",
+    # the result as Markdown (a cell's last value), with two prices in what it shows
+    "r = await agent_run\nreplace(r, steps=r.steps[:3], status='stopped', error='AeroBeat $89.00; Summit $149.00')",
+]
+PRICES = "AeroBeat Wireless Headphones $89.00; Summit ANC Wireless Headphones $149.00"
+"""What the demo model remembers on its third step: two prices, which MathJax read as a formula."""
+
+
+def test_prices_in_a_saved_record_show_as_prices(open_notebook: OpenNotebook) -> None:
+    """The quickstart's record: a memory with two ``$`` is text in JupyterLab (MathJax typeset every HTML and
+    Markdown output, so "$89.00; Summit ... $149.00" became "89.00; *SummitANC...* 149.00")."""
+    nb = open_notebook("prices.ipynb", PRICE_CELLS)
+    for i in (0, 1):
+        nb.run_cell(i)
+        nb.assert_no_error(i)
+    nb.run_cell(2)
+    record = nb.cell(2).locator(".na-record")
+    expect(record).to_contain_text("completed", timeout=60_000)
+    nb.run_cell(3, timeout=60)
+    expect(nb.cell(3).locator(".jp-OutputArea")).to_contain_text("Summit $149.00")
+    nb.page.wait_for_timeout(500)  # MathJax typesets after rendering: give it its turn before looking
+    assert PRICES in " ".join(record.inner_text().split()), record.inner_text()[:2000]
+    for cell in (2, 3):
+        assert nb.cell(cell).locator("mjx-container").count() == 0, nb.output_text(cell)[:2000]
+    assert "AeroBeat $89.00; Summit $149.00" in nb.output_text(3)
+    nb.screenshot("prices-record", ".na-record")

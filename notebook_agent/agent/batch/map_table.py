@@ -22,6 +22,7 @@ from typing import Any, Literal, TypeAlias
 from pydantic import BaseModel, TypeAdapter
 
 from ...core.errors import InputError
+from ...core.text.shown import html_block, shown
 from ..runs.result import PageAgentResult, replay_line
 from .map_counts import MapCounts
 
@@ -385,10 +386,4 @@ class MapResult:
             frame = self.to_pandas()
         except ImportError:
             return None
-        return f"<b>{_escape(self.summary())}</b>{frame._repr_html_()}"
-
-
-def _escape(text: str) -> str:
-    import html
-
-    return html.escape(text)
+        return html_block(f"<b>{shown(self.summary())}</b>{frame._repr_html_()}")  # MathJax leaves prices alone

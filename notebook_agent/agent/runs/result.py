@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from ...core.messages import AssistantMessage, Usage
+from ...core.text.shown import markdown_block, shown
 
 Status: TypeAlias = Literal["running", "completed", "failed", "max_steps", "stopped", "error"]
 
@@ -43,6 +44,9 @@ class PageStep:
     args: dict[str, Any] = field(default_factory=dict)
     result: str = ""
     is_error: bool = False
+    stopped: bool = False
+    """The run was stopped before this step's action finished (``result`` says who stopped it and what the action
+    was doing, e.g. waiting for approval): not a failure of the action, though it did not do its work."""
     output_error: str | None = None
     """Why the model's output could not be used (then ``action`` is None)."""
     repairs: list[str] = field(default_factory=list)
@@ -172,8 +176,8 @@ class PageAgentResult:
 
     def _repr_markdown_(self) -> str:
         """A compact table for notebooks; ``.steps`` has each step."""
-        rows = "".join(f"| {k} | {_md(v)} |\n" for k, v in self._facts())
-        return f"**PageAgentResult** (`.text`, `.steps`, `.usage`)\n\n| | |\n|---|---|\n{rows}"
+        rows = "".join(f"| {shown(k, 'markdown')} | {_md(v)} |\n" for k, v in self._facts())
+        return markdown_block(f"**PageAgentResult** (`.text`, `.steps`, `.usage`)\n\n| | |\n|---|---|\n{rows}")
 
     def to_pandas(self) -> Any:
         """The answer as a DataFrame (one row per item of a list answer); without a typed answer, the last table
@@ -209,11 +213,8 @@ def _cut(text: str, limit: int) -> str:
 
 
 def _md(text: str) -> str:
-    """Text for one markdown table cell: one line, pipes and markup characters escaped."""
-    out = _cut(text, 300)
-    for ch in "\\`*_[]<>|":
-        out = out.replace(ch, "\\" + ch)
-    return out
+    """Text for one markdown table cell: one line, escaped by the views' one escaping (``core.text.shown``)."""
+    return shown(_cut(text, 300), "markdown")
 
 
 def join_output_modes(modes: Iterable[str | None]) -> str:

@@ -305,7 +305,7 @@ async def gate(
         return approval.answer
     helper = asyncio.ensure_future(_ask_approver(approver, approval)) if approver is not None else None
     try:
-        return await signal.race(wait_for(approval.wait(), timeout))
+        return await signal.race(wait_for(approval.wait(), timeout), during=WAITED)
     except TimeoutError:
         approval.resolve(ApprovalAnswer(False, f"Denied: no answer within {timeout:g} seconds.", by="timeout"))
         answer = approval.answer
@@ -316,6 +316,10 @@ async def gate(
             helper.cancel()
         if not approval.answered:
             approval.resolve(ApprovalAnswer(False, "The run stopped before anyone answered.", by="policy"))
+
+
+WAITED = "while the action waited for approval; it did not run"
+"""What a stop during an approval wait is recorded as (after who stopped the run)."""
 
 
 def denial_text(answer: ApprovalAnswer) -> str:

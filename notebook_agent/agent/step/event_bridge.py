@@ -69,6 +69,7 @@ class LoopEvents:
         step.action_ms = (time.perf_counter() - self.action_started) * 1000
         step.result = run.redactor.scrub_text(event.result.text_content)
         step.is_error = event.is_error
+        step.stopped = event.error_kind == "aborted"
         finished = None
         if not event.is_error:
             run.data.action_finished(event.tool_name, event.result.details)

@@ -28,6 +28,10 @@ AskUser: TypeAlias = Callable[..., Awaitable[str]]
 """``async def on_ask_user(question: str, signal: AbortSignal) -> str`` (the signal argument is optional)."""
 
 
+HELD = "while what the action started waited for approval"
+"""What a stop while the network door held the action's request is recorded as (after who stopped the run)."""
+
+
 class ActionHost(Protocol):
     """The part of a browser session the actions use."""
 
@@ -173,7 +177,7 @@ class BrowserTool(Tool):
         if self.browser.effects_asked != asked:
             # What the action started was held at the network door while the policy (maybe a person) decided:
             # wait for that, and do not blame the page for the time it took.
-            await signal.race(self.browser.effects_settled())
+            await signal.race(self.browser.effects_settled(), during=HELD)
             if error is not None:
                 return self.browser.finish("Done; what it started was held for approval (see below).")
         if error is not None:

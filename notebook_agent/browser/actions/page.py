@@ -103,7 +103,13 @@ def _ask_script(call: ScriptCall) -> list[str]:
     ]
 
 
+WAITED = "while the action waited for the person's answer"
+"""What a stop during a question is recorded as (after who stopped the run)."""
+
+
 class AskUserTool(BrowserTool):
+    """Asks the person; a stop while it waits is recorded as that (:data:`WAITED`), not as a failure."""
+
     name = "ask_user"
     description = "Ask the user for missing information or a decision; returns the answer."
     parameters = AskUserParams
@@ -130,9 +136,9 @@ class AskUserTool(BrowserTool):
             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
         ]
         if len(params) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in params):
-            answer = await signal.race(self.on_ask_user(args.question, signal))
+            answer = await signal.race(self.on_ask_user(args.question, signal), during=WAITED)
         else:
-            answer = await signal.race(self.on_ask_user(args.question))
+            answer = await signal.race(self.on_ask_user(args.question), during=WAITED)
         return f"User answered: {answer}"
 
 

@@ -2,7 +2,8 @@
 
 A lone UTF-16 surrogate (half an emoji, as JavaScript string slicing produces) is a valid Python ``str`` but
 cannot be encoded as UTF-8, so hashing it, saving it to JSON or sending it to a provider raises far from
-where it came in. Text is cleaned once where it enters, and everything after can rely on it. Finding a hidden
+where it came in. Text is cleaned once where it enters, and everything after can rely on it. Escaping text for
+what a person reads is ``shown``'s (one function for each output). Finding a hidden
 value in any spelling that reads the same is ``lookalike``'s.
 
 May import nothing of the package (this is the base layer).

@@ -13,7 +13,7 @@ from typing import Any
 import ipywidgets as w
 
 from ...agent import PageStep, ReflectionPartial
-from .html import REFLECTION, args_html, esc
+from .html import REFLECTION, args_html, esc, result_label
 from .tuning import inspect_html
 
 
@@ -169,12 +169,9 @@ class StepCard:
                 f'<div class="na-kv"><span class="k">Action</span> <span class="na-code">{esc(step.action)} '
                 f"{args_html(step.args)}</span> <small>{step.action_ms:.0f} ms</small></div>"
             )
-        failed_done = step.action == "done" and not step.is_error and not step.args.get("success", True)
-        bad = step.is_error or failed_done
-        cls = "na-bad" if bad else "na-ok"
-        label = "Failed" if failed_done else ("Error" if step.is_error else "Result")
+        label, tone = result_label(step)
         self.result.value = (
-            f'<div class="na-kv {cls}"><span class="k">{label}</span> '
+            f'<div class="na-kv na-{tone}"><span class="k">{label}</span> '
             f'<span class="na-code">{esc(step.result)}</span></div>'
         )
         self.progress.value = ""

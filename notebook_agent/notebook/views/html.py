@@ -1,14 +1,17 @@
 """What the live view and the saved record share: the stylesheet, status words and small HTML helpers.
 
+Every text from outside goes through :func:`esc` (``core.text.shown``: one escaping for every view) and every
+output block through ``html_block`` (MathJax leaves it alone, so "$89.00; $149.00" stays prices).
 Plain text and ASCII-range symbols only: they render without an emoji font (GitHub, nbviewer, PDFs).
 """
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from typing import Any
+
+from ...core.text.shown import html_block, shown
 
 CSS = """
 <style>
@@ -53,8 +56,25 @@ def plural(n: int, word: str) -> str:
 
 
 def esc(value: object) -> str:
-    """Text made safe to put inside HTML."""
-    return html.escape(str(value), quote=False)
+    """Text made safe to put inside HTML (the one escaping, :func:`~notebook_agent.core.text.shown.shown`)."""
+    return shown(value, "html")
+
+
+TONES = {"ok": "#1a7f37", "bad": "#cf222e", "warn": "#9a6700", "dim": "#57606a"}
+"""The colours of the ``na-ok`` ... classes, for the saved record's inline styles."""
+
+
+def result_label(step: Any) -> tuple[str, str]:
+    """How a step's result is labelled, the same in the live card and the saved record: ``Stopped`` (the run was
+    stopped while the action waited or ran: not an error of the action), ``Error``, ``Failed`` (a done that
+    did not succeed) or ``Result``; and its tone (a key of :data:`TONES`)."""
+    if getattr(step, "stopped", False):
+        return "Stopped", "warn"
+    if step.is_error:
+        return "Error", "bad"
+    if step.action == "done" and not step.args.get("success", True):
+        return "Failed", "bad"
+    return "Result", "ok"
 
 
 def args_html(args: dict[str, Any]) -> str:
@@ -93,7 +113,7 @@ def markdown_html(text: str) -> str:
     wrote passes (a ``<script>`` shows as text), and a link is never anything but http(s)."""
     blocks: list[tuple[bool, str]] = []  # (is a list, html)
     items: list[str] = []
-    for raw in html.escape(text.replace("\x00", ""), quote=True).replace("\r\n", "\n").split("\n"):
+    for raw in (shown(line) for line in shown(text, "plain").split("\n")):
         item = _ITEM.match(raw)
         if item:
             items.append(f"<li>{_inline(item.group(1))}</li>")
@@ -126,8 +146,8 @@ def data_html(value: Any, type_name: str = "", *, limit: int = 20) -> str:
     cell = "border:1px solid #d0d7de;padding:2px 6px;text-align:left;vertical-align:top"
 
     def text(v: Any) -> str:
-        shown = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
-        return esc(shown if len(shown) <= 200 else shown[:199] + "…")
+        said = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+        return esc(said if len(said) <= 200 else said[:199] + "…")
 
     if isinstance(data, list) and data and all(isinstance(i, dict) for i in data):
         columns: list[str] = []
@@ -144,11 +164,11 @@ def data_html(value: Any, type_name: str = "", *, limit: int = 20) -> str:
             f'<tr><th style="{cell}">{esc(k)}</th><td style="{cell}">{text(v)}</td></tr>' for k, v in data.items()
         )
     else:
-        return f"<div class='na-kv'><span class='k'>Output</span> <code>{text(data)}</code></div>"
+        return html_block(f"<span class='k'>Output</span> <code>{text(data)}</code>", cls="na-kv")
     more = len(data) - limit if isinstance(data, list) and len(data) > limit else 0
     caption = esc(type_name) + (f" · {len(data)} rows" if isinstance(data, list) else "")
     note = f"<div class='na-dim'>… {more} more rows: result.output, result.to_pandas()</div>" if more else ""
-    return (
+    return html_block(
         f"<div class='na-kv na-output'><span class='k'>Output</span> <span class='na-dim'>{caption}</span></div>"
         f'<table style="border-collapse:collapse;font-size:0.92em;margin:2px 0">'
         f"{'<tr>' + head + '</tr>' if head else ''}{body}</table>{note}"

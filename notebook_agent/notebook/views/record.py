@@ -5,30 +5,37 @@ blank or "Error displaying widget: model not found". When a run ends its view's 
 record (``text/html``), so the saved notebook shows the task, the outcome and every step (reflection, action,
 approval, result, a thumbnail of the page) wherever it is opened.
 
-Only inline styles and basic tags (viewers that sanitise HTML drop ``<style>`` blocks and scripts).
-Screenshots are embedded as thumbnails (480 px wide JPEGs: sharp at the 240 px shown, a quarter of the bytes;
-the run folder keeps them full size); past ``image_budget`` bytes the earliest steps go without their picture
-(the record says so), so a long run does not bloat the notebook.
+Only inline styles and basic tags (viewers that sanitise HTML drop ``<style>`` blocks and scripts). Every text
+passes the views' one escaping (``esc``) and the record is one ``html_block`` (MathJax leaves prices alone).
+Screenshots are embedded as thumbnails (:data:`~notebook_agent.agent.runs.pictures.THUMBNAIL_WIDTH` px wide
+JPEGs shown :data:`PICTURE_WIDTH` px wide, large enough to read the page's text; the run folder keeps them full
+size); past ``image_budget`` bytes the earliest steps go without their picture (the record says so), so a long
+run does not bloat the notebook.
 """
 
 from __future__ import annotations
 
 import base64
-import html
 import json
 
 from ...agent import PageAgentResult, PageStep
 from ...agent.runs.pictures import thumbnail
 from ...agent.runs.run_data import dropped_notes
 from ...core.errors import error_message
-from .html import data_html, markdown_html
+from ...core.text.shown import html_block
+from .html import STATUS_TEXT, TONES, data_html, esc, markdown_html, result_label
 
 IMAGE_BUDGET = 1_500_000
 """Bytes of screenshots a record embeds at most (the latest steps first)."""
 
+PICTURE_WIDTH = 480
+"""How wide a step's picture is shown: a 1280 px page at this width still reads (names, prices, buttons)."""
 
-def _e(value: object) -> str:
-    return html.escape(str(value), quote=True)
+TABLE = f"border-collapse:collapse;margin-top:6px;table-layout:fixed;width:100%;max-width:{2 * PICTURE_WIDTH + 80}px"
+"""A step a row: its number, its fields, and its picture in 55% of the width (at most PICTURE_WIDTH), so a narrow
+output shrinks the picture rather than cutting it off."""
+
+BOX = "border:1px solid #d0d7de;border-radius:8px;padding:8px;font-family:system-ui,sans-serif"
 
 
 def _row(label: str, value: str, color: str = "#57606a") -> str:
@@ -39,39 +46,38 @@ def _row(label: str, value: str, color: str = "#57606a") -> str:
 
 
 def _step(step: PageStep, picture: bytes | None) -> str:
-    parts = [_row("Replay", _e(step.replay))] if step.replay else []
+    parts = [_row("Replay", esc(step.replay))] if step.replay else []
     for label, text in (
         ("Evaluation", step.evaluation_previous_goal),
         ("Memory", step.memory),
         ("Next goal", step.next_goal),
     ):
         if text:
-            parts.append(_row(label, _e(text)))
+            parts.append(_row(label, esc(text)))
     if step.output_error:
-        parts.append(_row("Invalid output", _e(step.output_error), "#cf222e"))
+        parts.append(_row("Invalid output", esc(step.output_error), "#cf222e"))
     if step.action:
         call = f"{step.action} {json.dumps(step.args, ensure_ascii=False)}"
-        parts.append(_row("Action", f"<code>{_e(call)}</code>"))
+        parts.append(_row("Action", f"<code>{esc(call)}</code>"))
     if step.approval:
         why = f": {step.approval['reason']}" if step.approval.get("reason") else ""
-        parts.append(_row("Approval", _e(f"{step.approval.get('decision')} by {step.approval.get('by')}{why}")))
+        parts.append(_row("Approval", esc(f"{step.approval.get('decision')} by {step.approval.get('by')}{why}")))
     if step.result:
-        failed = step.is_error or (step.action == "done" and not step.args.get("success", True))
-        label = "Error" if step.is_error else ("Failed" if failed else "Result")
-        parts.append(_row(label, _e(step.result), "#cf222e" if failed else "#1a7f37"))
+        label, tone = result_label(step)
+        parts.append(_row(label, esc(step.result), TONES[tone]))
     if step.url:
-        parts.append(_row("Page", f"<code>{_e(step.url)}</code>"))
+        parts.append(_row("Page", f"<code>{esc(step.url)}</code>"))
     image = ""
     if picture is not None:
         data = base64.b64encode(picture).decode("ascii")
         image = (
-            f'<img src="data:image/jpeg;base64,{data}" width="240" alt="page after step '
-            f'{step.index}" style="border:1px solid #d0d7de;max-width:240px">'
+            f'<img src="data:image/jpeg;base64,{data}" width="{PICTURE_WIDTH}" alt="page after step '
+            f'{step.index}" style="border:1px solid #d0d7de;width:100%;max-width:{PICTURE_WIDTH}px;height:auto">'
         )
     return (
-        f'<tr><td style="vertical-align:top;text-align:left;padding:4px"><b>{step.index}</b></td>'
-        f'<td style="vertical-align:top;padding:4px">{image}</td>'
-        f'<td style="vertical-align:top;text-align:left;padding:4px">{"".join(parts)}</td></tr>'
+        f'<tr><td style="vertical-align:top;text-align:left;padding:4px;width:2em"><b>{step.index}</b></td>'
+        f'<td style="vertical-align:top;text-align:left;padding:4px;overflow-wrap:anywhere">{"".join(parts)}</td>'
+        f'<td style="vertical-align:top;padding:4px;width:55%">{image}</td></tr>'
     )
 
 
@@ -91,10 +97,10 @@ def record_html(result: PageAgentResult, *, image_budget: int = IMAGE_BUDGET) ->
     cost = f" · ${result.usage.cost.total:.4f}" if result.usage.cost.total else ""
     color = "#1a7f37" if result.success else "#cf222e"
     head = (
-        f'<div style="font-weight:bold">{_e(result.task)}</div>'
-        f'<div><span style="color:{color};font-weight:bold">{_e(result.status.replace("_", " "))}</span> · '
+        f'<div style="font-weight:bold">{esc(result.task)}</div>'
+        f'<div><span style="color:{color};font-weight:bold">{esc(result.status.replace("_", " "))}</span> · '
         f"{'success' if result.success else 'no success'} · {result.steps_text()} · {tokens:,} tokens"
-        f"{cost} · {result.duration_s:.1f} s · model <code>{_e(result.model)}</code></div>"
+        f"{cost} · {result.duration_s:.1f} s · model <code>{esc(result.model)}</code></div>"
     )
     if result.answer:
         head += _row("Answer", f"<span>{markdown_html(result.answer)}</span>")  # the model's markdown, made safe
@@ -103,10 +109,10 @@ def record_html(result: PageAgentResult, *, image_budget: int = IMAGE_BUDGET) ->
     for note in dropped_notes(result.tables):  # a table that left pages out says so here, not only to the model
         head += _row("Table", markdown_html(note), "#cf222e")
     if result.replay_counts:
-        head += _row("Replay", _e(result.replay_text().removeprefix("replay: ")))
+        head += _row("Replay", esc(result.replay_text().removeprefix("replay: ")))
     reason = (result.error or (result.text if not result.answer else None)) if result.status != "completed" else None
     if reason and reason != result.answer:
-        head += _row(result.end_label, _e(reason), "#cf222e")
+        head += _row(result.end_label, esc(reason), TONES["warn" if result.status == "stopped" else "bad"])
     with_steps = [s for s in result.steps if s.screenshot]
     skipped = len(with_steps) - len(pictures)
     note = (
@@ -116,17 +122,32 @@ def record_html(result: PageAgentResult, *, image_budget: int = IMAGE_BUDGET) ->
         else ""
     )
     rows = "".join(_step(s, pictures.get(s.index)) for s in result.steps)
+    return html_block(
+        f"{head}{note}"
+        f'<table style="{TABLE}">{rows}{_unfinished(result)}</table>'
+        f'<div style="color:#57606a;font-size:0.85em">notebook_agent run {esc(result.run_id)} (a static record: '
+        "the live view needs a running kernel)</div>",
+        cls="na-record",
+        style=BOX,
+    )
+
+
+def _unfinished(result: PageAgentResult) -> str:
+    """A stopped run whose last step never got the model's answer: that step's row says so (a stop while the
+    action waited or ran is on its own row, in its result)."""
+    last = result.steps[-1] if result.steps else None
+    if result.status != "stopped" or last is None or last.action or last.output_error:
+        return ""
+    how = f"{STATUS_TEXT['stopped']} while waiting for the model"
     return (
-        '<div class="na-record" style="border:1px solid #d0d7de;border-radius:8px;padding:8px;'
-        f'font-family:system-ui,sans-serif">{head}{note}'
-        f'<table style="border-collapse:collapse;margin-top:6px">{rows}</table>'
-        f'<div style="color:#57606a;font-size:0.85em">notebook_agent run {_e(result.run_id)} (a static record: '
-        "the live view needs a running kernel)</div></div>"
+        f'<tr><td></td><td style="text-align:left;padding:4px">{_row("Stopped", esc(how), TONES["warn"])}</td>'
+        "<td></td></tr>"
     )
 
 
 def error_html(task: str, error: BaseException) -> str:
-    return (
-        '<div class="na-record" style="border:1px solid #d0d7de;border-radius:8px;padding:8px">'
-        f"<b>{_e(task)}</b><div style='color:#cf222e'>{_e(error_message(error))}</div></div>"
+    return html_block(
+        f"<b>{esc(task)}</b><div style='color:#cf222e'>{esc(error_message(error))}</div>",
+        cls="na-record",
+        style=BOX,
     )

@@ -11,6 +11,7 @@ widget callback runs on). Every widget that a test or a person acts on carries a
 from __future__ import annotations
 
 import asyncio
+import base64
 import time
 from collections.abc import Callable
 from typing import Any
@@ -35,25 +36,40 @@ from ...agent import (
 from ...agent.runs.result import OUTPUT_MODE_TEXT, join_output_modes
 from ...agent.runs.run_data import dropped_notes
 from ...core.errors import error_message
+from ...core.text.shown import NO_MATH, html_block
 from ..kernel import blocked_wait_message
 from .card import StepCard
 from .html import CSS, STATUS_TEXT, data_html, esc, markdown_html, plural
 from .panels import approval_panel
 
-__all__ = ["RunView", "StepCard", "plural", "summary_html", "tabs_html"]
+__all__ = ["RunView", "StepCard", "browser_html", "plural", "summary_html", "tabs_html"]
 
 
 def tabs_html(rows: list[tuple[Any, str]]) -> str:
     """The browser's tabs and which run owns each (``%agent browser``)."""
     body = "".join(
-        f"<tr><td>{tab.id}</td><td>{esc(owner) if owner else '<i>no run</i>'}</td><td><code>{esc(tab.url)}</code>"
+        f"<tr><td>{esc(tab.id)}</td><td>{esc(owner) if owner else '<i>no run</i>'}</td><td><code>{esc(tab.url)}</code>"
         f"</td><td>{esc(tab.title)}</td></tr>"
         for tab, owner in rows
     )
-    return (
+    return html_block(
         '<table class="na-tabs"><thead><tr><th>tab</th><th>run</th><th>url</th><th>title</th></tr></thead>'
         f"<tbody>{body}</tbody></table>"
     )
+
+
+def browser_html(title: str, url: str, picture: bytes | None, why: str, tabs: list[tuple[Any, str]]) -> str:
+    """``%agent browser``: the page's title, address and picture, and the tabs. Static HTML, not a widget: nothing
+    in it takes a click, and a saved, exported or untrusted notebook shows it as it was."""
+    if picture is not None:
+        data = base64.b64encode(picture).decode("ascii")
+        shot = (
+            f'<img src="data:image/jpeg;base64,{data}" alt="the page" '
+            'style="max-width:640px;width:100%;height:auto;border:1px solid #d0d7de">'
+        )
+    else:
+        shot = f"<i>No picture right now: {esc(why)}</i>"
+    return html_block(f"<b>{esc(title)}</b><br><code>{esc(url)}</code><br>{shot}{tabs_html(tabs)}", cls="na-browser")
 
 
 def summary_html(result: PageAgentResult) -> str:
@@ -82,7 +98,7 @@ def summary_html(result: PageAgentResult) -> str:
         output += f"<div class='na-kv na-bad'><span class='k'>Table</span> {esc(note)}</div>"
     if result.replay_counts:
         output += f"<div class='na-kv na-dim'>{esc(result.replay_text())}</div>"
-    return head + (shown if answer else "") + output + detail
+    return html_block(head + (shown if answer else "") + output + detail)
 
 
 class RunView:
@@ -118,6 +134,8 @@ class RunView:
         head = w.HBox([self.status, self.bar, self.stats, self.stop_button], layout=w.Layout(align_items="center"))
         self.root = w.VBox([self.title, self.where, head, self.live, self.cards_box, self.final])
         self.root.add_class("na-run")
+        for name in NO_MATH.split():  # MathJax leaves the view alone: "$89.00; $149.00" stays two prices
+            self.root.add_class(name)
         self.cards: list[StepCard] = []
         self.tokens = 0
         self.cost = 0.0
@@ -197,7 +215,7 @@ class RunView:
             cls = "na-ok" if event.answer.approved else "na-bad"
             reason = f": {esc(event.answer.reason)}" if event.answer.reason else ""
             card.extra.children = (
-                w.HTML(f'<div class="na-kv {cls}">Action {verdict} by {event.answer.by}{reason}</div>'),
+                w.HTML(f'<div class="na-kv {cls}">Action {verdict} by {esc(event.answer.by)}{reason}</div>'),
             )
         elif isinstance(event, RunFinished):
             self._close_approval()

@@ -7,22 +7,25 @@ front end.
 from __future__ import annotations
 
 import difflib
-import html
 import json
-from typing import Any
 
 from ...agent import PageAgentResult, PageStep
 from ...agent.runs.run_file import Comparison
+from ...core.text.shown import html_block, shown
+from .html import TONES, result_label
 
 
 def _e(value: object) -> str:
-    return html.escape(str(value), quote=False)
+    """The views' one escaping (a newline is a ``<br>``, a line break in a ``<pre>`` too)."""
+    return shown(value, "html")
 
 
 def _pre(text: str) -> str:
+    """Long text in a ``<pre>``: each line escaped, the line breaks kept as they are (copied as they were)."""
+    lines = "\n".join(_e(line) for line in shown(text, "plain").split("\n"))
     return (
         "<pre style='white-space:pre-wrap;max-height:420px;overflow:auto;background:#f6f8fa;padding:6px;"
-        f"border-radius:4px;font-size:12px'>{_e(text)}</pre>"
+        f"border-radius:4px;font-size:12px'>{lines}</pre>"
     )
 
 
@@ -31,7 +34,7 @@ def inspect_html(step: PageStep) -> str:
     parts = []
     req = step.request
     if req is None:
-        return "<i>No request was recorded for this step.</i>"
+        return html_block("<i>No request was recorded for this step.</i>")
     u = step.usage
     parts.append(
         f"<div><b>Tokens</b> in {u.input:,} · cached {u.cache_read:,} · out {u.output:,} · "
@@ -58,7 +61,7 @@ def inspect_html(step: PageStep) -> str:
             ensure_ascii=False,
         )
         parts.append(f"<details><summary><b>Raw model output</b></summary>{_pre(raw)}</details>")
-    return "".join(parts)
+    return html_block("".join(parts))
 
 
 def short_task(task: str, limit: int = 60) -> str:
@@ -79,12 +82,12 @@ def runs_table_html(runs: list[PageAgentResult]) -> str:
             f"<tr><td><code>{_e(r.run_id)}</code></td><td style='color:{color}'>{_e(r.status)}</td>"
             f"<td>{len(r.steps)}</td><td>{tokens:,}</td><td>${r.usage.cost.total:.4f}</td>"
             f"<td>{r.duration_s:.1f}s</td><td><code>{_e(r.prompt_version)}</code></td><td>{_e(r.model)}</td>"
-            f"<td title='{_e(r.task)}'>{_e(short_task(r.task))}</td></tr>"
+            f"<td title='{shown(r.task, 'attribute')}'>{_e(short_task(r.task))}</td></tr>"
         )
     head = "".join(
         f"<th>{h}</th>" for h in ("run", "status", "steps", "tokens", "cost", "time", "prompt", "model", "task")
     )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    return html_block(f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
 
 
 LEFT = "text-align:left;vertical-align:top"
@@ -96,7 +99,8 @@ def _cell(step: PageStep | None) -> str:
         return f"<td style='{LEFT};color:#8c959f'>—</td>"
     if step.action is None:
         return f"<td style='{LEFT};color:#cf222e'>invalid output: {_e(step.output_error)}</td>"
-    color = "#cf222e" if step.is_error else "inherit"
+    _label, tone = result_label(step)
+    color = "inherit" if tone == "ok" else TONES[tone]
     return (
         f"<td style='{LEFT}'><code>{_e(step.action)} {_e(json.dumps(step.args, ensure_ascii=False))}</code><br>"
         f"<small style='color:{color}'>{_e(step.result[:160])}</small></td>"
@@ -125,7 +129,7 @@ def compare_html(c: Comparison) -> str:
         else f"First divergence at step {c.first_divergence} ({c.divergence_kind})."
     )
     th = f"<th style='{LEFT}'>"
-    return (
+    return html_block(
         f"<div><b>{verdict}</b></div>"
         f"<table><thead><tr>{th}step</th>{th}A <code>{_e(c.a.run_id)}</code></th>"
         f"{th}B <code>{_e(c.b.run_id)}</code></th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
@@ -142,7 +146,6 @@ def prompt_diff(default: str, active: str) -> str:
     )
 
 
-def as_html_pre(text: str) -> Any:
-    from IPython.display import HTML
-
-    return HTML(_pre(text))
+def pre_html(text: str) -> str:
+    """Long text (a snapshot, a prompt, a diff) as one output block."""
+    return html_block(_pre(text))

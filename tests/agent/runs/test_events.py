@@ -156,3 +156,46 @@ async def test_a_thousand_calls_in_one_answer_run_one_and_the_model_is_told(
     second = model.requests[1][0].messages[-1]
     assert isinstance(second, UserMessage)
     assert "In step 1 you sent 1000 function calls; only the first was used; the others did not run" in second.text
+
+
+WAITS = {
+    # the action waits for Approve / Deny
+    "approval": (delete_script(), "while the action waited for approval; it did not run"),
+    # the action waits for the person's answer to a question
+    "question": (
+        [step("ask_user", {"question": "Which one?"}), step("done", {"text": "x", "success": True})],
+        "while the action waited for the person's answer",
+    ),
+}
+
+
+@pytest.mark.parametrize("wait", list(WAITS))
+async def test_a_stop_during_a_wait_is_recorded_as_a_stop_not_an_error(
+    browser: BrowserSession, servers: Servers, wait: str
+) -> None:
+    """Stopping a run while its action waits records who stopped it and what the action waited for, marked as a
+    stop (the views say "Stopped", never "Error"), not the bare "Operation aborted" the core loop used to write."""
+    script, during = WAITS[wait]
+
+    async def ask(question: str) -> str:
+        agent.stop()  # the person stops the run instead of answering
+        await asyncio.Event().wait()
+        return ""
+
+    agent = PageAgent(
+        model=ScriptedModel(script),
+        browser=browser,
+        start_url=servers.url("agent_danger.html"),
+        approval="ask-risky",
+        on_ask_user=ask,
+    )
+    result = None
+    async for event in agent.stream("delete it", interactive=True):
+        if isinstance(event, ApprovalRequested):
+            agent.stop()  # the person stops the run instead of clicking Approve or Deny
+        if isinstance(event, RunFinished):
+            result = event.result
+    assert result is not None and result.status == "stopped"
+    last = result.steps[-1]
+    assert last.result == f"Stopped by the user {during}.", last.result
+    assert last.stopped and last.is_error  # it did not do its work (replay and export leave it out), yet no error

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import io
 import re
 
@@ -50,3 +51,17 @@ async def test_a_run_becomes_a_gif_and_a_record_of_thumbnails(browser: BrowserSe
 def test_no_pictures_no_gif() -> None:
     with pytest.raises(ValueError, match="No screenshots"):
         gif([b"junk"])
+
+
+async def test_the_record_shows_each_page_large_enough_to_read(browser: BrowserSession, servers: Servers) -> None:
+    """A 1280 px page shown 240 px wide (a fifth of its size) could not be read in a saved notebook: each step's
+    picture is shown at least 480 px wide, from a picture at least 1.5 times as wide (sharp on a dense screen)."""
+    script = [agent_output("done", {"text": "ok", "success": True})]
+    agent = PageAgent(model=ScriptedModel(script), browser=browser, start_url=servers.url("agent_form.html"))
+    result = await agent.run("look")
+    pictures = re.findall(r'<img src="data:image/jpeg;base64,([A-Za-z0-9+/=]+)" width="(\d+)"', record_html(result))
+    assert len(pictures) == 1
+    data, shown_width = pictures[0]
+    with Image.open(io.BytesIO(base64.b64decode(data))) as image:
+        assert int(shown_width) >= 480 and image.width >= 1.5 * int(shown_width), (shown_width, image.width)
+    print(f"\nbytes of one step's picture in the notebook (base64): {len(data):,}")

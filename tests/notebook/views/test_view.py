@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from notebook_agent.agent import PageAgentResult, PageStep, RunFinished, StepStarted
 from notebook_agent.core.messages import Usage
+from notebook_agent.notebook.views.card import StepCard
 from notebook_agent.notebook.views.html import markdown_html
 from notebook_agent.notebook.views.record import record_html
 from notebook_agent.notebook.views.run_view import RunView, summary_html
@@ -287,3 +288,19 @@ def test_markdown_in_an_answer_renders_in_the_summary_and_the_record() -> None:
     result.status, result.success, result.text, result.error, result.steps = ("completed", True, answer, None, [done])
     for shown in (summary_html(result), record_html(result)):
         assert "<strong>TrailSound</strong>" in shown and "<b>x</b>" not in shown and "&lt;b&gt;x" in shown
+
+
+def test_a_step_the_stop_interrupted_says_stopped_in_the_card_and_the_record() -> None:
+    """A stop while the action waited for approval is a stop, plainly, in both views: never "Error"."""
+    said = "Stopped by the user while the action waited for approval; it did not run."
+    waited = PageStep(
+        index=1, action="click_element_by_index", args={"index": 3}, result=said, is_error=True, stopped=True
+    )
+    result = stopped_while_waiting()
+    result.error = result.text = "Stopped by the user"
+    result.steps = [waited]
+    card = StepCard(1, 20)
+    card.set_result(waited)
+    for shown in (card.result.value, record_html(result)):
+        assert "Stopped</span>" in shown and said in shown, shown
+        assert "Error" not in shown and "aborted" not in shown.lower(), shown
