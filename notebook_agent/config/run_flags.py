@@ -88,12 +88,19 @@ FLAGS: dict[str, Flag] = {
 """Every flag of a run, by the :class:`RunOptions` field it sets."""
 
 
+def help_text(text: str) -> str:
+    """``text`` as argparse must be given it to print it as written: argparse reads a help string as a ``%``
+    template (``%(default)s``), so ``%agent config's`` would print the action's whole ``__dict__`` there. The
+    flags' help speaks of ``%agent`` and ``%%agent_prompt``; every help string of a flag passes here once."""
+    return text.replace("%", "%%")
+
+
 def add_run_flags(parser: argparse.ArgumentParser, fields: Iterable[str], **help: str) -> None:
     """Add the flags of ``fields`` to ``parser`` (``help``: a front's own help for a field). Every flag defaults to
     ``None`` ("not given"), so :func:`run_options` leaves the front's default in place."""
     for name in fields:
         flag = FLAGS[name]
-        kwargs: dict[str, Any] = {"dest": name, "default": None, "help": help.get(name, flag.help)}
+        kwargs: dict[str, Any] = {"dest": name, "default": None, "help": help_text(help.get(name, flag.help))}
         if flag.switch:
             kwargs["action"] = "store_const"
             kwargs["const"] = name != "heal"  # --no-heal sets heal to False; every other switch sets True
