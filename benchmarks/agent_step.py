@@ -17,6 +17,7 @@ unless given)
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import itertools
 import json
@@ -201,11 +202,11 @@ def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-async def main() -> None:
+async def main(args: argparse.Namespace) -> None:
     unit = "tokens (o200k)" if EXACT else "tokens (estimated: chars/4)"
     async with BrowserSession() as browser:
-        repeats = int(sys.argv[sys.argv.index("--repeats") + 1]) if "--repeats" in sys.argv else 3
-        if "--step" in sys.argv:  # only the step comparison
+        repeats = args.repeats
+        if args.step:  # only the step comparison
             await step_against_bare(browser, repeats=repeats)
             return
         agent = PageAgent(
@@ -224,7 +225,7 @@ async def main() -> None:
         all_spec = json.dumps(macro_spec(list(tools.values())).parameters)
         print(f"  with all {len(tools)} actions: schema {count_tokens(all_spec)}")
         await fixed_prompt_as_sent(browser)
-        if "--fixed" in sys.argv:
+        if args.fixed:
             return
 
         base = demo_url()
@@ -280,4 +281,9 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    only = parser.add_mutually_exclusive_group()
+    only.add_argument("--step", action="store_true", help="only the step against a bare click")
+    only.add_argument("--fixed", action="store_true", help="only the fixed prompt figures")
+    parser.add_argument("--repeats", type=int, default=3, help="times each page's clicks are measured (default 3)")
+    asyncio.run(main(parser.parse_args()))

@@ -16,6 +16,7 @@ benchmarks/door_step.py``. Run: .venv/bin/python benchmarks/door_step.py [--repe
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import itertools
 import statistics
@@ -52,9 +53,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
 }
 
 
-async def main() -> None:
-    repeats = int(sys.argv[sys.argv.index("--repeats") + 1]) if "--repeats" in sys.argv else 3
-    steps = int(sys.argv[sys.argv.index("--steps") + 1]) if "--steps" in sys.argv else 20
+async def main(repeats: int, steps: int) -> None:
     print(f"package: {Path(notebook_agent.__file__).parent}")
     print(f"door cost per step, table 3000 rows, {steps} checkbox clicks x {repeats} repeats (median ms per step):")
     with tempfile.TemporaryDirectory() as tmp:
@@ -100,6 +99,10 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=3, help="repeats of each variant (default 3)")
+    parser.add_argument("--steps", type=int, default=20, help="checkbox clicks per run (default 20)")
+    args = parser.parse_args()
     t0 = time.perf_counter()
-    asyncio.run(main())
+    asyncio.run(main(args.repeats, args.steps))
     print(f"  ({time.perf_counter() - t0:.0f} s)")

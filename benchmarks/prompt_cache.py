@@ -14,6 +14,7 @@ Run: .venv/bin/python benchmarks/prompt_cache.py
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 from collections.abc import Sequence
@@ -107,4 +108,5 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     asyncio.run(main())

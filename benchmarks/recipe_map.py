@@ -28,11 +28,13 @@ import argparse
 import asyncio
 import os
 import pickle
+import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote_plus
 
@@ -42,6 +44,8 @@ from notebook_agent import BrowserSession, PageAgent
 from notebook_agent.agent import MapProgress, Recipe
 from notebook_agent.demo import PRICE_TASK, serve_demo
 from notebook_agent.llm.scripted import ScriptedModel
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout: tests.agent.test_page_agent
 from tests.agent.test_page_agent import index_of, step
 
 PRODUCTS = [

@@ -8,6 +8,7 @@ Figures, not asserts. Run: .venv/bin/python benchmarks/screenshot_mask.py [--rep
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import statistics
 import sys
@@ -71,5 +72,6 @@ async def main(repeats: int) -> None:
 
 
 if __name__ == "__main__":
-    n = int(sys.argv[sys.argv.index("--repeats") + 1]) if "--repeats" in sys.argv else 10
-    asyncio.run(main(n))
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=10, help="screenshots of each kind (default 10)")
+    asyncio.run(main(parser.parse_args().repeats))

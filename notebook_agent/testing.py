@@ -41,6 +41,7 @@ __all__ = [
     "mark_element",
     "moved_target",
     "page_script_data",
+    "parser_options",
     "pending_prefetch",
     "redirect_hop",
     "reset_snapshot",
@@ -155,6 +156,20 @@ def fold_tables() -> tuple[tuple[range, ...], frozenset[str]]:
 def moved_target(pilot: ReplayPilot, target: dict[str, Any]) -> dict[str, Any]:
     """A recorded step's target as the replay uses it on the site it was moved to (``url=``)."""
     return pilot._moved(target)
+
+
+# -- the terminal's and the magics' parsers -----------------------------------------------------------------
+def parser_options(parser: Any) -> tuple[list[Any], dict[str, Any]]:
+    """``(options, sub-commands)`` of an argparse parser: every action but ``-h``, and ``{name: parser}`` of its
+    sub-commands, so a test can render each one's help and check each option's text in it."""
+    import argparse
+
+    options = [a for a in parser._actions if not isinstance(a, argparse._HelpAction | argparse._SubParsersAction)]
+    subs: dict[str, Any] = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            subs.update(action.choices)
+    return options, subs
 
 
 # -- models -------------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ link instead of "see ..."), a number may not.
 
 from __future__ import annotations
 
+import argparse
 import re
 import subprocess
 import sys
@@ -24,7 +25,9 @@ def _norm(text: str) -> str:
 
 
 def main() -> int:
-    rev = sys.argv[1] if len(sys.argv) > 1 else "HEAD"
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("rev", nargs="?", default="HEAD", help="the commit whose README.md is the old one")
+    rev = parser.parse_args().rev
     old = subprocess.run(
         ["git", "show", f"{rev}:README.md"], cwd=ROOT, check=True, capture_output=True, text=True
     ).stdout

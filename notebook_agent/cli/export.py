@@ -3,6 +3,8 @@
 The script does the run's steps again with no model and needs only Playwright (agent/runs/playwright_export.py
 says how it is made and why it is safe to make from any run file). Nothing is launched here: the file is
 written and its path printed with the command that runs it, so exporting works on a machine with no browser.
+A run recorded by ``notebook-agent demo`` is on the demo shop's address: the command that serves it there
+(``notebook-agent demo --serve``) is printed too. The script says in one line when its site does not answer.
 """
 
 from __future__ import annotations
@@ -34,4 +36,9 @@ def export_command(args: argparse.Namespace) -> int:
     target = write_script(script, args.to)
     print(f"wrote {target}  (run {recorded.run_id}, {args.mode or 'sync'} API)")
     print(f"run it with: python {target} [--base-url URL] [--headed]")
+    from ..demo.server import on_stable_address
+
+    start = str(recorded.settings.get("start_url") or next((s.url for s in recorded.steps if s.url), ""))
+    if base is None and on_stable_address(start):  # a `notebook-agent demo` run: its shop lives with a command
+        print("its site is the demo shop: serve it with `notebook-agent demo --serve` (in another terminal) first")
     return 0

@@ -75,7 +75,12 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--threads", type=int, default=None, help="with --local MODEL.gguf: llama-server's threads")
     demo.add_argument("--context", type=int, default=None, help="with --local MODEL.gguf: context size in tokens")
     demo.add_argument("--server-port", type=int, default=None, help="with --local MODEL.gguf: llama-server's port")
-    demo.add_argument("--shop-port", type=int, default=None, help="the demo shop's port (default: a free one)")
+    demo.add_argument(
+        "--shop-port", type=int, default=None, help="the demo shop's port (default 8765, or NOTEBOOK_AGENT_DEMO_PORT)"
+    )
+    demo.add_argument(
+        "--serve", action="store_true", help="only serve the demo shop until Ctrl-C (for an exported demo run)"
+    )
     demo.add_argument("--headed", action="store_true", help="show the browser window")
     demo.add_argument("--profile", default=None, help="prompt profile: auto (small for a local model), default, small")
     demo.add_argument("--runs-dir", default="agent_runs", help="save the run here (default agent_runs)")

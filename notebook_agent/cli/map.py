@@ -123,7 +123,8 @@ def map_command(args: argparse.Namespace) -> int:
     from ..config import options
     from ..config.run_flags import run_options
 
-    # the flags' checks and messages are %%agent's (config/run_flags.py); a map's --url may be a {column} template
+    # the flags' checks and messages are %%agent's (config/run_flags.py); a map's --url is each row's start page,
+    # with or without --recipe, and may hold {column}s (browser/url_template.py: the rule of every front)
     opts = run_options(args, url_template=True).with_defaults(approve="deny-risky", max_steps=20, concurrency=4)
     policy = opts.approve
     if policy is not None and policy.startswith("ask"):
@@ -137,6 +138,7 @@ def map_command(args: argparse.Namespace) -> int:
     if name.startswith("replay:"):
         raise options.OptionError("--model replay:RUN replays one run's answers; a map needs a model for every row.")
     rows = read_rows(args.rows)
+    from ..agent.batch.map_runner import start_pages
     from ..agent.batch.map_table import check_template, normalise_rows
 
     columns, values = normalise_rows(rows)  # a typo in a placeholder is said before any browser starts
@@ -149,9 +151,12 @@ def map_command(args: argparse.Namespace) -> int:
     elif not args.task:
         raise options.OptionError("map needs the TASK (with {column}s), or --recipe RUN.")
     check_template(args.task, columns, values)
-    if opts.url is not None:
-        check_template(opts.url, columns, values, "--url template")
-    result, interrupted = asyncio.run(_map(args, rows, name, opts, recipe))
+    start_pages(opts.url, columns, values)
+    from .terminal import demo_shop_for
+
+    # a demo run's recipe starts on the demo shop's address: served again there while the rows run
+    with demo_shop_for(opts.url or (recipe.start_url if recipe is not None else None), sys.stdout):
+        result, interrupted = asyncio.run(_map(args, rows, name, opts, recipe))
     write_table(result, args.out, raw_cells=getattr(args, "raw_cells", False))
     if interrupted:
         print(f"\ninterrupted: {result.summary()}\nwritten: {args.out}", file=sys.stderr)
@@ -182,7 +187,7 @@ async def _map(
         try:
             if recipe is not None:  # each row replays the recipe; the model only heals
                 result = await recipe.map(
-                    rows, agent, heal=opts.heal, url=url, concurrency=concurrency, on_event=on_event
+                    rows, agent, heal=opts.heal, start_url=url, concurrency=concurrency, on_event=on_event
                 )
             else:
                 result = await agent.map(

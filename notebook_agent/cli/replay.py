@@ -4,7 +4,8 @@ Each element is found by what it was (its recorded fingerprint); a step that can
 model (``--model``, else the configured one, else the offline demo model), or with ``--no-heal`` stops the replay
 saying why. ``--url`` replays against another base URL (a staging recording against production). The approval
 policy is the terminal's as for ``run`` (asked on a terminal, ``deny-risky`` without one, ``--approve`` to
-choose); the replay is saved like any run (``--runs-dir``), so replaying it is free again.
+choose); the replay is saved like any run (``--runs-dir``), so replaying it is free again. A run recorded by
+``notebook-agent demo`` replays as it is: its shop is served again at its address while the replay runs.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ async def _replay(args: argparse.Namespace) -> int:
     from ..agent.runs.run_file import find_run, load_run
     from ..browser.session.browser_session import BrowserSession
     from .run import run_options
-    from .terminal import Printer, model_for, terminal_approver
+    from .terminal import Printer, demo_shop_for, model_for, terminal_approver
 
     opts = run_options(args)  # the flags first: a typo is said whatever runs are saved
     path = args.run if args.run.endswith(".jsonl") else str(find_run(args.runs_dir, args.run))
@@ -53,16 +54,22 @@ async def _replay(args: argparse.Namespace) -> int:
     model, label = model_for(opts.model, recorded.task)
     out = sys.stderr if args.json else sys.stdout
     print(f"replaying {recorded.run_id} ({len(recorded.steps)} steps); {label} heals a step that needs it", file=out)
-    async with BrowserSession(headless=not opts.headed) as browser:
-        # the replay's --url is the base URL the recorded one is replaced by, not a start URL
-        agent = replace(opts, url=None).make_agent(
-            model,
-            browser=browser,
-            approver=terminal_approver if interactive else None,
-            screenshots=False,
-            runs_dir=args.runs_dir,
-        )
-        result = await agent.replay(recorded, **opts.replay_options(), on_event=Printer(out).event)
+    start = str(recorded.settings.get("start_url") or next((s.url for s in recorded.steps if s.url), ""))
+    with demo_shop_for(None if opts.url else start, out) as on_demo_shop:
+        if on_demo_shop:  # a `notebook-agent demo` run: its site is the demo shop, which this command serves
+            from ..demo.server import stable_url
+
+            opts = replace(opts, url=stable_url())
+        async with BrowserSession(headless=not opts.headed) as browser:
+            # the replay's --url is the base URL the recorded one is replaced by, not a start URL
+            agent = replace(opts, url=None).make_agent(
+                model,
+                browser=browser,
+                approver=terminal_approver if interactive else None,
+                screenshots=False,
+                runs_dir=args.runs_dir,
+            )
+            result = await agent.replay(recorded, **opts.replay_options(), on_event=Printer(out).event)
     print(result.replay_text(), file=out)
     if args.json:
         from ..agent.runs.run_file import result_to_dict

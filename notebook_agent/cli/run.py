@@ -1,5 +1,6 @@
-"""``notebook-agent run TASK`` and ``notebook-agent demo [--lab]``: one task in a terminal, live, with the
-person asked at the prompt; the demo is the same run on the bundled shop with the offline model."""
+"""``notebook-agent run TASK`` and ``notebook-agent demo [--lab | --serve]``: one task in a terminal, live, with
+the person asked at the prompt; the demo is the same run on the bundled shop with the offline model, the shop at
+one address (demo/server.py ``stable_demo``) so the run replays and exports after the command ends."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import asyncio
 import json
 import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .terminal import Printer, model_for, terminal_approver, terminal_ask
+from .terminal import Printer, demo_shop_for, model_for, terminal_approver, terminal_ask
 
 if TYPE_CHECKING:
     from ..agent import PageAgentResult
@@ -29,13 +31,35 @@ async def run_command(
     task: str, opts: RunOptions, *, model: Any = None, as_json: bool, runs_dir: str | None = None
 ) -> int:
     """Run ``task`` with ``opts``, printing its events; ``model``: a model already made (the demo's local one),
-    else ``opts.model`` is resolved here."""
-    from ..browser.session.browser_session import BrowserSession
-
+    else ``opts.model`` is resolved here. A start page on the demo shop's stable address is served again when
+    nothing answers there (a demo run's page, run again)."""
     interactive = sys.stdin.isatty()
     model, label = (model, f"{model.provider}:{model.id}") if model is not None else model_for(opts.model, task)
     out = sys.stderr if as_json else sys.stdout
     print(f"model: {label}", file=out)
+    with demo_shop_for(opts.url, out):
+        result = await _run(task, opts, model, interactive, out, runs_dir)
+    saved = os.path.join(runs_dir, f"{result.run_id}.jsonl") if runs_dir else None
+    if saved is not None and await asyncio.to_thread(os.path.isfile, saved):  # not when it could not be written
+        print(f"run saved: {saved}", file=out)
+    if result.trace_path:
+        print(f"trace: {result.trace_path}  (open it with: playwright show-trace {result.trace_path})", file=out)
+    if as_json:
+        from ..agent.runs.run_file import result_to_dict
+
+        print(json.dumps(result_to_dict(result), indent=2, ensure_ascii=False))
+    elif result.output is not None:
+        from ..agent.runs.run_data import to_json
+
+        print(f"output ({result.output_type}):\n{json.dumps(to_json(result.output), indent=2, ensure_ascii=False)}")
+    return 0 if result.success else 1
+
+
+async def _run(
+    task: str, opts: RunOptions, model: Any, interactive: bool, out: Any, runs_dir: str | None
+) -> PageAgentResult:
+    from ..browser.session.browser_session import BrowserSession
+
     async with BrowserSession(headless=not opts.headed) as browser:
         agent = opts.make_agent(
             model,
@@ -56,29 +80,18 @@ async def run_command(
         finally:
             ticker.cancel()
     assert result is not None
-    saved = os.path.join(runs_dir, f"{result.run_id}.jsonl") if runs_dir else None
-    if saved is not None and await asyncio.to_thread(os.path.isfile, saved):  # not when it could not be written
-        print(f"run saved: {saved}", file=out)
-    if result.trace_path:
-        print(f"trace: {result.trace_path}  (open it with: playwright show-trace {result.trace_path})", file=out)
-    if as_json:
-        from ..agent.runs.run_file import result_to_dict
-
-        print(json.dumps(result_to_dict(result), indent=2, ensure_ascii=False))
-    elif result.output is not None:
-        from ..agent.runs.run_data import to_json
-
-        print(f"output ({result.output_type}):\n{json.dumps(to_json(result.output), indent=2, ensure_ascii=False)}")
-    return 0 if result.success else 1
+    return result
 
 
 def demo_command(args: argparse.Namespace) -> int:
-    from ..demo import DEMO_TASK, demo_url, serve_demo
+    from ..demo import DEMO_TASK, stable_demo
 
     if args.port is not None and not args.lab:
         raise ValueError("--port is for --lab (the port JupyterLab listens on).")
     if args.lab:
         return _lab(args.port)
+    if args.serve:
+        return _serve(args.shop_port)
     model = args.model
     server = {k: v for k, v in (("threads", args.threads), ("context", args.context), ("port", args.server_port)) if v}
     if server and not (args.local and not args.local.startswith("ollama:")):
@@ -93,7 +106,9 @@ def demo_command(args: argparse.Namespace) -> int:
         from ..llm import get_model
 
         model = get_model(model, **server)  # the server is started with them (model names cannot carry them)
-    url = serve_demo(args.shop_port).url if args.shop_port else demo_url()
+    url, shop, note = stable_demo(args.shop_port)  # one address, so the run replays and exports later
+    if note:
+        print(f"note: {note}")
     print(f"demo shop: {url}")
     print(f"task: {DEMO_TASK}")
     from ..config.run_flags import run_options as checked
@@ -102,18 +117,72 @@ def demo_command(args: argparse.Namespace) -> int:
     opts = checked({"url": url, "model": named, "profile": args.profile, "headed": args.headed})
     opts = opts.with_defaults(max_steps=12, approve="ask-risky" if sys.stdin.isatty() else "deny-risky")
     made = None if model is None or isinstance(model, str) else model
-    return asyncio.run(run_command(DEMO_TASK, opts, model=made, as_json=False, runs_dir=args.runs_dir))
+    try:
+        return asyncio.run(run_command(DEMO_TASK, opts, model=made, as_json=False, runs_dir=args.runs_dir))
+    finally:
+        if shop is not None:
+            shop.stop()
+
+
+def _serve(port: int | None) -> int:
+    """``notebook-agent demo --serve``: the shop at its stable address until Ctrl-C (an exported demo run's
+    script, a browser, another terminal's replay)."""
+    import threading
+
+    from ..demo import stable_demo
+
+    url, shop, note = stable_demo(port)
+    if shop is None:
+        print(f"the demo shop already answers at {url}")
+        return 0
+    if note:
+        print(f"note: {note}")
+    print(f"demo shop: {url}  (serving until Ctrl-C)", flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        shop.stop()
+    return 0
+
+
+QUICKSTART_FOLDER = "notebook_agent_quickstart"
+"""Where ``demo --lab`` puts the quickstart notebook outside a checkout (in the current folder)."""
+
+
+def lab_folder(cwd: Path) -> Path:
+    """The folder ``demo --lab`` opens, holding ``quickstart.ipynb``: a checkout's ``notebooks/``, else
+    :data:`QUICKSTART_FOLDER` with the notebook the package ships copied into it (an edited copy is kept), so
+    Lab never opens on a folder with nothing to run. Says what it did."""
+    checkout = cwd / "notebooks"
+    if (checkout / "quickstart.ipynb").is_file():
+        return checkout
+    from importlib import resources
+
+    folder = cwd / QUICKSTART_FOLDER
+    notebook = folder / "quickstart.ipynb"
+    if notebook.exists():
+        print(f"opening {notebook} (as you left it: delete it for a fresh copy)")
+        return folder
+    try:
+        folder.mkdir(exist_ok=True)
+        notebook.write_bytes(resources.files("notebook_agent.demo").joinpath("quickstart.ipynb").read_bytes())
+    except OSError as exc:
+        raise ValueError(
+            f"Cannot write the quickstart notebook to {folder} ({exc.strerror or exc}): run this in a folder you "
+            "can write to."
+        ) from None
+    print(f"copied the quickstart notebook to {notebook}")
+    return folder
 
 
 def _lab(port: int | None = None) -> int:
     import subprocess
-    from pathlib import Path
 
-    here = Path.cwd() / "notebooks"
-    folder = here if here.is_dir() else Path.cwd()
+    folder = lab_folder(Path.cwd())
     cmd = [sys.executable, "-m", "jupyterlab", "--notebook-dir", str(folder)]
-    if (folder / "quickstart.ipynb").exists():
-        cmd += ["--LabApp.default_url=/lab/tree/quickstart.ipynb"]
+    cmd += ["--LabApp.default_url=/lab/tree/quickstart.ipynb"]
     if port is not None:
         cmd += [f"--ServerApp.port={port}", "--ServerApp.port_retries=0"]
     if os.geteuid() == 0:

@@ -1,11 +1,14 @@
 """What every terminal command shares: choosing the model, asking a person at the prompt, printing a run's
-page events as they happen (and, while the model is waited on, for how long)."""
+page events as they happen (and, while the model is waited on, for how long), and the demo shop served again
+where a run recorded by ``notebook-agent demo`` left it."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -18,6 +21,24 @@ def model_for(name: str | None, task: str) -> tuple[Any, str]:
 
     model, note = choose_model(name, task)
     return model, note or f"{model.provider}:{model.id}"
+
+
+@contextlib.contextmanager
+def demo_shop_for(url: str | None, out: Any) -> Iterator[bool]:
+    """For a command about to start at ``url``: when it is a page of the demo shop's stable address
+    (demo/server.py) and nothing answers there, the shop is served there again for the command's life. Yields
+    whether the demo shop answers at ``url`` (served here or already), so a replay of a demo run may open it:
+    the terminal knows that site, a run file did not choose it."""
+    from ..demo.server import answers_as_demo, demo_port, on_stable_address, serve_again
+
+    server = serve_again(url)
+    if server is not None:
+        print(f"demo shop: served again at {server.url} while this command runs (its run was recorded there)", file=out)
+    try:
+        yield server is not None or (on_stable_address(url) and answers_as_demo(demo_port()) is True)
+    finally:
+        if server is not None:
+            server.stop()
 
 
 async def terminal_approver(request: ApprovalRequest) -> ApprovalAnswer:

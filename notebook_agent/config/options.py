@@ -13,6 +13,7 @@ from typing import Any, cast
 
 from ..agent.prompt.profiles import PROFILE_NAMES
 from ..agent.safety.approval import POLICY_NAMES, PolicyName, check_policy
+from ..browser.url_template import refuse_fields, url_fields
 from ..browser.urls import URLError, normalize_url
 from ..core.errors import InputError
 
@@ -104,11 +105,25 @@ def alias(value: Any, option: str = "--alias") -> tuple[str, str | None]:
 
 
 def url(value: Any, option: str = "--url") -> str:
-    """The URL to open, by the one rule every entry point uses (:func:`normalize_url`)."""
+    """The URL to open, by the one rule every entry point uses (:func:`normalize_url`); a ``{column}`` in it is
+    refused, naming it: only a map has rows to fill it (:func:`url_template`)."""
     try:
+        refuse_fields(str(value))
         return normalize_url(str(value))
     except URLError as exc:
         raise OptionError(f"{option}: {exc}") from None
+
+
+def url_template(value: Any, option: str = "--url") -> str:
+    """A map's start page: a URL, or a template whose ``{column}``s each row fills (browser/url_template.py, the
+    one rule of every front); the rows check it when they are read."""
+    text = str(value)
+    try:
+        if url_fields(text):
+            return text
+    except URLError as exc:
+        raise OptionError(f"{option}: {exc}") from None
+    return url(text, option)
 
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.]*)\}")

@@ -6,7 +6,8 @@ and turned into a checked :class:`~notebook_agent.agent.run_options.RunOptions` 
 What differs between fronts is said as an argument, not written twice: a notebook's ``{name}`` left unfilled is
 an error (``notebook=``, whose namespace also holds ``--output``'s type; in a terminal it is a JSON Schema file
 or ``module:Class``), an alias names a model (``aliases=``), a map's ``--url`` may hold ``{column}``s
-(``url_template=``).
+(``url_template=``: the start page of each row, with or without ``--recipe``, filled by the rule of
+browser/url_template.py).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ FLAGS: dict[str, Flag] = {
             "provider:model, e.g. openai:gpt-4.1-mini; 'demo' = offline; 'replay:RUN' replays a saved run "
             "(default: %agent config's in a notebook, else NOTEBOOK_AGENT_MODEL, else demo)",
         ),
-        Flag(("--url", "-u"), "url", "open this URL first (a replay: the base URL to replay against)"),
+        Flag(("--url", "-u"), "url", "the start page: open this URL first"),
         Flag(("--max-steps",), "max_steps", "model calls at most, 1 or more (default 20, or %agent config's)"),
         Flag(
             ("--approve",),
@@ -88,12 +89,19 @@ FLAGS: dict[str, Flag] = {
 """Every flag of a run, by the :class:`RunOptions` field it sets."""
 
 
+def help_text(text: str) -> str:
+    """``text`` as argparse must be given it to print it as written: argparse reads a help string as a ``%``
+    template (``%(default)s``), so ``%agent config's`` would print the action's whole ``__dict__`` there. The
+    flags' help speaks of ``%agent`` and ``%%agent_prompt``; every help string of a flag passes here once."""
+    return text.replace("%", "%%")
+
+
 def add_run_flags(parser: argparse.ArgumentParser, fields: Iterable[str], **help: str) -> None:
     """Add the flags of ``fields`` to ``parser`` (``help``: a front's own help for a field). Every flag defaults to
     ``None`` ("not given"), so :func:`run_options` leaves the front's default in place."""
     for name in fields:
         flag = FLAGS[name]
-        kwargs: dict[str, Any] = {"dest": name, "default": None, "help": help.get(name, flag.help)}
+        kwargs: dict[str, Any] = {"dest": name, "default": None, "help": help_text(help.get(name, flag.help))}
         if flag.switch:
             kwargs["action"] = "store_const"
             kwargs["const"] = name != "heal"  # --no-heal sets heal to False; every other switch sets True
@@ -130,7 +138,7 @@ def run_options(
     got = {name: values[name] for name in FLAGS if values.get(name) is not None}
     if notebook is not None:
         for name in ("model", "url", "prompt", "recipe", "output"):
-            if name in got:
+            if name in got and not (name == "url" and url_template):  # a map's {column}s are its rows
                 options.no_placeholder(FLAGS[name].names[0], got[name])
     chosen: dict[str, Any] = {}
     for name, value in got.items():
@@ -139,7 +147,7 @@ def run_options(
             name_typed = (aliases or {}).get(value, value)  # an alias names a model
             chosen[name] = options.model(name_typed, option)
         elif name == "url":
-            chosen[name] = value if url_template and "{" in value else options.url(value, option)
+            chosen[name] = options.url_template(value, option) if url_template else options.url(value, option)
         elif name == "max_steps":
             chosen[name] = options.max_steps(value, option)
         elif name == "approve":

@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from IPython.core.error import UsageError
-from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from ..agent import PageAgentResult
@@ -66,6 +66,7 @@ class AgentMagics(Magics):
         help="follow up the last finished run (the one bound to --out, else the kernel's newest): its history and page",
     )
     @argument("--out", "-o", default="agent_run", help="variable bound to the run handle (default agent_run)")
+    @no_var_expand  # expand_line: with --each, a {column} of --url is the rows', not the notebook's
     @cell_magic
     def agent(self, line: str, cell: str) -> None:
         """Run the page agent on the task in the cell body; the cell returns at once.
@@ -73,10 +74,10 @@ class AgentMagics(Magics):
         Each step appears below as it happens. ``result = await agent_run`` in a later cell waits for the
         result. ``%agent`` (one %) configures and controls the session: ``%agent help``.
         """
-        args = _parse(self.agent, line, "%%agent")
+        namespace = self.shell.user_ns if self.shell else {}
+        args = _parse(self.agent, expand_line(line, namespace), "%%agent")
         if args is None:
             return
-        namespace = self.shell.user_ns if self.shell else {}
         # with --each, {column} is each row's: the body is the template, not filled from the notebook
         task = task_text(cell, {} if args.each else namespace)
         if not task:
@@ -153,6 +154,7 @@ class AgentMagics(Magics):
         self, template: str, opts: RunOptions, each: str, out: str, namespace: dict[str, Any]
     ) -> MapRun | None:
         """``%%agent --each ROWS``: the task for every row, in one view with a progress bar (notebook/map_view.py)."""
+        from ..agent.batch.map_runner import start_pages
         from ..agent.batch.map_table import MapInputError, check_template, normalise_rows
 
         cfg = STATE.config
@@ -163,6 +165,7 @@ class AgentMagics(Magics):
             rows = namespace[each]
             columns, values = normalise_rows(rows)
             check_template(template, columns, values)
+            start_pages(opts.url, columns, values)  # each row's start page, by the rule of every front
             opts = opts.with_defaults(
                 concurrency=4, max_steps=cfg.max_steps, approve=cfg.approve, timeout=cfg.approval_timeout
             )
@@ -263,8 +266,37 @@ add_run_flags(
 
 def cell_options(args: Any, namespace: dict[str, Any]) -> RunOptions:
     """``%%agent``'s options, by the one parser: ``{name}`` left unfilled is an error, ``--output`` names a type
-    in the notebook, an alias (``%agent config --alias``) names a model."""
-    return run_options(args, notebook=namespace, aliases=STATE.config.aliases)
+    in the notebook, an alias (``%agent config --alias``) names a model; with ``--each``, ``--url`` is each row's
+    start page and its ``{column}``s are the rows' (browser/url_template.py)."""
+    each = getattr(args, "each", None) is not None
+    return run_options(args, notebook=namespace, aliases=STATE.config.aliases, url_template=each)
+
+
+def expand_line(line: str, namespace: dict[str, Any]) -> str:
+    """``%%agent``'s line as IPython expands a magic's line (``{name}``, ``$name``, ``{expression}`` from the
+    notebook; left as written when something cannot be expanded), except that a ``{name}`` the notebook does not
+    define stays as written on its own (the option that has it says so) and, with ``--each ROWS``, a ``{column}``
+    of the rows stays for each row to fill, as in the cell body: a column wins over a notebook variable."""
+    from IPython.utils.text import DollarFormatter
+
+    names = dict(namespace)
+    names.update({n: "{" + n + "}" for n in _SIMPLE_FIELD.findall(line) if n not in namespace})
+    try:
+        each = parse_argstring(AgentMagics.agent, line).each
+    except (UsageError, SystemExit):
+        each = None
+    if isinstance(each, str) and each in namespace:
+        from ..agent.batch.map_table import normalise_rows
+
+        try:
+            columns, _ = normalise_rows(namespace[each])
+        except Exception:
+            columns = []  # not rows: the map says so when it reads them
+        names.update({c: "{" + c + "}" for c in columns})
+    try:
+        return str(DollarFormatter().vformat(line, [], names))
+    except Exception:
+        return line
 
 
 for _magic in (AgentMagics.agent, AgentMagics.agent_prompt):
@@ -285,6 +317,8 @@ def _parse(magic: Any, line: str, label: str) -> Any:
         print(f"{label}: {options.unknown_options_message(str(exc), known)}")
         return None
 
+
+_SIMPLE_FIELD = re.compile(r"(?<!\{)\{([A-Za-z_]\w*)\}")
 
 _DISPLAY_LINE = re.compile(r"^get_ipython\(\)\.run_line_magic\('agent', '(snapshot|browser)\b.*'\)\s*$")
 

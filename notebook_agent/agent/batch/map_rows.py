@@ -269,7 +269,7 @@ def run_row_job(job: RowJob) -> RowOutcome:
         if job.recipe is not None:
             from .pool import worker_pool
 
-            pilot = job.recipe.pilot(job.values, heal=job.heal, url=job.url, agent=job.agent)
+            pilot = job.recipe.pilot(job.values, heal=job.heal, url=job.url, agent=job.agent, start=job.start_url)
             pool = worker_pool(browser)
         return await run_row(
             job.agent,

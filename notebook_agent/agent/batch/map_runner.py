@@ -35,6 +35,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal, NamedTuple, TypeAlias
 
 from ...browser.session.browser_session import BrowserSession
+from ...browser.url_template import fill_rows
+from ...browser.urls import URLError
 from ...core.abort import AbortController, AbortedError
 from ...core.agent import AgentBusyError
 from ...core.aio import wait_for
@@ -239,17 +241,11 @@ def plan(agent: Any, template: str, rows: Any, options: MapOptions) -> MapResult
         raise MapInputError("The task template is empty: say what the agent should do for each row.")
     columns, values = normalise_rows(rows)
     check_template(template, columns, values)
-    if options.start_url is not None:
-        check_template(options.start_url, columns, values, "start URL template")
+    starts = start_pages(options.start_url or agent.start_url, columns, values)
     _check(agent, options)
     records = [
-        MapRow(
-            index=i,
-            values=row,
-            task=fill(template, row).strip(),
-            start_url=fill(options.start_url, row) if options.start_url is not None else agent.start_url,
-        )
-        for i, row in enumerate(values)
+        MapRow(index=i, values=row, task=fill(template, row).strip(), start_url=start)
+        for i, (row, start) in enumerate(zip(values, starts, strict=True))
     ]
     return MapResult(template=template, columns=columns, rows=records, options=options, agent=agent)
 
@@ -342,7 +338,7 @@ async def _drive(agent: Any, result: MapResult, todo: list[int], holder: Any = N
                     put=lambda event: queue.put_nowait(RowEvent(i, event)),
                     register=started,
                     interactive=options.interactive,
-                    pilot=_pilot(agent, options, rec.values),
+                    pilot=_pilot(agent, options, rec),
                     pool=pool,
                 )
             else:
@@ -430,11 +426,22 @@ async def _drive(agent: Any, result: MapResult, todo: list[int], holder: Any = N
     yield MapFinished(result)
 
 
-def _pilot(agent: Any, options: MapOptions, values: dict[str, Any]) -> Any:
-    """The pilot of a recipe's row (None for a map driven by the model)."""
+def start_pages(template: str | None, columns: list[str], values: list[dict[str, Any]]) -> list[str | None]:
+    """Each row's start page: ``template`` (``start_url=`` given to the map, else the agent's own) filled from
+    the row by the one rule of every front (browser/url_template.py), checked for every row before any runs."""
+    if not template:
+        return [None] * len(values)
+    try:
+        return list(fill_rows(template, columns, values))
+    except URLError as exc:
+        raise MapInputError(str(exc)) from None
+
+
+def _pilot(agent: Any, options: MapOptions, row: MapRow) -> Any:
+    """The pilot of a recipe's row, starting at the row's start page (None for a map driven by the model)."""
     if options.recipe is None:
         return None
-    return options.recipe.pilot(values, heal=options.heal, url=options.url, agent=agent)
+    return options.recipe.pilot(row.values, heal=options.heal, url=options.url, agent=agent, start=row.start_url)
 
 
 def _options(**kwargs: Any) -> MapOptions:

@@ -167,12 +167,21 @@ class Recipe(BaseModel):
     def names(self) -> list[str]:
         return [s.name for s in self.slots]
 
-    def pilot(self, row: Mapping[str, Any], *, heal: bool = True, url: str | None = None, agent: Any = None) -> Any:
-        """The pilot that replays this recipe with one row's values: what the map engine runs a row with, so the
-        engine (``agent.batch``) needs no knowledge of recipes."""
+    def pilot(
+        self,
+        row: Mapping[str, Any],
+        *,
+        heal: bool = True,
+        url: str | None = None,
+        agent: Any = None,
+        start: str | None = None,
+    ) -> Any:
+        """The pilot that replays this recipe with one row's values, from the row's start page ``start`` (see
+        :class:`~..step.replay_pilot.ReplayPilot`): what the map engine runs a row with, so the engine
+        (``agent.batch``) needs no knowledge of recipes."""
         from .recipe_pilot import RecipePilot
 
-        return RecipePilot(self, row, heal=heal, url=url, agent=agent)
+        return RecipePilot(self, row, heal=heal, url=url, agent=agent, start=start)
 
     async def map(self, rows: Any, agent: Any = None, **options: Any) -> Any:
         """Every row of ``rows`` (a DataFrame, a list of dicts) done with this recipe: see :mod:`.recipe_map`."""

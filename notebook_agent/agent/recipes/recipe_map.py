@@ -26,7 +26,7 @@ import dataclasses
 from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
-from ..batch.map_runner import MapEvent, MapOptions, _check, _consume, _drive
+from ..batch.map_runner import MapEvent, MapOptions, _check, _consume, _drive, start_pages
 from ..batch.map_table import MapInputError, MapResult, MapRow, normalise_rows
 from .answer import READ
 from .recipe_pilot import row_values
@@ -123,18 +123,20 @@ def plan_recipe(recipe: Any, rows: Any, agent: Any, options: MapOptions) -> Reci
             f"columns are: {', '.join(columns) or '(none)'}."
         )
     _check(agent, options)
+    chosen = start_pages(options.start_url or agent.start_url, columns, values)  # the same rule as agent.map's
     records = []
-    for i, row in enumerate(values):
+    for i, (row, page) in enumerate(zip(values, chosen, strict=True)):
         try:
             filled = row_values(recipe, row)
         except RecipeError as exc:
             raise MapInputError(f"Row {i}: {exc}") from None
-        start = fill(recipe.start_url, filled) if recipe.start_url else None
+        start = page or (fill(recipe.start_url, filled) if recipe.start_url else None)
         records.append(MapRow(index=i, values=row, task=fill(recipe.task, filled).strip(), start_url=start))
     return RecipeMapResult(template=recipe.task, columns=columns, rows=records, options=options, agent=agent)
 
 
 def _options(recipe: Any, heal: bool, url: str | None, kwargs: dict[str, Any]) -> MapOptions:
+    """A recipe map's options: each row in a context of its own, keeping only the runs worth a look."""
     kwargs.setdefault("isolation", "context")
     kwargs.setdefault("keep_runs", "exceptions")
     if kwargs.get("executor") is not None and kwargs.get("model") is None and kwargs.get("model_factory") is None:
@@ -153,8 +155,10 @@ async def map_recipe(
     **options: Any,
 ) -> RecipeMapResult:
     """``recipe.map(rows, agent, ...)``: options as ``agent.map``'s (``concurrency=4``, ``isolation="context"``
-    by default here, ``executor=``, ``model=``/``model_factory=`` for the healing model) plus ``heal`` and
-    ``url`` (the same site on another base URL)."""
+    by default here, ``executor=``, ``model=``/``model_factory=`` for the healing model, ``start_url=`` each
+    row's start page, a ``{column}`` template filled as ``agent.map`` fills it; else the agent's ``start_url``;
+    else the recorded start with the row's values) plus ``heal`` and ``url`` (the same site on another base URL).
+    A row starting on another site than the recording's replays every recorded URL on that site."""
     given, agent = agent, _agent_for(recipe, agent)
     result = plan_recipe(recipe, rows, agent, _options(recipe, heal, url, options))
     done = await _consume(_drive(agent, result, list(range(len(result.rows))), given), result, on_event)

@@ -71,11 +71,18 @@ class RecipePilot(ReplayPilot):
     """A replay of ``recipe`` with ``row``'s values; its last step reads the answer from the page."""
 
     def __init__(
-        self, recipe: Any, row: Mapping[str, Any], *, heal: bool = True, url: str | None = None, agent: Any = None
+        self,
+        recipe: Any,
+        row: Mapping[str, Any],
+        *,
+        heal: bool = True,
+        url: str | None = None,
+        agent: Any = None,
+        start: str | None = None,
     ) -> None:
         typed = agent is not None and agent.output_spec is not None
         secrets = agent.secrets.names if agent is not None else ()
-        super().__init__(bind(recipe, row), heal=heal, url=url, typed=typed, secrets=secrets)
+        super().__init__(bind(recipe, row), heal=heal, url=url, start=start, typed=typed, secrets=secrets)
         self.chosen = True
         """A recipe's start is the user's: they made the recipe from their own run and map it over their rows."""
         self.recipe = recipe

@@ -98,6 +98,28 @@ def say_where_it_failed():
     print(f"The replay of run {RUN_ID} failed at {where}.", file=sys.stderr)
 
 
+def site_gone(error):
+    """One line when a page of the site cannot be opened (nothing answers, no such host, ...), else None: the
+    browser's network error is the answer, not a traceback."""
+    found = re.search(r"net::(ERR_\\w+)", str(error))
+    if found is None:
+        return None
+    url = re.search(r" at (\\S+)", str(error))
+    parts = urlsplit(url.group(1) if url else at(START_URL) or BASE_URL)
+    site = f"{parts.scheme}://{parts.netloc}/"
+    where = f"step {STEP}" if STEP else "the start URL"
+    if found.group(1) == "ERR_NAME_NOT_RESOLVED":
+        why = f"the host {parts.hostname} was not found"
+    elif found.group(1) in ("ERR_CONNECTION_REFUSED", "ERR_ADDRESS_UNREACHABLE"):
+        why = f"nothing answers at {site}"
+    else:
+        why = f"{url.group(1) if url else site} could not be opened ({found.group(1)})"
+    return (
+        f"The replay of run {RUN_ID} stopped at {where}: {why}. Start the site (or check the address), or give "
+        "where it is now with --base-url URL."
+    )
+
+
 @def@ tab_at(page, pattern):
     """The open tab showing ``pattern`` (a recorded switch_tab: the agent's tab ids are its own)."""
     for _ in range(50):
@@ -154,6 +176,12 @@ def main(argv=None):
         try:
             page = browser.new_page(viewport={"width": 1280, "height": PAGE_HEIGHT})
             return replay(page)
+        except Error as exc:
+            gone = site_gone(exc)
+            if gone is None:
+                say_where_it_failed()
+                raise
+            sys.exit(gone)
         except Exception:
             say_where_it_failed()
             raise
@@ -173,6 +201,12 @@ async def replay_all(argv):
         try:
             page = await browser.new_page(viewport={"width": 1280, "height": PAGE_HEIGHT})
             return await replay(page)
+        except Error as exc:
+            gone = site_gone(exc)
+            if gone is None:
+                say_where_it_failed()
+                raise
+            sys.exit(gone)
         except Exception:
             say_where_it_failed()
             raise

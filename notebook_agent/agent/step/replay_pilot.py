@@ -88,6 +88,7 @@ class ReplayPilot:
         *,
         heal: bool = True,
         url: str | None = None,
+        start: str | None = None,
         typed: bool = False,
         secrets: Iterable[str] = (),
         tools: Mapping[str, Tool | None] | None = None,
@@ -104,9 +105,13 @@ class ReplayPilot:
         self.heal = heal
         first = str(recorded.settings.get("start_url") or next((s.url for s in recorded.steps if s.url), ""))
         self.old_origin = origin(first)
-        self.new_base = url.rstrip("/") if url else ""
-        self.chosen = bool(url)
-        """The user named the site to replay on (``url=``): its start URL is theirs, not the recording's."""
+        self.start = start
+        """The page to start on (a map's start page for the row), else the recorded start: the recording's other
+        URLs move to its site (``start``'s origin) unless ``url`` names the base URL."""
+        self.new_base = url.rstrip("/") if url else origin(start) if start else ""
+        self.chosen = bool(url or start)
+        """The user named the site to replay on (``url=``, a start page): its start URL is theirs, not the
+        recording's."""
         self.current: tuple[PageStep, PageStep] | None = None
         """(this run's step, the recorded step it replays) for the latest replayed step: the result of the first
         says whether it worked."""
@@ -120,7 +125,7 @@ class ReplayPilot:
 
     @property
     def start_url(self) -> str | None:
-        start = self.recorded.settings.get("start_url")
+        start = self.start or self.recorded.settings.get("start_url")
         return rebase(start, self.old_origin, self.new_base) if isinstance(start, str) and start else None
 
     def url(self, value: str) -> str:

@@ -19,6 +19,7 @@ from typing import Any
 from ...browser.door.egress import SecretSites
 from ...browser.door.route import EffectJudge
 from ...browser.session.browser_session import BrowserSession
+from ...browser.url_template import refuse_fields
 from ...browser.urls import URLError
 from ...core.abort import AbortSignal
 from ...core.aio import wait_for
@@ -114,6 +115,10 @@ class RunBrowser:
         replaced first), waiting for the document rather than every subresource (one hanging tracker pixel
         must not cost 30 s), bounded by the navigation timeout, and stopped by Stop."""
         assert self.browser is not None
+        try:  # a {column} is a map's to fill, one row at a time: never opened as %7Bcolumn%7D
+            refuse_fields(url)
+        except URLError as exc:
+            raise StartUrlError(f"The start URL {exc}") from None
         if self.navigation_guard is not None:
             from ...browser.urls import navigation_target
 
