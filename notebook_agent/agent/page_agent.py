@@ -2,14 +2,16 @@
 
 It holds the settings of a run (model, browser, limits, actions, prompt, approval policy) and puts the
 browser's built-in actions together with custom tools in a stable order. Each ``run``/``stream`` call starts
-a :class:`~.run.PageRun`, which drives the core loop; ``stream`` yields the loop's events plus step-level
-events for views, and ``run`` returns a :class:`~.results.PageAgentResult`.
+a :class:`~.step.run.PageRun`, which drives the core loop; ``stream`` yields the loop's events plus step-level
+events for views, and ``run`` returns a :class:`~.runs.result.PageAgentResult`.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
+import contextlib
+import copy
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any, Generic, TypeAlias
 
 from ..browser.session.browser_session import BrowserSession
@@ -19,7 +21,7 @@ from ..core.aio import events_of
 from ..core.loop import AfterHook
 from ..core.model import Model, StreamOptions
 from ..core.tools import Deps, Tool
-from .batch.map_runner import MapEvent, MapResult, map_rows, retry_rows, stream_rows
+from .batch.map_runner import RowMaps
 from .prompt.offers import Calls
 from .prompt.profiles import resolve_profile
 from .prompt.toolset import offered_tools
@@ -29,7 +31,7 @@ from .safety.approval import Approver, PolicyFunction, PolicyName, check_policy
 from .safety.domains import parse_domains
 from .safety.secrets import SecretVault
 from .step.pilot import Pilot
-from .step.replay_pilot import replaying
+from .step.replay_pilot import Replays
 from .step.run import PageRun
 from .step.tool_context import ToolContext
 from .step.typed_output import OutputSpec
@@ -37,28 +39,26 @@ from .step.typed_output import OutputSpec
 AskUser: TypeAlias = Callable[[str, AbortSignal], Awaitable[str]]
 
 
-class PageAgent(Generic[Deps]):
+class PageAgent(RowMaps, Replays, Generic[Deps]):
     """``PageAgent(model=..., browser=browser, max_steps=20)``; ``result = await agent.run("task")``.
 
-    ``model``: a :class:`Model` or a ``provider:model`` name (default ``NOTEBOOK_AGENT_MODEL``).
-    ``browser``: a started :class:`BrowserSession`; when omitted the agent starts a headless one per run.
-    ``own_tab``: each run acts in a new tab of ``browser`` (same cookies), so runs of several agents sharing
-    one browser never touch each other's pages; the tab is closed when the run ends.
-    ``custom_tools``: ``{name: tool}`` adds or overrides an action, ``{name: None}`` removes one.
-    ``approval``: ``auto`` (default), ``ask-risky``, ``ask-all``, ``deny-risky`` or a function of an
-    :class:`ApprovalRequest`; ``approver`` answers the ``ask`` cases (no approver: asks are denied).
-    ``secrets``: ``{name: value}`` (used on ``allowed_domains``) or ``{"https://site": {name: value}}``; the
-    model types ``<secret>name</secret>`` and never sees the value (see :mod:`.secrets`).
-    ``allowed_domains`` / ``blocked_domains``: where navigation may go (``github.com``, ``*.github.com``,
-    ``http://127.0.0.1:8000``); a navigation elsewhere is refused and the page stays where it was.
-    ``runs_dir``: write each run there as it happens (see :class:`~.runs.RunWriter`).
-    ``output``: the answer's type: a pydantic model, a ``TypedDict``, a dataclass, ``list[...]`` of one, or a JSON
-    Schema dict. ``done`` then carries the answer in that shape (checked; a wrong one is sent back to the model)
-    and ``result.output`` is the instance (``result.to_pandas()`` for a list). See :mod:`.output`.
-    ``profile``: ``auto`` (``small`` for a model on this machine), ``default`` or ``small``; see :mod:`.profiles`.
-    ``trace``: record a Playwright trace of each run, one group per step, at ``<runs_dir>/<run_id>/trace.zip``
-    (a temporary folder without ``runs_dir``), given as ``result.trace_path``. Tracing is per browser context,
-    so a run refuses to start while another run is tracing the context it shares (see
+    ``model``: a :class:`Model` or a ``provider:model`` name (default ``NOTEBOOK_AGENT_MODEL``). ``browser``: a started
+    :class:`BrowserSession`; when omitted the agent starts a headless one per run. ``own_tab``: each run acts in a new
+    tab of ``browser`` (same cookies), so runs of several agents sharing one browser never touch each other's pages; the
+    tab is closed when the run ends. ``custom_tools``: ``{name: tool}`` adds or overrides an action, ``{name: None}``
+    removes one. ``approval``: ``auto`` (default), ``ask-risky``, ``ask-all``, ``deny-risky`` or a function of an
+    :class:`~.safety.approval.ApprovalRequest`; ``approver`` answers the ``ask`` cases (no approver: asks are denied).
+    ``secrets``: ``{name: value}`` (used on ``allowed_domains``) or ``{"https://site": {name: value}}``; the model types
+    ``<secret>name</secret>`` and never sees the value (see :mod:`.safety.secrets`). ``allowed_domains`` /
+    ``blocked_domains``: where navigation may go (``github.com``, ``*.github.com``, ``http://127.0.0.1:8000``); a
+    navigation elsewhere is refused and the page stays where it was. ``runs_dir``: write each run there as it happens
+    (see :class:`~.runs.run_file.RunWriter`). ``output``: the answer's type: a pydantic model, a ``TypedDict``, a
+    dataclass, ``list[...]`` of one, or a JSON Schema dict. ``done`` then carries the answer in that shape (checked; a
+    wrong one is sent back to the model) and ``result.output`` is the instance (``result.to_pandas()`` for a list). See
+    :mod:`.step.typed_output`. ``profile``: ``auto`` (``small`` for a model on this machine), ``default`` or ``small``;
+    see :mod:`.prompt.profiles`. ``trace``: record a Playwright trace of each run, one group per step, at
+    ``<runs_dir>/<run_id>/trace.zip`` (a temporary folder without ``runs_dir``), given as ``result.trace_path``. Tracing
+    is per browser context, so a run refuses to start while another run is tracing the context it shares (see
     :mod:`notebook_agent.browser.session.tracing`); and it is refused with ``secrets`` (its pictures are not masked).
     """
 
@@ -99,21 +99,12 @@ class PageAgent(Generic[Deps]):
         self.allowed_domains = parse_domains(allowed_domains)
         self.blocked_domains = parse_domains(blocked_domains)
         self.secrets = SecretVault(secrets or {}, default_domains=self.allowed_domains)
-        if self.secrets.unscoped and not self.allowed_domains:
-            raise ValueError(
-                f"Secrets {', '.join(self.secrets.unscoped)} would be usable on any site: give allowed_domains=[...] "
-                'or scope them, e.g. secrets={"https://github.com": {"github_password": ...}}.'
-            )
-        if self.secrets and enable_javascript and not allow_javascript_with_secrets:
-            raise ValueError(
-                "execute_javascript could read secrets out of the page, so it is off while secrets are set; "
-                "pass allow_javascript_with_secrets=True if you really want both."
-            )
-        if trace and self.secrets:
-            raise ValueError(
-                "A trace keeps screenshots and DOM snapshots that no mask covers, so it could hold the secrets' "
-                "values: trace=True cannot be used with secrets."
-            )
+        self.secrets.check_settings(
+            allowed_domains=self.allowed_domains,
+            javascript=enable_javascript,
+            allow_javascript=allow_javascript_with_secrets,
+            trace=trace,
+        )
         self.output_spec = OutputSpec(output) if output is not None else None
         self.model = _resolve_model(model)
         self.browser = browser
@@ -145,15 +136,12 @@ class PageAgent(Generic[Deps]):
     # -- public -------------------------------------------------------------------------------------------
     @property
     def full_system_prompt(self) -> str:
+        """The system prompt as sent: the profile's (or ``system_prompt=``), ``instructions=``, and the secrets."""
         text = self.system_prompt
         if self.instructions:
             text = f"{text.rstrip()}\n\nAdditional instructions:\n{self.instructions.strip()}\n"
-        if self.secrets:
-            text = (
-                f"{text.rstrip()}\n\nSecrets: to type one, put its placeholder in input_text exactly as written; "
-                f"the value is filled in for you and you never see it.\n{self.secrets.describe()}\n"
-            )
-        return text
+        note = self.secrets.prompt_note()
+        return f"{text.rstrip()}\n\n{note}" if note else text
 
     @property
     def output(self) -> Any:
@@ -165,9 +153,38 @@ class PageAgent(Generic[Deps]):
         return self._controller is not None
 
     def stop(self, reason: str = "Stopped by the user") -> None:
-        """Abort the running run (safe from any thread)."""
+        """Abort the running run or map (safe from any thread)."""
         if self._controller is not None:
             self._controller.abort(reason)
+
+    def copy(self, **changes: Any) -> PageAgent[Deps]:
+        """A copy of this agent with ``changes`` to its settings (``model=``, ``browser=``, ``start_url=``,
+        ``own_tab=``, ``max_steps=``, ``output=`` ...) and a run state of its own (no run under way, no last
+        result): how a map gives each row its agent, a pilot its agent and a worker the settings that travel.
+        An unknown setting is a TypeError naming it."""
+        clone = copy.copy(self)
+        clone._controller, clone.last_result = None, None
+        if "output" in changes:
+            output = changes.pop("output")
+            clone.output_spec = output if output is None or isinstance(output, OutputSpec) else OutputSpec(output)
+        for name, value in changes.items():
+            if name.startswith("_") or name not in vars(self):
+                raise TypeError(f"PageAgent.copy() got {name!r}, which is not one of the agent's settings")
+            setattr(clone, name, value)
+        return clone
+
+    @contextlib.contextmanager
+    def held_by(self, controller: AbortController) -> Iterator[None]:
+        """Hold this agent for work under ``controller`` (a run, a map) for the block: ``stop()`` aborts it, and
+        another run or map on this agent is refused (:class:`~notebook_agent.core.agent.AgentBusyError`)."""
+        if self._controller is not None:
+            raise AgentBusyError("A run or map is already active on this agent; wait for it or call stop().")
+        self._controller = controller
+        try:
+            yield
+        finally:
+            if self._controller is controller:
+                self._controller = None
 
     async def run(self, task: str) -> PageAgentResult:
         result: PageAgentResult | None = None
@@ -191,38 +208,6 @@ class PageAgent(Generic[Deps]):
         assert result is not None
         return result
 
-    async def replay(
-        self,
-        run: PageAgentResult | str,
-        *,
-        heal: bool = True,
-        url: str | None = None,
-        runs_dir: str | None = None,
-        on_event: Callable[[PageEvent], Any] | None = None,
-    ) -> PageAgentResult:
-        """Run a saved run's actions again with no model call (see :mod:`.replay`). ``run``: a result, a run
-        file, or a reference into ``runs_dir`` (a position or the start of a run id, as ``%agent compare``).
-        Each element is found by what it was; a step that cannot be replayed goes to this agent's model
-        (``heal``) or stops the replay with the reason (``heal=False``). ``url`` replays against another base
-        URL (the same site on another host or port). The approval gate, allowed domains and secrets apply as
-        to any run; the replay is recorded like any run, so replaying it is free again. ``on_event`` gets each
-        page event as it happens (a view)."""
-        from .runs.run_file import find_run, load_run
-
-        if isinstance(run, str):
-            path = run if run.endswith(".jsonl") else str(find_run(runs_dir or self.runs_dir or "agent_runs", run))
-            run = load_run(path, with_screenshots=False)
-        clone, pilot = replaying(self, run, heal=heal, url=url)
-        result: PageAgentResult | None = None
-        async for event in clone.stream(run.task, pilot=pilot, runs_dir=runs_dir):
-            if on_event is not None:
-                on_event(event)
-            if isinstance(event, RunFinished):
-                result = event.result
-        assert result is not None
-        self.last_result = result
-        return result
-
     def run_sync(self, task: str) -> PageAgentResult:
         """``run`` for plain scripts. Inside a running event loop (Jupyter) it refuses: use ``%%agent`` or
         ``await agent.run(...)`` there (patching the loop with nest_asyncio loses widget clicks)."""
@@ -238,7 +223,8 @@ class PageAgent(Generic[Deps]):
     def tools(
         self, browser: BrowserSession, task: str | None = None, *, data: bool | None = None, page: Calls = frozenset()
     ) -> dict[str, Tool]:
-        """The actions this agent offers on ``browser`` (:mod:`.toolset`; ``data``, ``page``: :mod:`.offers`)."""
+        """The actions this agent offers on ``browser`` (:mod:`.prompt.toolset`; ``data``, ``page``:
+        :mod:`.prompt.offers`)."""
         return offered_tools(
             browser,
             profile=self.profile,
@@ -262,7 +248,7 @@ class PageAgent(Generic[Deps]):
         continue_from: PageAgentResult | None = None,
         pilot: Pilot | None = None,
     ) -> AsyncIterator[PageEvent]:
-        """Run ``task`` and yield its page events (:mod:`.events`) as they happen. Leaving early stops the run.
+        """Run ``task`` and yield its page events (:mod:`.runs.events`) as they happen. Leaving early stops the run.
 
         For this run only: ``browser`` acts in that session instead of the agent's; ``interactive`` says the
         consumer answers ``ApprovalRequested`` events (``event.approval.approve()`` / ``.deny(reason)``), so a
@@ -270,10 +256,7 @@ class PageAgent(Generic[Deps]):
         ``approver``; ``runs_dir`` writes the run file there when the agent has no ``runs_dir`` of its own."""
         if not task or not task.strip():
             raise ValueError("The task is empty: say what the agent should do.")
-        if self._controller is not None:
-            raise AgentBusyError("A run is already active on this agent; wait for it or call stop().")
         controller = AbortController()
-        self._controller = controller
 
         async def work(put: Callable[[PageEvent], None]) -> None:
             run = PageRun(
@@ -289,11 +272,9 @@ class PageAgent(Generic[Deps]):
             )
             await run.execute()
 
-        try:
+        with self.held_by(controller):
             async for event in events_of(work, controller):
                 yield event
-        finally:
-            self._controller = None
 
     def settings(self) -> dict[str, Any]:
         """The knobs of this agent, recorded with every run so runs can be compared and repeated."""
@@ -314,26 +295,6 @@ class PageAgent(Generic[Deps]):
             "secrets": sorted(self.secrets.names) if self.secrets else [],
             "output": self.output_spec.name if self.output_spec is not None else None,
         }
-
-    # -- one task over many rows (agent/batch/map_runner.py) -----------------------------------------------------------
-    async def map(self, task_template: str, rows: Any, **options: Any) -> MapResult:
-        """Run ``task_template`` (``{column}`` filled from each row) for every row of ``rows`` (a DataFrame, a list
-        of dicts, or a list of values: column ``value``); a failed row does not stop the others. Options:
-        ``concurrency=4``, ``isolation="tab"`` or ``"context"``, ``executor=`` (e.g. Dask's
-        ``client.get_executor()``), ``model=`` a name or ``model_factory=`` a function of the row (for a model that
-        keeps state, and with an executor), ``start_url=`` a template, ``interactive``, ``on_event=``,
-        ``keep_runs="all"`` or ``"exceptions"`` (only failed rows keep their whole run; every row keeps its table
-        row). See :mod:`.batch.map_runner`."""
-        return await map_rows(self, task_template, rows, **options)
-
-    def map_stream(self, task_template: str, rows: Any, **options: Any) -> AsyncGenerator[MapEvent, None]:
-        """``map`` as its events: ``RowEvent(row, page_event)``, ``MapProgress`` as rows start and end, then
-        ``MapFinished(result)``."""
-        return stream_rows(self, task_template, rows, **options)
-
-    async def map_retry(self, result: MapResult, **options: Any) -> MapResult:
-        """Run the failed rows of a map again and merge them into a new result (``on_event=`` as for ``map``)."""
-        return await retry_rows(self, result, **options)
 
 
 def _resolve_model(model: Model | str | None) -> Model:

@@ -17,21 +17,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import os
 import socket
 import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias, TypeVar
+from typing import Any, Literal, Protocol, TypeAlias, TypeVar
 
 from ...browser.session.browser_session import BrowserSession
 from ...core.errors import error_message
 from ...core.model import Model
 from ..runs.events import PageEvent, RunFinished
 from ..runs.result import PageAgentResult
-from ..step.pilot import Pilot, piloted_agent
+from ..step.pilot import Pilot, R, Runner, piloted_agent
 from .map_table import Row
 from .pool import BrowserPool
 
@@ -40,21 +39,22 @@ ModelFactory: TypeAlias = Callable[[Row], Model]
 T = TypeVar("T")
 
 
-def row_agent(agent: Any, *, model: Model, browser: BrowserSession | None, own_tab: bool, start_url: str | None) -> Any:
+class PilotFactory(Protocol):
+    """Makes the pilot of one row (``pilots(values, agent, start)``): a map whose rows follow pilots (a recipe's
+    rows: ``agent/recipes/recipe_pilot.py`` ``RecipeRows``) is given one, and asks it for each row's pilot, so the
+    engine knows pilots, not what makes them. It travels to an executor's workers with the rows: plain data."""
+
+    def __call__(self, values: Row, agent: Runner | None = None, start: str | None = None) -> Pilot: ...
+
+
+def row_agent(agent: R, *, model: Model, browser: BrowserSession | None, own_tab: bool, start_url: str | None) -> R:
     """A copy of ``agent`` for one row: every setting shared, but its own run state (an agent runs one task at a
     time, and rows run side by side), model, browser and start URL."""
-    clone = copy.copy(agent)
-    clone._controller = None
-    clone.last_result = None
-    clone.model = model
-    clone.browser = browser
-    clone.own_tab = own_tab
-    clone.start_url = start_url
-    return clone
+    return agent.copy(model=model, browser=browser, own_tab=own_tab, start_url=start_url)
 
 
 async def run_row(
-    agent: Any,
+    agent: Runner,
     task: str,
     browser: BrowserSession,
     isolation: Isolation,
@@ -62,7 +62,7 @@ async def run_row(
     model: Model,
     start_url: str | None,
     put: Callable[[PageEvent], None],
-    register: Callable[[Any], bool],
+    register: Callable[[Runner], bool],
     interactive: bool = False,
     pilot: Pilot | None = None,
     pool: BrowserPool | None = None,
@@ -87,14 +87,14 @@ async def run_row(
 
 
 async def _stream(
-    agent: Any,
+    agent: Runner,
     task: str,
     session: BrowserSession,
     own_tab: bool,
     model: Model,
     start_url: str | None,
     put: Callable[[PageEvent], None],
-    register: Callable[[Any], bool],
+    register: Callable[[Runner], bool],
     interactive: bool,
     pilot: Pilot | None,
 ) -> PageAgentResult | None:
@@ -133,15 +133,13 @@ class RowJob:
     task: str
     values: Row
     start_url: str | None
-    agent: Any
+    agent: Runner
     model: str | None
     model_factory: ModelFactory | None
     isolation: Isolation
     cdp_url: str | None = None
-    recipe: Any = None
-    """A recipe's row: the recipe (plain data) the row follows with its values, and how (heal, url)."""
-    heal: bool = True
-    url: str | None = None
+    pilots: PilotFactory | None = None
+    """A row that follows a pilot (a recipe's row): what makes it, plain data."""
 
 
 @dataclass
@@ -154,15 +152,10 @@ class RowOutcome:
     worker: str
 
 
-def shippable_agent(agent: Any) -> Any:
+def shippable_agent(agent: R) -> R:
     """The agent's settings without what cannot or must not travel: its model (each worker builds its own), its
     browser (each worker has one) and its run state."""
-    clone = copy.copy(agent)
-    clone._controller = None
-    clone.last_result = None
-    clone.model = None
-    clone.browser = None
-    return clone
+    return agent.copy(model=None, browser=None)
 
 
 def build_model(model: str | None, model_factory: ModelFactory | None, values: Row) -> Model:
@@ -266,10 +259,10 @@ def run_row_job(job: RowJob) -> RowOutcome:
     async def main(browser: BrowserSession) -> PageAgentResult | None:
         model = build_model(job.model, job.model_factory, job.values)
         pilot = pool = None
-        if job.recipe is not None:
+        if job.pilots is not None:
             from .pool import worker_pool
 
-            pilot = job.recipe.pilot(job.values, heal=job.heal, url=job.url, agent=job.agent, start=job.start_url)
+            pilot = job.pilots(job.values, job.agent, job.start_url)
             pool = worker_pool(browser)
         return await run_row(
             job.agent,

@@ -26,9 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import concurrent.futures
 import contextlib
-import pickle
 import time
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, replace
@@ -38,15 +36,20 @@ from ...browser.session.browser_session import BrowserSession
 from ...browser.url_template import fill_rows
 from ...browser.urls import URLError
 from ...core.abort import AbortController, AbortedError
-from ...core.agent import AgentBusyError
 from ...core.aio import wait_for
 from ...core.errors import error_message
-from ...core.model import Model
-from ...llm.scripted import ScriptedModel
 from ..runs.events import PageEvent, RunFinished
+from ..step.pilot import Pilot, Runner
 from .map_counts import MapCounts, RowKind, row_kind
-from .map_rows import Isolation, ModelFactory, RowJob, build_model, run_row, run_row_job, shippable_agent
-from .map_table import KeepRuns, MapInputError, MapResult, MapRow, check_template, fill, normalise_rows
+from .map_options import MapOptions, check_options
+from .map_rows import (
+    RowJob,
+    build_model,
+    run_row,
+    run_row_job,
+    shippable_agent,
+)
+from .map_table import MapInputError, MapResult, MapRow, check_template, fill, normalise_rows
 
 __all__ = [
     "MapCounts",
@@ -59,6 +62,7 @@ __all__ = [
     "MapResult",
     "MapRow",
     "RowEvent",
+    "RowMaps",
     "map_rows",
     "retry_rows",
     "stream_rows",
@@ -137,112 +141,14 @@ class MapInterrupted(asyncio.CancelledError):
         self.result = result
 
 
-@dataclass(frozen=True)
-class MapOptions:
-    """How a map runs its rows (kept with the result, so ``retry()`` runs the failed rows the same way)."""
-
-    concurrency: int = 4
-    isolation: Isolation = "tab"
-    executor: concurrent.futures.Executor | None = None
-    model: str | None = None
-    model_factory: ModelFactory | None = None
-    start_url: str | None = None
-    interactive: bool = False
-    recipe: Any = None
-    """Each row follows this recipe with its values (agent/recipe_map.py), healing with the model (``heal``)."""
-    heal: bool = True
-    url: str | None = None
-    keep_runs: KeepRuns = "all"
-    """Which rows keep their whole run: ``all``, or the ``exceptions`` only (a recipe map's default: a row that
-    replayed as recorded keeps its table row, and its run file when the agent has ``runs_dir``)."""
-
-
-def _check(agent: Any, options: MapOptions) -> None:
-    """Everything about the options that would otherwise fail on a row, said before any row runs."""
-    if options.concurrency < 1:
-        raise ValueError("concurrency must be at least 1")
-    if options.isolation not in ("tab", "context"):
-        raise ValueError(f"isolation must be 'tab' or 'context', not {options.isolation!r}")
-    if options.keep_runs not in ("all", "exceptions"):
-        raise ValueError(f"keep_runs must be 'all' or 'exceptions', not {options.keep_runs!r}")
-    if options.model is not None and options.model_factory is not None:
-        raise ValueError("Give model= (a name) or model_factory= (a function of the row), not both.")
-    if options.model is not None and options.executor is None:  # a worker may hold keys this process has not
-        from ...llm import get_model
-
-        get_model(options.model)  # an unknown name or a missing key is said now, not once per row
-    if agent.trace and options.isolation == "tab" and options.concurrency > 1 and options.executor is None:
-        raise ValueError(
-            "trace=True records one trace per browser context, and rows in tabs share one: use "
-            "isolation='context' (or concurrency=1)."
-        )
-    if options.executor is not None:
-        _check_shippable(agent, options)
-    elif options.model is None and options.model_factory is None and _keeps_state(agent.model):
-        raise ValueError(
-            f"The model {agent.model.provider}:{agent.model.id} plays one script in order, so rows sharing it would "
-            "take each other's answers: give map() a model_factory= (a function of the row returning a model)."
-        )
-
-
-def _keeps_state(model: Model) -> bool:
-    """Whether one model object cannot serve rows side by side: it says so (``stateful``), or it is a scripted
-    model with a script (each call takes the next answer). The demo model computes each answer from the request,
-    so one serves every row."""
-    said = getattr(model, "stateful", None)
-    if said is not None:
-        return bool(said)
-    return isinstance(model, ScriptedModel) and bool(model.script)
-
-
-def _check_shippable(agent: Any, options: MapOptions) -> None:
-    """With an executor, what travels to the workers must pickle; the model travels as a name or a factory."""
-    if options.model is None and options.model_factory is None:
-        raise ValueError(
-            "With executor=, each worker builds its own model: pass model='provider:model' (e.g. model='demo') or "
-            "model_factory= a function of the row defined at module level (so it can be pickled)."
-        )
-    if options.interactive:
-        raise ValueError("interactive=True answers approvals in this process; rows on an executor cannot wait for it.")
-    if isinstance(options.executor, concurrent.futures.ThreadPoolExecutor):
-        return  # threads share this process: nothing is pickled
-    dumps = _dumps_for(options.executor)
-    shipped = shippable_agent(agent)
-    parts = {f"the agent's {k}": v for k, v in vars(shipped).items()}
-    parts["model_factory"] = options.model_factory
-    bad = []
-    for name, value in parts.items():
-        try:
-            dumps(value)
-        except Exception as exc:
-            bad.append(f"{name} ({type(exc).__name__}: {exc})")
-    if bad:
-        raise ValueError(
-            "With executor=, every row travels to a worker, and these cannot be pickled: "
-            + "; ".join(bad)
-            + ". Use functions and classes defined at module level, and model='provider:model' or a module-level "
-            "model_factory for the model."
-        )
-
-
-def _dumps_for(executor: concurrent.futures.Executor | None) -> Callable[[Any], bytes]:
-    """Dask pickles with cloudpickle (closures and lambdas travel); a process pool with pickle."""
-    if type(executor).__module__.split(".")[0] in ("distributed", "dask"):
-        with contextlib.suppress(ImportError):
-            import cloudpickle
-
-            return cloudpickle.dumps  # type: ignore[no-any-return]
-    return pickle.dumps
-
-
-def plan(agent: Any, template: str, rows: Any, options: MapOptions) -> MapResult:
+def plan(agent: Runner, template: str, rows: Any, options: MapOptions) -> MapResult:
     """The rows as records not started yet, after checking the template, every row and the options."""
     if not isinstance(template, str) or not template.strip():
         raise MapInputError("The task template is empty: say what the agent should do for each row.")
     columns, values = normalise_rows(rows)
     check_template(template, columns, values)
     starts = start_pages(options.start_url or agent.start_url, columns, values)
-    _check(agent, options)
+    check_options(agent, options)
     records = [
         MapRow(index=i, values=row, task=fill(template, row).strip(), start_url=start)
         for i, (row, start) in enumerate(zip(values, starts, strict=True))
@@ -279,20 +185,26 @@ class _Clock:
 _END = object()
 
 
-async def _drive(agent: Any, result: MapResult, todo: list[int], holder: Any = None) -> AsyncGenerator[MapEvent, None]:
+async def _drive(
+    agent: Runner, result: MapResult, todo: list[int], holder: Runner | None = None
+) -> AsyncGenerator[MapEvent, None]:
     """Run the rows ``todo`` of ``result`` (updating its records in place) and yield the map's events.
     ``holder``: the agent whose ``stop()`` stops the map, when the rows run a copy of it (a recipe's map gives
     its copy the recipe's answer type): the user's agent, which the Stop button and Interrupt reach."""
     options: MapOptions = result.options
-    holder = agent if holder is None else holder
-    if agent._controller is not None or holder._controller is not None:
-        raise AgentBusyError("A run or map is already active on this agent; wait for it or call stop().")
     controller = AbortController()
+    held = contextlib.ExitStack()  # the map holds the agent as a run does: stop() reaches it
+    for holding in dict.fromkeys([agent, holder or agent]):
+        try:
+            held.enter_context(holding.held_by(controller))
+        except BaseException:
+            held.close()
+            raise
     signal = controller.signal
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[Any] = asyncio.Queue()
     pending = collections.deque(todo)
-    running: dict[int, Any] = {}
+    running: dict[int, Runner] = {}
 
     def stop_rows(reason: str) -> None:
         for row_agent in list(running.values()):
@@ -304,7 +216,7 @@ async def _drive(agent: Any, result: MapResult, todo: list[int], holder: Any = N
     cdp_url = getattr(agent.browser, "cdp_url", None)
     pool: Any = None  # a recipe's rows reuse clean contexts (agent/pool.py)
 
-    def register(i: int, row_agent: Any) -> bool:
+    def register(i: int, row_agent: Runner) -> bool:
         if signal.aborted:
             return False
         running[i] = row_agent
@@ -318,7 +230,7 @@ async def _drive(agent: Any, result: MapResult, todo: list[int], holder: Any = N
         queue.put_nowait(clock.progress(rec, ended=False))
         began, t0 = True, time.perf_counter()  # False only when a stop came before the run could start
 
-        def started(row_agent: Any) -> bool:
+        def started(row_agent: Runner) -> bool:
             nonlocal began
             began = register(i, row_agent)
             return began
@@ -342,9 +254,10 @@ async def _drive(agent: Any, result: MapResult, todo: list[int], holder: Any = N
                     pool=pool,
                 )
             else:
+                assert shipped is not None
                 job = RowJob(i, rec.task, rec.values, rec.start_url, shipped, options.model,
                              options.model_factory, options.isolation, cdp_url,
-                             options.recipe, options.heal, options.url)  # fmt: skip
+                             options.pilots)  # fmt: skip
                 outcome = await signal.race(asyncio.wrap_future(options.executor.submit(run_row_job, job)))
                 rec.result, rec.error, rec.worker = outcome.result, outcome.error, outcome.worker
                 if rec.result is not None:
@@ -381,7 +294,6 @@ async def _drive(agent: Any, result: MapResult, todo: list[int], holder: Any = N
         result.rows[i] = result.rows[i].fresh()
     clock = _Clock(result.rows)
     task: asyncio.Task[None] | None = None
-    agent._controller = holder._controller = controller  # the map holds the agent as a run does: stop() reaches it
 
     # abort() may come from any thread (a widget, a signal handler): the rows are stopped on this loop
     def on_abort(reason: str) -> None:
@@ -392,7 +304,7 @@ async def _drive(agent: Any, result: MapResult, todo: list[int], holder: Any = N
         if own_browser:
             browser = BrowserSession()
             await browser.start()
-        if options.recipe is not None and options.executor is None and options.isolation == "context":
+        if options.pilots is not None and options.executor is None and options.isolation == "context":
             from .pool import BrowserPool
 
             assert browser is not None
@@ -413,9 +325,7 @@ async def _drive(agent: Any, result: MapResult, todo: list[int], holder: Any = N
         if pool is not None:
             with contextlib.suppress(Exception):
                 await pool.close()
-        for held in (agent, holder):
-            if held._controller is controller:
-                held._controller = None
+        held.close()
         if own_browser and browser is not None:
             with contextlib.suppress(Exception):
                 await browser.close()
@@ -437,18 +347,17 @@ def start_pages(template: str | None, columns: list[str], values: list[dict[str,
         raise MapInputError(str(exc)) from None
 
 
-def _pilot(agent: Any, options: MapOptions, row: MapRow) -> Any:
-    """The pilot of a recipe's row, starting at the row's start page (None for a map driven by the model)."""
-    if options.recipe is None:
-        return None
-    return options.recipe.pilot(row.values, heal=options.heal, url=options.url, agent=agent, start=row.start_url)
+def _pilot(agent: Runner, options: MapOptions, row: MapRow) -> Pilot | None:
+    """The pilot of a row that follows one, starting at the row's start page (None for a map driven by the
+    model)."""
+    return options.pilots(row.values, agent, row.start_url) if options.pilots is not None else None
 
 
 def _options(**kwargs: Any) -> MapOptions:
     return MapOptions(**kwargs)
 
 
-async def stream_rows(agent: Any, template: str, rows: Any, **options: Any) -> AsyncGenerator[MapEvent, None]:
+async def stream_rows(agent: Runner, template: str, rows: Any, **options: Any) -> AsyncGenerator[MapEvent, None]:
     """``agent.map_stream``: the map's events as they happen (see the module docstring). The checks run, and any
     error is raised, on the first iteration, before any row starts."""
     result = plan(agent, template, rows, _options(**options))
@@ -471,7 +380,7 @@ async def _consume(stream: AsyncGenerator[MapEvent, None], result: MapResult, on
 
 
 async def map_rows(
-    agent: Any, template: str, rows: Any, *, on_event: Callable[[MapEvent], Any] | None = None, **options: Any
+    agent: Runner, template: str, rows: Any, *, on_event: Callable[[MapEvent], Any] | None = None, **options: Any
 ) -> MapResult:
     """``agent.map``: run every row and return the :class:`MapResult` (``on_event`` sees every map event)."""
     result = plan(agent, template, rows, _options(**options))
@@ -479,11 +388,35 @@ async def map_rows(
 
 
 async def retry_rows(
-    agent: Any, previous: MapResult, *, on_event: Callable[[MapEvent], Any] | None = None
+    agent: Runner, previous: MapResult, *, on_event: Callable[[MapEvent], Any] | None = None
 ) -> MapResult:
     """Run the failed rows of ``previous`` again, the same way, with ``agent``; the merged result is new (the
     rows that had succeeded keep their records, ``previous`` is unchanged)."""
     options = previous.options if isinstance(previous.options, MapOptions) else MapOptions()
-    _check(agent, options)
+    check_options(agent, options)
     result = replace(previous, rows=list(previous.rows), agent=agent, options=options)
     return await _consume(_drive(agent, result, previous.failed), result, on_event)
+
+
+class RowMaps:
+    """``agent.map``, ``agent.map_stream`` and ``agent.map_retry``: the agent's own API for one task over many
+    rows (``PageAgent`` inherits it), run by this module's engine with the agent as a :class:`Runner`."""
+
+    async def map(self: Runner, task_template: str, rows: Any, **options: Any) -> MapResult:
+        """Run ``task_template`` (``{column}`` filled from each row) for every row of ``rows`` (a DataFrame, a list
+        of dicts, or a list of values: column ``value``); a failed row does not stop the others. Options:
+        ``concurrency=4``, ``isolation="tab"`` or ``"context"``, ``executor=`` (e.g. Dask's
+        ``client.get_executor()``), ``model=`` a name or ``model_factory=`` a function of the row (for a model that
+        keeps state, and with an executor), ``start_url=`` a template, ``interactive``, ``on_event=``,
+        ``keep_runs="all"`` or ``"exceptions"`` (only failed rows keep their whole run; every row keeps its table
+        row). See :mod:`notebook_agent.agent.batch.map_runner`."""
+        return await map_rows(self, task_template, rows, **options)
+
+    def map_stream(self: Runner, task_template: str, rows: Any, **options: Any) -> AsyncGenerator[MapEvent, None]:
+        """``map`` as its events: ``RowEvent(row, page_event)``, ``MapProgress`` as rows start and end, then
+        ``MapFinished(result)``."""
+        return stream_rows(self, task_template, rows, **options)
+
+    async def map_retry(self: Runner, result: MapResult, **options: Any) -> MapResult:
+        """Run the failed rows of a map again and merge them into a new result (``on_event=`` as for ``map``)."""
+        return await retry_rows(self, result, **options)

@@ -97,8 +97,8 @@ class Recipe(BaseModel):
             run = load_run(run, with_screenshots=False)
         if params is None and template is None:
             raise RecipeError(
-                "Say which values of the run are parameters: to_recipe(params={'product': 'Rain Jacket'}), or "
-                "template='Find the price of {product}' (the map's task template)."
+                "Say which values of the run are parameters: Recipe.from_run(result, params={'product': "
+                "'Rain Jacket'}), or template='Find the price of {product}' (the map's task template)."
             )
         given = dict(params or {})
         if template is not None:
@@ -166,22 +166,6 @@ class Recipe(BaseModel):
     @property
     def names(self) -> list[str]:
         return [s.name for s in self.slots]
-
-    def pilot(
-        self,
-        row: Mapping[str, Any],
-        *,
-        heal: bool = True,
-        url: str | None = None,
-        agent: Any = None,
-        start: str | None = None,
-    ) -> Any:
-        """The pilot that replays this recipe with one row's values, from the row's start page ``start`` (see
-        :class:`~..step.replay_pilot.ReplayPilot`): what the map engine runs a row with, so the engine
-        (``agent.batch``) needs no knowledge of recipes."""
-        from .recipe_pilot import RecipePilot
-
-        return RecipePilot(self, row, heal=heal, url=url, agent=agent, start=start)
 
     async def map(self, rows: Any, agent: Any = None, **options: Any) -> Any:
         """Every row of ``rows`` (a DataFrame, a list of dicts) done with this recipe: see :mod:`.recipe_map`."""

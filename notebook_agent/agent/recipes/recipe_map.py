@@ -1,16 +1,17 @@
 """A recipe over every row of a table: ``await recipe.map(df, agent, concurrency=8)``.
 
 Each row is a run of the agent that follows the recipe with the row's values (:class:`~.recipe_pilot.RecipePilot`
-through the one pilot seam, :mod:`.pilot`): no model call for a step that replays, the agent's model for a step
-whose page differs (``heal=True``: counted per row as ``healed``), or the row failed with the reason
-(``heal=False``). Every step is a step of an ordinary run, so the approval gate, allowed domains and secrets
-apply to each row as to any run, and a row's run file is written when the agent has ``runs_dir``.
+through the one pilot seam, :mod:`~notebook_agent.agent.step.pilot`): no model call for a step that replays, the agent's
+model for a step whose page differs (``heal=True``: counted per row as ``healed``), or the row failed with the reason
+(``heal=False``). Every step is a step of an ordinary run, so the approval gate, allowed domains and secrets apply to
+each row as to any run, and a row's run file is written when the agent has ``runs_dir``.
 
-It runs on :mod:`.mapping`'s engine: ``concurrency`` rows at a time in one browser, each row in a clean
-context of a pool reused across rows (:mod:`.pool`), or on an executor (Dask's ``client.get_executor()``): rows
-go to the workers as they free up, each worker keeps one browser and one pool, results come back into input
-order, and a worker lost mid-map has its rows run again elsewhere by the executor while every finished row is
-kept. ``agent.stop()``, Interrupt and Ctrl-C keep every finished row (:class:`~.mapping.MapInterrupted`).
+It runs on :mod:`~notebook_agent.agent.batch.map_runner`'s engine: ``concurrency`` rows at a time in one browser, each
+row in a clean context of a pool reused across rows (:mod:`~notebook_agent.agent.batch.pool`), or on an executor (Dask's
+``client.get_executor()``): rows go to the workers as they free up, each worker keeps one browser and one pool, results
+come back into input order, and a worker lost mid-map has its rows run again elsewhere by the executor while every
+finished row is kept. ``agent.stop()``, Interrupt and Ctrl-C keep every finished row
+(:class:`~notebook_agent.agent.batch.map_runner.MapInterrupted`).
 
 The result is a map result (:class:`RecipeMapResult`: ``to_pandas()``, ``retry()``) whose table has, after
 ``steps``, each row's ``replayed``, ``healed`` and ``failed`` step counts; ``tokens`` is zero for a row nothing
@@ -26,10 +27,12 @@ import dataclasses
 from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
-from ..batch.map_runner import MapEvent, MapOptions, _check, _consume, _drive, start_pages
+from ..batch.map_options import MapOptions, check_options
+from ..batch.map_runner import MapEvent, _consume, _drive, start_pages
 from ..batch.map_table import MapInputError, MapResult, MapRow, normalise_rows
+from ..step.pilot import Runner
 from .answer import READ
-from .recipe_pilot import row_values
+from .recipe_pilot import Recipe, RecipeRows, row_values
 from .slots import RecipeError, fill
 
 #: The step counts a recipe's table adds after ``steps``.
@@ -67,7 +70,7 @@ class RecipeMapResult(MapResult):
         return f"{super().summary()} · {len(self.healed_rows)} healed · {tokens:,} tokens"
 
 
-def default_agent(recipe: Any) -> Any:
+def default_agent() -> Runner:
     """The agent of a recipe map when none is given: the offline demo model heals (give an agent with a real
     model to heal real pages), screenshots off."""
     from ..page_agent import PageAgent
@@ -90,28 +93,18 @@ def answer_schema(data: Any) -> dict[str, Any]:
     return {"type": "string"} if isinstance(data, str) else {}
 
 
-def _agent_for(recipe: Any, agent: Any) -> Any:
-    agent = agent if agent is not None else default_agent(recipe)
+def _agent_for(recipe: Recipe, agent: Runner | None) -> Runner:
+    """The agent the rows run a copy of: the one given (or the default), given the recipe's answer type when it
+    has none."""
+    agent = agent if agent is not None else default_agent()
     if agent.output_spec is None and recipe.answer.data is not None:
-        from ..step.typed_output import OutputSpec
-
-        agent = _copy(agent)
-        agent.output_spec = OutputSpec(answer_schema(recipe.answer.data))
+        return agent.copy(output=answer_schema(recipe.answer.data))
     return agent
 
 
-def _copy(agent: Any) -> Any:
-    import copy
-
-    clone = copy.copy(agent)
-    clone._controller = None
-    clone.last_result = None
-    return clone
-
-
-def plan_recipe(recipe: Any, rows: Any, agent: Any, options: MapOptions) -> RecipeMapResult:
+def plan_recipe(recipe: Recipe, rows: Any, agent: Runner, options: MapOptions) -> RecipeMapResult:
     """Every row as a record not started yet, after checking that each row has every slot."""
-    if not (hasattr(recipe, "steps") and hasattr(recipe, "answer") and hasattr(recipe, "names")):
+    if not isinstance(recipe, Recipe):
         raise TypeError(
             f"map_recipe needs a Recipe (Recipe.from_run(result, ...), Recipe.load(path)), not {type(recipe)}"
         )
@@ -122,7 +115,7 @@ def plan_recipe(recipe: Any, rows: Any, agent: Any, options: MapOptions) -> Reci
             f"The recipe's slots {', '.join('{' + n + '}' for n in missing)} are not columns of the rows; the "
             f"columns are: {', '.join(columns) or '(none)'}."
         )
-    _check(agent, options)
+    check_options(agent, options)
     chosen = start_pages(options.start_url or agent.start_url, columns, values)  # the same rule as agent.map's
     records = []
     for i, (row, page) in enumerate(zip(values, chosen, strict=True)):
@@ -135,19 +128,19 @@ def plan_recipe(recipe: Any, rows: Any, agent: Any, options: MapOptions) -> Reci
     return RecipeMapResult(template=recipe.task, columns=columns, rows=records, options=options, agent=agent)
 
 
-def _options(recipe: Any, heal: bool, url: str | None, kwargs: dict[str, Any]) -> MapOptions:
+def _options(recipe: Recipe, heal: bool, url: str | None, kwargs: dict[str, Any]) -> MapOptions:
     """A recipe map's options: each row in a context of its own, keeping only the runs worth a look."""
     kwargs.setdefault("isolation", "context")
     kwargs.setdefault("keep_runs", "exceptions")
     if kwargs.get("executor") is not None and kwargs.get("model") is None and kwargs.get("model_factory") is None:
         kwargs["model"] = "demo"  # each worker builds the healing model by name; give model= for a real one
-    return MapOptions(recipe=recipe, heal=heal, url=url, **kwargs)
+    return MapOptions(pilots=RecipeRows(recipe, heal, url), **kwargs)
 
 
 async def map_recipe(
-    recipe: Any,
+    recipe: Recipe,
     rows: Any,
-    agent: Any = None,
+    agent: Runner | None = None,
     *,
     heal: bool = True,
     url: str | None = None,
@@ -167,7 +160,7 @@ async def map_recipe(
 
 
 async def stream_recipe(
-    recipe: Any, rows: Any, agent: Any = None, *, heal: bool = True, url: str | None = None, **options: Any
+    recipe: Recipe, rows: Any, agent: Runner | None = None, *, heal: bool = True, url: str | None = None, **options: Any
 ) -> AsyncGenerator[MapEvent, None]:
     """:func:`map_recipe` as its events (``RowEvent``, ``MapProgress``, ``MapFinished``), for a view."""
     given, agent = agent, _agent_for(recipe, agent)

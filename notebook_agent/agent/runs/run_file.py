@@ -300,6 +300,15 @@ def list_runs(runs_dir: str | Path) -> list[PageAgentResult]:
     return scan_runs(runs_dir)[0]
 
 
+def open_run(run: PageAgentResult | str, runs_dir: str | Path | None = None) -> PageAgentResult:
+    """A run given as a result, a run file's path, or a reference into ``runs_dir`` (default ``agent_runs``;
+    see :func:`find_run`), loaded without its screenshots: what a replay takes."""
+    if not isinstance(run, str):
+        return run
+    path = run if run.endswith(".jsonl") else find_run(runs_dir or "agent_runs", run)
+    return load_run(path, with_screenshots=False)
+
+
 def find_run(runs_dir: str | Path, ref: str) -> Path:
     """A run file by reference, one rule: a whole number ``n`` with ``1 <= |n| <= number of runs`` is a
     position (1 = oldest, -1 = newest); anything else names one run by the start of its id or of its random

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urljoin
 
-from ...browser.actions import key_target
+from ...browser.actions import builtin_risk, key_target
 from ...browser.session.browser_session import BrowserSession
 from ...browser.urls import navigation_target
 from ...core.tools import Tool
@@ -35,7 +35,7 @@ async def describe_effects(
     normalised URL it opens (typed, or a link's href), what keys would press, or a custom tool's own judgement."""
     name = request.action
     tool = tools.get(name)
-    risk = getattr(tool, "risk", None)
+    risk = getattr(tool, "risk", None) if tool is not None else builtin_risk(name) or None
     request.custom = custom
     request.risk = risk if isinstance(risk, str) else ""
     if risk == "ask":

@@ -95,6 +95,38 @@ class SecretVault:
             lines.append(f"- {placeholder(s.name)} (only on {where})")
         return "\n".join(lines)
 
+    def prompt_note(self) -> str:
+        """What the system prompt says about the secrets ("" without any): how to type one, and each one's name
+        and where it may be used."""
+        if not self:
+            return ""
+        return (
+            "Secrets: to type one, put its placeholder in input_text exactly as written; the value is filled in "
+            f"for you and you never see it.\n{self.describe()}\n"
+        )
+
+    def check_settings(
+        self, *, allowed_domains: Sequence[DomainPattern], javascript: bool, allow_javascript: bool, trace: bool
+    ) -> None:
+        """Refuse an agent's settings that would let these secrets out: a secret usable on any site, the page's
+        own JavaScript beside them (it could read them out of the page), a trace (its pictures are not masked).
+        A ValueError says which and what to give instead."""
+        if self.unscoped and not allowed_domains:
+            raise ValueError(
+                f"Secrets {', '.join(self.unscoped)} would be usable on any site: give allowed_domains=[...] "
+                'or scope them, e.g. secrets={"https://github.com": {"github_password": ...}}.'
+            )
+        if self and javascript and not allow_javascript:
+            raise ValueError(
+                "execute_javascript could read secrets out of the page, so it is off while secrets are set; "
+                "pass allow_javascript_with_secrets=True if you really want both."
+            )
+        if trace and self:
+            raise ValueError(
+                "A trace keeps screenshots and DOM snapshots that no mask covers, so it could hold the secrets' "
+                "values: trace=True cannot be used with secrets."
+            )
+
     def fill(self, text: str, url: str) -> str:
         """``text`` with every placeholder replaced by its value, if each is known and allowed on ``url``."""
 
@@ -132,7 +164,7 @@ class SecretVault:
     def kept_from(self, url: str) -> list[tuple[str, str]]:
         """The (name, value) of each secret that may not go to ``url``: ``url`` is not one of its own sites
         (its scope, or the allowed domains for a flat secret). The browser's door asks this for every request,
-        WebSocket and frame (browser/egress.py), under every approval policy."""
+        WebSocket and frame (browser/door/egress.py), under every approval policy."""
         target = as_http(url)
         return [(s.name, s.value) for s in self._secrets.values() if s.domains and not matches_any(target, s.domains)]
 

@@ -1,23 +1,22 @@
 """The one seam of a run that is not driven by the model alone: a :class:`Pilot` decides each step's action.
 
-Three things decide a step: the model (no pilot), a recorded run (:class:`~.replay.ReplayPilot`: the same
-actions again) and a recipe with a row's parameters (:class:`~.recipe_pilot.RecipePilot`: the recorded actions
-with new values). A pilot is asked after the page was read and before the model would be; it either names the
-step's call (no model call, no tokens) or leaves the step to the model with a note saying what the step meant
-to do (healing). Whatever it decides, the action then goes through everything a model's action goes through:
-the approval gate, allowed domains, secrets and the run file, because it is still a step of a
-:class:`~.run.PageRun`.
+Three things decide a step: the model (no pilot), a recorded run (:class:`~.replay_pilot.ReplayPilot`: the same actions
+again) and a recipe with a row's parameters (:class:`~notebook_agent.agent.recipes.recipe_pilot.RecipePilot`: the
+recorded actions with new values). A pilot is asked after the page was read and before the model would be; it either
+names the step's call (no model call, no tokens) or leaves the step to the model with a note saying what the step meant
+to do (healing). Whatever it decides, the action then goes through everything a model's action goes through: the
+approval gate, allowed domains, secrets and the run file, because it is still a step of a :class:`~.run.PageRun`.
 
 :func:`piloted_agent` is the one place that makes an agent follow a pilot; ``agent.replay``, ``%agent replay``
-(through :func:`.replay.replaying`) and the recipe's rows all use it.
+(through :func:`.replay_pilot.replaying`) and the recipe's rows all use it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import copy
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar, runtime_checkable
 
 from ...browser.session.targets import target_of
 from ...core.model import Context, Model, StreamEvent, StreamOptions
@@ -25,7 +24,12 @@ from ...llm.scripted import ScriptedModel
 
 if TYPE_CHECKING:
     from ...browser.session.browser_session import BrowserSession
-    from ..runs.result import PageStep
+    from ...core.abort import AbortController
+    from ...core.tools import Tool
+    from ..runs.events import PageEvent
+    from ..runs.result import PageAgentResult, PageStep
+    from ..safety.secrets import SecretVault
+    from .typed_output import OutputSpec
 
 #: Room a piloted run keeps beyond its recorded steps, for steps the model heals.
 HEAL_ROOM = 5
@@ -50,7 +54,7 @@ class Pilot(Protocol):
         ...
 
     @property
-    def steps(self) -> list[PageStep]:
+    def steps(self) -> Sequence[object]:
         """The steps the pilot will take (their number sizes the run's step limit)."""
         ...
 
@@ -93,18 +97,50 @@ class PilotModel:
             yield event
 
 
-def piloted_agent(agent: Any, pilot: Pilot) -> Any:
-    """A copy of ``agent`` (a ``PageAgent``) that follows ``pilot``: its model answers from the pilot (the
-    agent's own model heals), it starts where the pilot starts, and it has room for every step of the pilot
-    plus a few healed ones. Its runs still need ``pilot=`` passed to ``stream`` (the run asks it each step)."""
-    clone = copy.copy(agent)
+class Runner(Protocol):
+    """What the engines that run an agent for others (a map's rows, a replay, a recipe's rows) use of it:
+    ``PageAgent`` is one. They copy it with changes (:meth:`copy`), hold it while they work (:meth:`held_by`, so
+    ``stop()`` reaches them) and stream its runs; they never reach into it."""
+
+    model: Model
+    browser: BrowserSession | None
+    start_url: str | None
+    max_steps: int
+    trace: bool
+    output_spec: OutputSpec | None
+    secrets: SecretVault
+    custom_tools: dict[str, Tool | None]
+    runs_dir: str | None
+    last_result: PageAgentResult | None
+
+    def copy(self, **changes: Any) -> Self: ...
+
+    def held_by(self, controller: AbortController) -> AbstractContextManager[None]: ...
+
+    def stop(self, reason: str = ...) -> None: ...
+
+    def stream(
+        self,
+        task: str,
+        *,
+        browser: BrowserSession | None = None,
+        interactive: bool = False,
+        runs_dir: str | None = None,
+        continue_from: PageAgentResult | None = None,
+        pilot: Pilot | None = None,
+    ) -> AsyncIterator[PageEvent]: ...
+
+
+R = TypeVar("R", bound=Runner)
+
+
+def piloted_agent(agent: R, pilot: Pilot) -> R:
+    """A copy of ``agent`` that follows ``pilot``: its model answers from the pilot (the agent's own model
+    heals), it starts where the pilot starts, and it has room for every step of the pilot plus a few healed
+    ones. Its runs still need ``pilot=`` passed to ``stream`` (the run asks it each step)."""
     healer = agent.model.healer if isinstance(agent.model, PilotModel) else agent.model
-    clone.model = PilotModel(pilot, healer)
-    clone.start_url = pilot.start_url
-    clone.max_steps = max(agent.max_steps, len(pilot.steps) + HEAL_ROOM)
-    clone.last_result = None
-    clone._controller = None
-    return clone
+    steps = max(agent.max_steps, len(pilot.steps) + HEAL_ROOM)
+    return agent.copy(model=PilotModel(pilot, healer), start_url=pilot.start_url, max_steps=steps)
 
 
 async def read_ahead(
@@ -112,7 +148,7 @@ async def read_ahead(
 ) -> asyncio.Future[dict[str, Any] | None] | None:
     """What an action on element ``index`` acts on, read while the previous picture finishes and the gate judges
     (both before the action changes the page), not after them: the element itself, found for the action
-    (browser/prefetch.py), and its fingerprint for replay, being read (a replay's recorded one when it has it;
+    (browser/page/prefetch.py), and its fingerprint for replay, being read (a replay's recorded one when it has it;
     the run keeps it only when the action goes ahead)."""
     if not isinstance(index, int):
         return None

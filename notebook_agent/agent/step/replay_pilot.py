@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from ...browser.actions import action_facts
@@ -29,8 +29,11 @@ from ...core.model import Model
 from ...core.tools import Tool
 from ...llm.scripted import ScriptedCall, ScriptedModel
 from ..prompt.agent_output import MACRO_NAME
+from ..runs.events import PageEvent, RunFinished
 from ..runs.result import PageAgentResult, PageStep
+from ..runs.run_file import open_run
 from ..safety.secrets import PLACEHOLDER
+from .pilot import R, Runner, piloted_agent
 
 #: How a run file keeps text typed into a sensitive field (see secrets.Redactor): the value itself is gone.
 REDACTED = re.compile(r"\[redacted: \d+ characters\]")
@@ -79,13 +82,42 @@ class Decision:
     note: str = ""
 
 
+class ReplayStep(Protocol):
+    """What a replay reads of a recorded step: a run's :class:`~notebook_agent.agent.runs.result.PageStep`, or a
+    recipe's step filled with a row's values (agent/recipes/recipe.py ``RecipeStep``)."""
+
+    @property
+    def index(self) -> int: ...
+    @property
+    def action(self) -> str | None: ...
+    @property
+    def args(self) -> dict[str, Any]: ...
+    @property
+    def target(self) -> dict[str, Any] | None: ...
+    @property
+    def url(self) -> str: ...
+    @property
+    def next_goal(self) -> str: ...
+    @property
+    def evaluation_previous_goal(self) -> str: ...
+    @property
+    def memory(self) -> str: ...
+
+
 class ReplayPilot:
-    """Walks a recorded run step by step, deciding before each model call what the step is."""
+    """Walks recorded steps one by one, deciding before each model call what the step is.
+
+    ``steps``: the steps to replay (:meth:`of_run` takes a run's, :func:`replayable`); ``recorded_start``: the
+    page the recording started on (else its first step's page). ``url``: replay on another base URL; ``start``:
+    the page to start on (a map row's); ``typed``: the replaying agent takes a typed answer; ``secrets``: the
+    names of its secrets; ``tools``: its custom tools (what a step's action is, its facts, is theirs when they
+    have it)."""
 
     def __init__(
         self,
-        recorded: PageAgentResult,
+        steps: Sequence[ReplayStep],
         *,
+        recorded_start: str | None = None,
         heal: bool = True,
         url: str | None = None,
         start: str | None = None,
@@ -93,17 +125,15 @@ class ReplayPilot:
         secrets: Iterable[str] = (),
         tools: Mapping[str, Tool | None] | None = None,
     ) -> None:
-        self.recorded = recorded
         self.tools = dict(tools or {})
-        """The replaying agent's custom tools: what a recorded step's action is (its ``facts``) is theirs when
-        they have it, else the built-in's."""
         self.secrets = set(secrets)
         """The names of the secrets the replaying agent has (a placeholder of another cannot be typed)."""
         self.typed = typed
         """Whether the replaying agent takes a typed answer (else a recorded ``done`` keeps only text and success)."""
-        self.steps = replayable(recorded)
+        self.steps = list(steps)
         self.heal = heal
-        first = str(recorded.settings.get("start_url") or next((s.url for s in recorded.steps if s.url), ""))
+        self.recorded_start = recorded_start or None
+        first = str(self.recorded_start or next((s.url for s in self.steps if s.url), ""))
         self.old_origin = origin(first)
         self.start = start
         """The page to start on (a map's start page for the row), else the recorded start: the recording's other
@@ -112,7 +142,7 @@ class ReplayPilot:
         self.chosen = bool(url or start)
         """The user named the site to replay on (``url=``, a start page): its start URL is theirs, not the
         recording's."""
-        self.current: tuple[PageStep, PageStep] | None = None
+        self.current: tuple[PageStep, ReplayStep] | None = None
         """(this run's step, the recorded step it replays) for the latest replayed step: the result of the first
         says whether it worked."""
         self.position = 0
@@ -123,9 +153,15 @@ class ReplayPilot:
         self.stopped: str | None = None
         """Why a replay without healing stopped (the ``done`` it ends with says so)."""
 
+    @classmethod
+    def of_run(cls, recorded: PageAgentResult, **options: Any) -> ReplayPilot:
+        """A pilot replaying the steps of ``recorded`` that ran (``options``: as the constructor's)."""
+        start = recorded.settings.get("start_url")
+        return cls(replayable(recorded), recorded_start=start if isinstance(start, str) else None, **options)
+
     @property
     def start_url(self) -> str | None:
-        start = self.start or self.recorded.settings.get("start_url")
+        start = self.start or self.recorded_start
         return rebase(start, self.old_origin, self.new_base) if isinstance(start, str) and start else None
 
     def url(self, value: str) -> str:
@@ -136,7 +172,7 @@ class ReplayPilot:
         allowed domains and the gate still judge where it goes)."""
         return self.position >= len(self.steps) or self.facts(self.steps[self.position]).replay != "unread"
 
-    def facts(self, step: PageStep) -> ActionFacts:
+    def facts(self, step: ReplayStep) -> ActionFacts:
         """What the recorded step's action is (its replay, its element)."""
         return action_facts(step.action or "", self.tools)
 
@@ -245,7 +281,7 @@ class ReplayPilot:
             return {**target, "href": prefix + href}
         return target
 
-    def _wrong_page(self, browser: BrowserSession, recorded: PageStep) -> str | None:
+    def _wrong_page(self, browser: BrowserSession, recorded: ReplayStep) -> str | None:
         """Why the current page is not the one the recorded step acted on (its path differs), or None."""
         if not recorded.url or self.facts(recorded).replay != "page":
             return None
@@ -260,14 +296,12 @@ class ReplayPilot:
         return None
 
 
-def replaying(agent: Any, run: Any, *, heal: bool = True, url: str | None = None) -> tuple[Any, ReplayPilot]:
+def replaying(agent: R, run: PageAgentResult, *, heal: bool = True, url: str | None = None) -> tuple[R, ReplayPilot]:
     """``(agent copy, pilot)`` replaying the recorded ``run`` (a ``PageAgentResult``) with ``agent``'s model to
     heal: the one place a replay is set up (``agent.replay``, ``%agent replay``, the terminal's ``replay``). The
     pilot knows the agent's secrets (a placeholder of another cannot be typed) and whether it takes a typed
     answer. A run with no action that ran is refused here, with the reason."""
-    from .pilot import piloted_agent
-
-    pilot = ReplayPilot(
+    pilot = ReplayPilot.of_run(
         run,
         heal=heal,
         url=url,
@@ -285,3 +319,38 @@ def replay_model(run: PageAgentResult) -> Model:
     run again, for comparing prompts on the same decisions (``--model replay:RUN``). Unlike a replay, nothing
     checks the page: the outputs are sent as they were."""
     return ScriptedModel.from_messages([s.output for s in run.steps if s.output is not None], id=f"replay:{run.model}")
+
+
+class Replays:
+    """``agent.replay``: the agent's own API for doing a saved run again (``PageAgent`` inherits it), set up by
+    :func:`replaying` with the agent as a :class:`~.pilot.Runner`."""
+
+    last_result: PageAgentResult | None
+
+    async def replay(
+        self: Runner,
+        run: PageAgentResult | str,
+        *,
+        heal: bool = True,
+        url: str | None = None,
+        runs_dir: str | None = None,
+        on_event: Callable[[PageEvent], Any] | None = None,
+    ) -> PageAgentResult:
+        """Run a saved run's actions again with no model call (see this module's doc). ``run``: a
+        result, a run file, or a reference into ``runs_dir`` (a position or the start of a run id, as ``%agent
+        compare``). Each element is found by what it was; a step that cannot be replayed goes to this agent's
+        model (``heal``) or stops the replay with the reason (``heal=False``). ``url`` replays against another
+        base URL (the same site on another host or port). The approval gate, allowed domains and secrets apply
+        as to any run; the replay is recorded like any run, so replaying it is free again. ``on_event`` gets
+        each page event as it happens (a view)."""
+        recorded = open_run(run, runs_dir or self.runs_dir)
+        clone, pilot = replaying(self, recorded, heal=heal, url=url)
+        result: PageAgentResult | None = None
+        async for event in clone.stream(recorded.task, pilot=pilot, runs_dir=runs_dir):
+            if on_event is not None:
+                on_event(event)
+            if isinstance(event, RunFinished):
+                result = event.result
+        assert result is not None
+        self.last_result = result
+        return result

@@ -66,7 +66,7 @@ async def test_a_row_without_success_says_why_in_error_whichever_way_it_failed(
     shared_browser: BrowserSession, shop: str, tmp_path_factory: pytest.TempPathFactory, ways: list[str]
 ) -> None:
     agent = PageAgent(browser=shared_browser, model=ScriptedModel(), max_steps=2, screenshots=False)
-    rows = [{"way": w, "path": "missing-page.html" if w == "http_error" else ""} for w in ways]
+    rows = [{"way": w, "path": "missing-page.html" if w == "http_error" else "index.html"} for w in ways]
 
     def stop_at_the_stop_row(event: Any) -> None:
         if isinstance(event, RowEvent) and isinstance(event.event, ActionStarted) and ways[event.row] == "stop":

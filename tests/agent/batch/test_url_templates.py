@@ -32,6 +32,7 @@ from notebook_agent.agent import MapInputError, PageAgent
 from notebook_agent.agent.batch.map_runner import MapOptions, plan
 from notebook_agent.agent.recipes.recipe import Recipe, RecipeStep
 from notebook_agent.agent.recipes.recipe_map import plan_recipe
+from notebook_agent.agent.recipes.recipe_pilot import RecipeRows
 from notebook_agent.browser.url_template import fill_url
 from notebook_agent.browser.urls import URLError, normalize_url
 from notebook_agent.cli.main import main as cli_main
@@ -167,7 +168,7 @@ def fronts(template: str, rows: list[dict[str, Any]]) -> dict[str, list[str | No
 
     def by_recipe() -> list[str | None]:
         done = plan_recipe(recipe(), rows, PageAgent(model="demo"), MapOptions(start_url=template))
-        pilots = [recipe().pilot(r.values, start=r.start_url) for r in done.rows]
+        pilots = [RecipeRows(recipe())(r.values, start=r.start_url) for r in done.rows]
         return [p.start_url for p in pilots]
 
     def by_map(start_url: str | None, options: MapOptions) -> list[str | None]:

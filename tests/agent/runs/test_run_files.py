@@ -265,7 +265,7 @@ def test_a_mutated_run_file_loads_or_says_what_is_wrong(tmp_path: Path, data: st
         assert str(exc) and "Traceback" not in str(exc)
         return
     # what loaded is usable: replay reads it, and it can be written again
-    pilot = ReplayPilot(loaded, heal=False, url="http://127.0.0.1:2")
+    pilot = ReplayPilot.of_run(loaded, heal=False, url="http://127.0.0.1:2")
     assert pilot.start_url is None or isinstance(pilot.start_url, str)
     for s in pilot.steps:
         assert isinstance(s.args, dict) and isinstance(s.index, int)

@@ -199,10 +199,10 @@ def test_a_links_recorded_path_moves_under_the_new_base() -> None:
         "v",
         settings={"start_url": "http://a.test/"},
     )
-    pilot = ReplayPilot(recorded, url="http://b.test/v2")
+    pilot = ReplayPilot.of_run(recorded, url="http://b.test/v2")
     assert moved_target(pilot, {"href": "/product.html?id=1"})["href"] == "/v2/product.html?id=1"
     assert moved_target(pilot, {"href": "/v2/x"})["href"] == "/v2/x"
-    assert moved_target(ReplayPilot(recorded, url="http://b.test"), {"href": "/p"})["href"] == "/p"
+    assert moved_target(ReplayPilot.of_run(recorded, url="http://b.test"), {"href": "/p"})["href"] == "/p"
 
 
 async def test_a_healed_step_is_told_what_the_replayed_step_before_it_achieved(
