@@ -113,7 +113,16 @@ FRONT = {
     "agent": {"page_agent", "evaluate", "recipes", "run_options"},
     "browser": set(),
     "llm": {"registry", "availability"},
-    "notebook": {"magics", "commands", "runtime", "map_view", "evaluate", "export_magic", "recipe_magic"},
+    "notebook": {
+        "magics",
+        "commands",
+        "runtime",
+        "run_answers",
+        "map_view",
+        "evaluate",
+        "export_magic",
+        "recipe_magic",
+    },
 }
 
 
@@ -231,8 +240,13 @@ def test_the_notebook_and_the_agent_use_playwright_through_the_browser_layer() -
     assert offenders == []
 
 
+#: A class this close to the limit is met by paring, not by structure: it must be split by what it does first.
+CLASS_MARGIN = 20
+
+
 def test_no_module_over_500_lines_and_no_class_over_300() -> None:
-    """A module that grows past a screenful of screens is doing two jobs; so is a class past 300 lines."""
+    """A module that grows past a screenful of screens is doing two jobs; so is a class past 300 lines, and a
+    class within CLASS_MARGIN of it is one split away from being met by paring rather than by structure."""
     big = []
     for path in sorted(PACKAGE.rglob("*.py")):
         source = path.read_text(encoding="utf-8")
@@ -241,6 +255,6 @@ def test_no_module_over_500_lines_and_no_class_over_300() -> None:
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.ClassDef) and node.end_lineno is not None:
                 size = node.end_lineno - node.lineno + 1
-                if size > 300:
+                if size > 300 - CLASS_MARGIN:
                     big.append(f"{module_name(path)}.{node.name}: {size} lines")
     assert big == []

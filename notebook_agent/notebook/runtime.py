@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..agent import AnyEvent, Approval, ApprovalAnswered, ApprovalRequested, PageAgent, PageAgentResult, RunFinished
-from ..agent.safety.approval import ApprovalRequest
 from ..agent.step.pilot import Pilot
 from ..core.abort import AbortSignal
 from ..core.errors import error_message
 from .interrupt import RunInterrupted
 from .kernel import blocked_kernel_version
 from .kernel_state import STATE, SessionConfig
+from .run_answers import RunAnswers
 from .views.display import LiveOutput, waiting_html
 from .views.run_view import RunView
 
@@ -41,7 +41,7 @@ def resolve_model(name: str | None, task: str) -> tuple[Model, str]:
     return choose_model(chosen, task, runs_dir=STATE.config.runs_dir)
 
 
-class NotebookRun:
+class NotebookRun(RunAnswers):
     """A handle on one ``%%agent`` run: shown as its view, awaitable for its result, stoppable."""
 
     def __init__(
@@ -90,7 +90,7 @@ class NotebookRun:
         self.output = LiveOutput(self.view.root, html, f"notebook_agent run: {self.task_text}")
 
     def leave_record(self) -> None:
-        """The run ended: its output becomes the static HTML record (see :mod:`.record`) and a one-line text,
+        """The run ended: its output becomes the static HTML record (see :mod:`.views.record`) and a one-line text,
         without the widget. A widget view in a saved notebook needs the kernel that made it: reopened later
         (with or without a kernel) it shows "Error displaying widget: model not found", where the record shows
         the whole run everywhere (JupyterLab, GitHub, nbviewer). The live view is shown while the run runs."""
@@ -138,52 +138,6 @@ class NotebookRun:
         run.show()
         run.start()
         return run
-
-    # -- answering from code (scripts, tests, "Run All" notebooks) ---------------------------------------
-    @property
-    def pending_approval(self) -> ApprovalRequest | None:
-        """The action waiting for Approve / Deny, if any."""
-        approval = self.approval
-        return approval.request if approval is not None and not approval.answered else None
-
-    @property
-    def asked_for_interrupt(self) -> bool:
-        """A panel of this run waits for a person on a kernel that cannot receive the click while a cell awaits
-        the run: interrupting that cell is how the click gets through, so an Interrupt must not stop the run."""
-        return self.view.waiting_for_person and self.view.blocked_version is not None
-
-    async def wait_for_approval(self, timeout: float = 60.0) -> ApprovalRequest:
-        """Wait until the run asks for an approval not yet answered (or finishes: then raise)."""
-        task = self.task
-        assert task is not None
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while True:
-            request = self.pending_approval
-            if request is not None:
-                return request
-            remaining = deadline - loop.time()
-            if task.done() or remaining <= 0:
-                state = "finished" if task.done() else f"did not ask within {timeout:g}s"
-                raise RuntimeError(f"The run {state} without asking for an approval")
-            self._asked.clear()
-            asked = asyncio.ensure_future(self._asked.wait())
-            await asyncio.wait({asked, task}, timeout=remaining, return_when=asyncio.FIRST_COMPLETED)
-            asked.cancel()
-
-    def approve(self) -> None:
-        """Same as clicking Approve."""
-        self._open_approval().approve()
-
-    def deny(self, reason: str | None = None) -> None:
-        """Same as clicking Deny (the model sees ``reason``)."""
-        self._open_approval().deny(reason)
-
-    def _open_approval(self) -> Approval:
-        approval = self.approval
-        if approval is None or approval.answered:
-            raise RuntimeError("Nothing is waiting for an approval")
-        return approval
 
     async def _take_browser(self) -> None:
         """The kernel's browser tab if no other active run has it, else a new tab of the same browser."""

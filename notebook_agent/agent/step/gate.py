@@ -3,16 +3,16 @@
 Two lines, one policy. The first judges a call before it runs, by what it looks like (its element, its href,
 its keys). The second judges what it really does, where every effect passes: the browser holds each request
 that would navigate or open a tab on another site, or send data to another site, and asks
-:meth:`RunGate.judge_effect` (see ``browser/guard.py``). A page decides what a click does; the second line is
+:meth:`RunGate.judge_effect` (see ``browser/door/route.py``). A page decides what a click does; the second line is
 what makes the policy hold.
 
-For each call the model chose, :class:`RunGate` builds the :class:`~.approval.ApprovalRequest` the policy
-sees (the element the call targets, from the latest snapshot; what it would open, press or download, from
-:mod:`.effects` and :mod:`.downloads`), passes it through :func:`~.approval.gate`, announces a question as an
-``ApprovalRequested`` event (with a crop of the target when a person will look), records the decision on the
-step and emits ``ApprovalAnswered``. A denial becomes a blocked call (or an aborted request) whose reason the
-model reads.
-"""
+For each call the model chose, :class:`RunGate` builds the
+:class:`~notebook_agent.agent.safety.approval.ApprovalRequest` the policy sees (the element the call targets, from the
+latest snapshot; what it would open, press or download, from :mod:`~notebook_agent.agent.safety.effects` and
+:mod:`~notebook_agent.agent.safety.downloads`), passes it through :func:`~notebook_agent.agent.safety.approval.gate`,
+announces a question as an ``ApprovalRequested`` event (with a crop of the target when a person will look), records the
+decision on the step and emits ``ApprovalAnswered``. A denial becomes a blocked call (or an aborted request) whose
+reason the model reads."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from ...browser.door.egress import as_http
 from ...browser.door.route import Effect
 from ...browser.session.browser_session import BrowserSession
-from ...browser.session.crop import target_crop
+from ...browser.session.page_reads import target_crop
 from ...browser.urls import navigation_target, site
 from ...core.abort import AbortedError, AbortSignal
 from ...core.loop import BeforeToolCall, BlockToolCall

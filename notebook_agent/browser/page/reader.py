@@ -1,5 +1,5 @@
-"""Reading a tab: the indexed snapshot over all its frames, element resolution for actions, and screenshots
-(optionally with each indexed element's box and index drawn on).
+"""Reading a tab: the indexed snapshot over all its frames and element resolution for actions (its pictures, the
+boxes of the snapshot's elements drawn on or not, are ``pictures.py``'s).
 
 The page script (``snapshot.js``) runs in Playwright's isolated world of each frame, read with one call per
 frame, all frames at once. Indices refer to the latest snapshot of the tab it was taken on; resolving an index
@@ -9,16 +9,14 @@ checks that tab, frame and document are still the ones it came from, and says wh
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import itertools
 import json
 import time
-import weakref
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal
+from typing import Any
 
-from playwright.async_api import CDPSession, ElementHandle, Frame, Locator, Page
+from playwright.async_api import ElementHandle, Frame, Locator, Page
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
@@ -138,7 +136,7 @@ class PageReader:
         self._frame_handles[frame] = handle
         return handle
 
-    async def _frame_token(self, frame: Frame, *, again: bool = False) -> int | None:
+    async def frame_token(self, frame: Frame, *, again: bool = False) -> int | None:
         """The token under which ``frame``'s ``<iframe>`` is registered with its parent's page script (which
         cannot take element handles from the main world as arguments), registering it first if needed."""
         token = self._frame_tokens.get(frame)
@@ -168,7 +166,7 @@ class PageReader:
         data = await wait_for(call_page_api(frame, arg, timeout=timeout), timeout)
         if not (isinstance(data, dict) and "retag" in data):
             return data, kids
-        again = {c: await self._frame_token(c, again=True) for c in kids if token_of[c] in data["retag"]}
+        again = {c: await self.frame_token(c, again=True) for c in kids if token_of[c] in data["retag"]}
         token_of.update({c: t for c, t in again.items() if t is not None})
         kids = [c for c in kids if c not in again or again[c] is not None]
         arg = {**op, "frames": [token_of[c] for c in kids], "retagged": True}
@@ -183,7 +181,7 @@ class PageReader:
             frames.insert(0, main)
         children: dict[Frame, list[Frame]] = {}
         others = [f for f in frames if f is not main]
-        tokens = await asyncio.gather(*(self._frame_token(f) for f in others))
+        tokens = await asyncio.gather(*(self.frame_token(f) for f in others))
         token_of = {f: t for f, t in zip(others, tokens, strict=True) if t is not None}
         for f in others:
             parent = f.parent_frame
@@ -305,122 +303,6 @@ class PageReader:
                 f"reads '{short(live, 60)}', so nothing was done. Use an index from the latest browser state."
             )
         return element, info, frame, local
-
-    async def _live_boxes(self, page: Page) -> list[list[float]]:
-        """Current boxes of the latest snapshot's elements, in top-viewport coordinates."""
-        by_frame: dict[Frame, dict[int, int]] = {}
-        for index, (frame, local) in self.refs.items():
-            by_frame.setdefault(frame, {})[local] = index
-
-        offsets: dict[Frame, tuple[float, float] | None] = {page.main_frame: (0.0, 0.0)}
-
-        async def offset(frame: Frame) -> tuple[float, float] | None:
-            if frame in offsets:
-                return offsets[frame]
-            parent = frame.parent_frame
-            token = await self._frame_token(frame)
-            if parent is None or token is None:
-                offsets[frame] = None
-                return None
-            base = await offset(parent)
-            if base is None:
-                offsets[frame] = None
-                return None
-            try:
-                rel = await call_page_api(parent, {"op": "frameOffsets", "frames": [token]})
-            except PlaywrightError:
-                rel = [None]
-            value = None if not rel or rel[0] is None else (base[0] + rel[0][0], base[1] + rel[0][1])
-            offsets[frame] = value
-            return value
-
-        boxes: list[list[float]] = []
-        for frame, mapping in by_frame.items():
-            if frame.is_detached():
-                continue
-            origin = await offset(frame)
-            if origin is None:
-                continue
-            try:
-                rects = await call_page_api(frame, {"op": "rects"})
-            except PlaywrightError:
-                continue
-            for local, x, y, w, h in rects:
-                if local in mapping:
-                    boxes.append([mapping[local], x + origin[0], y + origin[1], w, h])
-        return boxes
-
-    async def screenshot(
-        self,
-        page: Page,
-        *,
-        highlight: bool = False,
-        format: Literal["png", "jpeg"] = "png",
-        full_page: bool = False,
-        quality: int | None = None,
-        mask: list[Locator] | None = None,
-    ) -> bytes:
-        """A screenshot of ``page``; ``highlight`` draws the latest snapshot's boxes and indices on it (the
-        caller takes a snapshot of this page first), then removes the overlay again. ``mask`` paints over
-        the elements those locators match. A JPEG of the viewport without ``mask`` is captured by DevTools
-        directly (``Page.captureScreenshot``, the same picture at a fraction of the cost on large pages)."""
-        overlay = False
-        try:
-            if highlight:
-                boxes = await self._live_boxes(page)
-                size = page.viewport_size
-                if not full_page and size:  # draw only what the picture will show
-                    w, h = size["width"], size["height"]
-                    boxes = [b for b in boxes if b[1] + b[3] > 0 and b[1] < w and b[2] + b[4] > 0 and b[2] < h]
-                await call_page_api(page.main_frame, {"op": "overlay", "boxes": boxes})
-                overlay = True
-            if format == "jpeg" and not full_page and not mask:
-                data = await capture_viewport(page, quality if quality is not None else 80)
-                if data is not None:
-                    return data
-            kwargs: dict[str, Any] = {"type": format, "full_page": full_page}
-            if mask:
-                kwargs["mask"] = mask
-            if format == "jpeg":
-                kwargs["quality"] = quality if quality is not None else 80
-            return await page.screenshot(**kwargs)
-        finally:
-            if overlay:
-                with contextlib.suppress(PlaywrightError):
-                    await call_page_api(page.main_frame, {"op": "removeOverlay"})
-
-
-#: Each tab's DevTools session, for viewport screenshots (see :func:`capture_viewport`).
-_cdp: weakref.WeakKeyDictionary[Page, CDPSession] = weakref.WeakKeyDictionary()
-
-
-#: Seconds a viewport capture may take: DevTools has no bound of its own, and a page whose renderer stopped
-#: drawing frames would hold the step's picture (and the next action, which waits for it) forever.
-CAPTURE_TIMEOUT = 10.0
-
-
-async def capture_viewport(page: Page, quality: int) -> bytes | None:
-    """A JPEG of ``page``'s viewport through its DevTools session (``Page.captureScreenshot``), or None when
-    there is none (the caller takes Playwright's path); :class:`BrowserTimeoutError` when the page draws no
-    frame within :data:`CAPTURE_TIMEOUT`."""
-    try:
-        cdp = _cdp.get(page)
-        if cdp is None:
-            cdp = _cdp[page] = await page.context.new_cdp_session(page)
-        capture = cdp.send("Page.captureScreenshot", {"format": "jpeg", "quality": quality})
-        try:
-            shot = await wait_for(capture, CAPTURE_TIMEOUT)
-        except TimeoutError:
-            raise BrowserTimeoutError(
-                f"The screenshot of {short(page.url)} timed out after {CAPTURE_TIMEOUT:g} s: the page drew no new "
-                "frame (a script that never ends, or a renderer that stopped). Try again after wait, or open "
-                "another page."
-            ) from None
-        return base64.b64decode(shot["data"])
-    except (PlaywrightError, KeyError) as exc:
-        _cdp.pop(page, None)
-        log.debug("DevTools screenshot failed, using Playwright's: %s", first_line(exc))
-        return None
 
 
 async def find_table(reader: PageReader, name: str, current: Page | None) -> tuple[ElementHandle, Frame]:

@@ -1,10 +1,9 @@
-"""The read side of :class:`~.session.BrowserSession`: the Playwright objects, notices and flags it holds.
+"""The read side of :class:`~.browser_session.BrowserSession`: the Playwright objects, notices and flags it holds.
 
-One job: answering what a session has (its current tab, context, browser and Playwright, the binary it
-launched, its dialog policy, its notices, its latest snapshot, whether it started and which loop it runs on)
-without doing anything. The facade (``session.py``) inherits it, so these stay ``browser.page``, ``browser.log``..., and
-keeps in its own class what starts, drives and closes the browser.
-"""
+One job: answering what a session has (its current tab, context, browser and Playwright, the binary it launched, its
+dialog policy, its notices, its latest snapshot, whether it started and which loop it runs on) without doing anything.
+The session (``browser_session.py``) inherits it, so these stay ``browser.page``, ``browser.log``..., and keeps in its
+own class what starts, drives and closes the browser."""
 
 from __future__ import annotations
 
@@ -21,7 +20,8 @@ from .lifecycle import Lifecycle
 
 
 class SessionAccessors:
-    """Properties of a :class:`~.session.BrowserSession` over the parts it composes (set by its ``__init__``)."""
+    """Properties of a :class:`~.browser_session.BrowserSession` over the parts it composes (set by its
+    ``__init__``)."""
 
     _tabs: Tabs
     _life: Lifecycle

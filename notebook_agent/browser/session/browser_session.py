@@ -1,45 +1,46 @@
 """BrowserSession: one Playwright browser, its context and the current tab, made safe to use from a notebook.
 
 The session owns Playwright, the browser, one context and the current page (``browser.page``, a plain
-Playwright ``Page`` that users may drive directly). This module is the facade: when things happen (start on
-first use, a closed or crashed browser or tab replaced on the next use, with the next result saying so, close)
-and every public method, the ones about its pages inherited from ``session_pages.py`` (tabs, downloads,
-snapshots, screenshots, the navigation guard) and its read-only properties from ``session_accessors.py``.
-How each thing is done belongs to a part it composes, each in a module of its own:
+Playwright ``Page`` that users may drive directly). This class decides when things happen (start on first use, a
+closed or crashed browser or tab replaced on the next use, with the next result saying so, close) and inherits
+its public methods from its sides, each a class of its own module: what it holds (``accessors.py``), its tabs,
+navigation and door (``pages.py``), reading a tab (``reading.py``) and acting (``acting.py``). How each thing is
+done belongs to a part it composes:
 
 * :class:`~.lifecycle.Lifecycle`: opening the browser, opening tabs, relaunching, reopening, closing;
   :mod:`~.tab_sessions`: what tab sessions and forks share and may close;
-* :class:`~.tabs.Tabs`: tab ids, tabs the site opens, dialogs answered by a policy, downloads;
-* :class:`~.reader.PageReader`: the indexed snapshot, element resolution, screenshots;
-* :class:`~.guard.NavigationGate`: the navigation guard; :class:`~.hung.HungPages`: pages that stopped
-  answering; :class:`~.ownership.Ownership`: which run drives the session;
-* :class:`~.watch.ActionWatch`: what an action caused (navigation, new tabs);
-* :class:`~.report.Notices`: what happened outside any action, reported with the next result;
+* :class:`~notebook_agent.browser.page.tabs.Tabs`: tab ids, tabs the site opens, dialogs answered by a policy,
+  downloads;
+* :class:`~notebook_agent.browser.page.reader.PageReader`: the indexed snapshot, element resolution;
+* :class:`~notebook_agent.browser.door.route.Door`: the door (where navigation may go, what may leave);
+  :class:`~notebook_agent.browser.page.hung_tabs.HungPages`: pages that stopped answering;
+  :class:`~.ownership.Ownership`: which run drives the session;
+* :class:`~notebook_agent.browser.page.action_watch.ActionWatch`: what an action caused (navigation, new tabs);
+* :class:`~notebook_agent.browser.errors.Notices`: what happened outside any action, reported with the next
+  result;
 * the built-in actions (``actions/``), which see the session only through their ``ActionHost`` interface;
-  :meth:`act` runs one of them by name.
+  :meth:`BrowserSession.act` runs one of them by name.
 
 The browser survives "Interrupt kernel": the driver runs in its own process session (see ``launch.py``).
 
 Where the caller's event loop cannot start subprocesses (Jupyter on Windows), the session runs the browser on
-a thread of its own (see ``threaded.py``): its public coroutine methods hop to that thread's loop, so callers
-do not need to know which mode it is in.
+a thread of its own (see ``browser_thread.py``): its public coroutine methods hop to that thread's loop, so
+callers do not need to know which mode it is in.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, TypeVar
 
 from playwright.async_api import Page
 
-from ...core.abort import AbortSignal
-from ...core.text import clean_text
-from ...core.tools import Tool, ToolResult
-from ..actions import AskUser, builtin_tools, run_action
+from ...core.tools import Tool
+from ..actions import AskUser
 from ..door.egress import SecretSites
-from ..door.route import NavigationGate
+from ..door.route import Door
 from ..errors import ActionError, Notices
 from ..page.action_watch import ActionWatch
 from ..page.hung_tabs import HungPages, is_responsive
@@ -48,19 +49,21 @@ from ..page.reader import PageReader
 from ..page.tabs import DialogInfo, DialogPolicy, Tabs
 from ..urls import URLError
 from .accessors import SessionAccessors
-from .browser_thread import BrowserThread, bridge_tools, loop_can_spawn, on_browser_loop, remember_refusal
+from .acting import SessionActing
+from .browser_thread import BrowserThread, loop_can_spawn, on_browser_loop, remember_refusal
 from .lifecycle import Lifecycle
 from .ownership import BrowserBusyError, Ownership
 from .pages import SessionPages
+from .reading import SessionReading
 from .tab_sessions import ForkLifecycle, TabSessionLifecycle
 
 T = TypeVar("T")
 
 
-class BrowserSession(SessionAccessors, SessionPages):
+class BrowserSession(SessionAccessors, SessionPages, SessionReading, SessionActing):
     """A Chromium browser for an agent, usable as ``async with BrowserSession() as browser:``.
 
-    ``executable_path``/``$NOTEBOOK_AGENT_BROWSER`` pick a binary (else :func:`find_browser` searches);
+    ``executable_path``/``$NOTEBOOK_AGENT_BROWSER`` pick a binary (else :func:`~.launch.find_browser` searches);
     ``cdp_url`` connects to a running Chrome over CDP; ``ws_endpoint`` connects to a Playwright server.
     ``dialog_policy`` answers alert/confirm/prompt dialogs: "accept" (default; prompts get their default
     value), "dismiss", or a callable taking a :class:`DialogInfo` and returning True (accept), False (dismiss),
@@ -119,9 +122,9 @@ class BrowserSession(SessionAccessors, SessionPages):
         self._reader = PageReader()
         self._prefetch = Prefetch()
         self._tabs = Tabs(self._notices, dialog_policy, self._reader.on_frame_detached, downloads_dir)
-        self._gate = NavigationGate(self._tabs, self._notices)
+        self._door = Door(self._tabs, self._notices)
         self._hung = HungPages(self._tabs, self._reader, self._notices)
-        self._life = Lifecycle(self, self._tabs, self._reader, self._notices, self._gate)
+        self._life = Lifecycle(self, self._tabs, self._reader, self._notices, self._door)
         self._tab_of: BrowserSession | None = None
         self._ownership = Ownership()
 
@@ -261,9 +264,9 @@ class BrowserSession(SessionAccessors, SessionPages):
     # -- who drives it (see ownership.py) ----------------------------------------------------------------
     @contextlib.contextmanager
     def claim(self, owner: str) -> Iterator[None]:
-        """Hold the session for one run: two runs acting on one tab see and undo each other's work (a click
-        lands on the page the other opened), so a second claim is refused with :class:`BrowserBusyError`. The
-        tab is checked once before the run uses it and replaced if it does not answer (see hung.py)."""
+        """Hold the session for one run: two runs acting on one tab see and undo each other's work (a click lands on the
+        page the other opened), so a second claim is refused with :class:`BrowserBusyError`. The tab is checked once
+        before the run uses it and replaced if it does not answer (see browser/page/hung_tabs.py)."""
         with self._ownership.claim(owner):
             # the last run may have left its tab on a page that stopped answering: check it once before use
             self._hung.mark_suspect()
@@ -274,7 +277,7 @@ class BrowserSession(SessionAccessors, SessionPages):
         """The run holding the session, if any."""
         return self._ownership.owner
 
-    # -- hung pages (see hung.py) -----------------------------------------------------------------------------
+    # -- hung pages (see browser/page/hung_tabs.py) ----------------------------------------------------------
     @on_browser_loop
     async def is_responsive(self, page: Page | None = None, timeout: float = 2.0) -> bool:
         """Whether the page's main thread still runs scripts (a page stuck in ``while(true){}`` does not)."""
@@ -295,66 +298,7 @@ class BrowserSession(SessionAccessors, SessionPages):
         """Refuse every request, WebSocket and frame of this session's tabs that would carry a secret's value
         to a site not its own (``secrets(url)`` names those, see egress.py), whatever the approval policy.
         None removes it."""
-        await self._gate.set_secrets(secrets, self._life.context)
-
-    # -- where the browser runs (see threaded.py) and its tools ----------------------------------------------
-    @on_browser_loop
-    async def call(self, fn: Callable[..., Awaitable[T]], /, *args: Any, **kwargs: Any) -> T:
-        """``await fn(*args, **kwargs)`` where the browser's Playwright objects live: in place normally, on the
-        browser thread in threaded mode. The way to drive ``browser.page`` yourself in either mode::
-
-            title = await browser.call(lambda: browser.page.title())
-        """
-        return await fn(*args, **kwargs)
-
-    def bridge_tools(self, tools: Mapping[str, Tool]) -> dict[str, Tool]:
-        """``tools`` made safe to execute from the caller's loop: in threaded mode the browser-driving ones
-        (``runs_on_browser``) execute on the browser thread; otherwise they are returned as they are."""
-        return bridge_tools(tools, self._thread)
-
-    @property
-    def tools(self) -> dict[str, Tool]:
-        """The built-in action tools bound to this session: made once, and again when ``on_ask_user`` changed
-        (``ask_user`` is offered, and answered, by the callback set now, not by the one set first)."""
-        if self._tools is None or self._tools[0] is not self.on_ask_user:
-            self._tools = (self.on_ask_user, builtin_tools(self, on_ask_user=self.on_ask_user))
-        return self._tools[1]
-
-    # -- acting ---------------------------------------------------------------------------------------------
-    @contextlib.asynccontextmanager
-    async def watch(self) -> AsyncIterator[ActionWatch]:
-        """Track navigations and new tabs caused by the actions inside the block. For actions, which run where
-        the page lives; in threaded mode it cannot be entered from the caller's loop (it yields live objects)."""
-        page = await self.ensure_page()
-        watcher = ActionWatch(page, self._tabs.tab_of)
-        self._tabs.watchers.append(watcher)
-        try:
-            yield watcher
-        finally:
-            watcher.close()
-            with contextlib.suppress(ValueError):
-                self._tabs.watchers.remove(watcher)
-
-    def finish(self, text: str, *, is_error: bool = False, details: Any = None) -> ToolResult:
-        """An action result with pending notices (dialogs, relaunches, tabs) appended."""
-        notes = self._notices.take()
-        if notes:
-            text = text.rstrip() + " " + " ".join(notes)
-        return ToolResult.text(clean_text(text), is_error=is_error, details=details)
-
-    async def act(
-        self,
-        action: Mapping[str, Any] | str,
-        args: Mapping[str, Any] | None = None,
-        *,
-        signal: AbortSignal | None = None,
-    ) -> ToolResult:
-        """Run one built-in action: ``act({"click_element_by_index": {"index": 3}})`` or
-        ``act("scroll", {"down": True})``. Arguments are validated by the tool; problems come back as
-        error results, never as exceptions. In threaded mode the browser actions execute on the browser thread
-        and ``ask_user`` stays on the caller's loop, as in an agent run."""
-        await self._choose_mode()
-        return await run_action(self.bridge_tools(self.tools), action, args, signal=signal)
+        await self._door.set_secrets(secrets, self._life.context)
 
 
 __all__ = [

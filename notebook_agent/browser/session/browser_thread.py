@@ -9,7 +9,7 @@ own loop that can spawn: a ``ProactorEventLoop`` on Windows, the default selecto
 Every Playwright object (``Page``, ``ElementHandle``, ...) belongs to the loop that started Playwright, so in
 threaded mode all of them live on the browser thread and everything that touches them runs there:
 
-* :class:`~.session.BrowserSession`'s public coroutine methods hop to the browser loop themselves (see
+* :class:`~.browser_session.BrowserSession`'s public coroutine methods hop to the browser loop themselves (see
   :func:`on_browser_loop`); callers on the kernel loop await them as usual and get plain data back;
 * action tools run whole on the browser loop (:func:`bridge_tools`); their arguments and results are plain
   data, the :class:`~notebook_agent.core.abort.AbortSignal` of their context is thread-safe, and progress

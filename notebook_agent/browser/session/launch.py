@@ -42,7 +42,7 @@ DEFAULT_ARGS: tuple[str, ...] = (
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
-    # A page restored from the back/forward cache makes no request, so the effect gate (guard.py) would not
+    # A page restored from the back/forward cache makes no request, so the door (browser/door/route.py) would not
     # see go_back/go_forward reach another site.
     "--disable-features=BackForwardCache",
     # WebRTC's UDP goes past every route and interception (the door, guard.py): none without a proxy. Pages
@@ -294,7 +294,7 @@ async def open_browser(
     interrupt, and the browser must survive it. The page script's selector engine is registered with ``pw``
     before the context is made or used (see :func:`register_page_engine`)."""
     chromium = pw.chromium
-    # Service workers make requests the context's route never sees: the effect gate must see every request.
+    # Service workers make requests the context's route never sees: the door must see every request.
     ctx_options = {"service_workers": "block", **(context_options or {})}
     await register_fingerprint_engine(pw)  # elements' fingerprints for replay (fingerprint.py)
     if cdp_url:

@@ -2,7 +2,7 @@
 the context's tabs to their owners; opening them, opening a tab, relaunching a browser that went away,
 reopening a closed or crashed tab, and closing.
 
-The facade (``session.py``) decides when: ``start`` on first use, ``ensure_page`` before each use, ``close``.
+The session (``browser_session.py``) decides when: ``start`` on first use, ``ensure_page`` before each use, ``close``.
 This part is how, so that the facade reads as its public methods. Launch options are read from the session
 (a :class:`LaunchOptions`) whenever a browser opens, so setting ``browser.headless`` before ``start`` holds.
 Sessions that share another's browser (tab sessions, forks) have lifecycles of their own in ``tab_sessions.py``.
@@ -18,7 +18,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from ...core.aio import wait_for
 from ..door.egress import NO_WEBRTC_SCRIPT
-from ..door.route import NavigationGate
+from ..door.route import Door
 from ..errors import Notices, log
 from ..page.page_script import tracker_script
 from ..page.reader import PageReader
@@ -57,14 +57,14 @@ class Lifecycle:
         tabs: Tabs,
         reader: PageReader,
         notices: Notices,
-        gate: NavigationGate,
+        door: Door,
         router: TabRouter | None = None,
     ) -> None:
         self.options = options
         self.tabs = tabs
         self.reader = reader
         self.notices = notices
-        self.gate = gate
+        self.door = door
         self.router = router or TabRouter(tabs)
         tabs.next_id = self.router.next_id
         self.pw: Playwright | None = None
@@ -106,7 +106,7 @@ class Lifecycle:
         """Make ``context`` the session's: page script, guard, tab routing, and a current tab."""
         await context.add_init_script(tracker_script(listeners=self.options.track_listeners))
         await context.add_init_script(NO_WEBRTC_SCRIPT)  # a channel the door cannot see (egress.py)
-        await self.gate.adopt(context)  # a relaunched browser keeps its guard
+        await self.door.adopt(context)  # a relaunched browser keeps its door
         context.on("page", self.router.on_context_page)
         existing = [p for p in context.pages if not p.is_closed()]
         for p in existing:

@@ -14,7 +14,8 @@ from ...core.errors import BusyError
 
 
 class BrowserBusyError(BusyError):
-    """Another run holds this session (see :meth:`BrowserSession.claim`)."""
+    """Another run holds this session (see
+    :meth:`~notebook_agent.browser.session.browser_session.BrowserSession.claim`)."""
 
 
 class Ownership:

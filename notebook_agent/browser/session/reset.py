@@ -1,6 +1,6 @@
 """Making a used browser context fit for the next row of a map: what one row left must not reach the next.
 
-A pooled context (agent/pool.py) is cleaned between rows instead of being closed and opened again: its extra
+A pooled context (agent/batch/pool.py) is cleaned between rows instead of being closed and opened again: its extra
 tabs closed, the storage of the page it ended on cleared (local and session storage), its cookies cleared, and
 its tab sent to ``about:blank``. What cannot be cleaned this way (storage of other origins the row visited, a
 service worker, the cache) is why a pool also retires a context after a number of rows.

@@ -22,7 +22,7 @@ class TabSessionLifecycle(Lifecycle):
     shared = True
 
     def __init__(self, own: Lifecycle, root: Lifecycle) -> None:
-        super().__init__(own.options, own.tabs, own.reader, own.notices, own.gate, router=root.router)
+        super().__init__(own.options, own.tabs, own.reader, own.notices, own.door, router=root.router)
         self.pw, self.browser, self.context, self.owns_context = root.pw, root.browser, root.context, False
         self.path = root.path
         root.router.add(self.tabs)
@@ -33,7 +33,7 @@ class TabSessionLifecycle(Lifecycle):
     async def close(self) -> None:
         """Close this session's tabs only; the browser and the other sessions' tabs stay."""
         self.notices.closing = True
-        await self.gate.close()
+        await self.door.close()
         pages = self.tabs.open_pages()
         self.router.remove(self.tabs)
         self.tabs.current = None
@@ -48,7 +48,7 @@ class ForkLifecycle(Lifecycle):
     shared = True
 
     def __init__(self, own: Lifecycle, parent: Lifecycle) -> None:
-        super().__init__(own.options, own.tabs, own.reader, own.notices, own.gate, router=own.router)
+        super().__init__(own.options, own.tabs, own.reader, own.notices, own.door, router=own.router)
         self.pw, self.browser = parent.pw, parent.browser
 
     async def open_context(self, parent: Lifecycle) -> None:
@@ -63,7 +63,7 @@ class ForkLifecycle(Lifecycle):
     async def close(self) -> None:
         """Close the fork's context only; the parent's browser stays."""
         context, self.context = self.context, None
-        await self.gate.close()
+        await self.door.close()
         self.tabs.current = None
         self.reader.reset()
         if context is not None:

@@ -15,7 +15,7 @@ from notebook_agent.agent.step.screenshots import WITHHELD, StepScreenshots
 from notebook_agent.browser import BrowserSession
 from notebook_agent.browser.page import mask as mask_module
 from notebook_agent.browser.page.mask import ScreenshotWithheld
-from notebook_agent.browser.session.crop import target_crop
+from notebook_agent.browser.session.page_reads import target_crop
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
