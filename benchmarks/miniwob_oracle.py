@@ -99,7 +99,7 @@ class State:
 
 def _goal(action: tuple[str, dict[str, Any]], state: State) -> str:
     """The next goal as a model writes it, naming the element it acts on by its text (so the guards that read
-    the goal, such as the small profile's goal caution, are judged on a perfect model's goals too)."""
+    the goal, such as the small profile's goal rule, are judged on a perfect model's goals too)."""
     index = action[1].get("index")
     element = next((e for e in state.elements if e.index == index), None)
     text = " ".join((element.text or element.name).split()) if element is not None else ""

@@ -34,7 +34,7 @@ T = TypeVar("T")
 @dataclass(frozen=True)
 class Profile:
     """What a profile changes: the prompt file, whether actions are described by their few words (and only those
-    that have them are offered), and the loop guard's cautions. What it offers of each action, and in which
+    that have them are offered), and the loop guard's rules. What it offers of each action, and in which
     words, is the action's own (``facts``: ``small``, ``on_request_in``, ``asked_by``, ``opt_in``, ``data``)."""
 
     name: str
@@ -45,16 +45,16 @@ class Profile:
     parameters: dict[str, Any] = field(default_factory=dict)
     """Actions offered with other parameter models: the same fields and checks, fewer words (a field's
     description repeated every step where the action's own description already says it)."""
-    repeat_caution: bool = False
+    guard_repeats: bool = False
     """Refuse once the move the run has just made, made again at once (agent/step/loop_guard.py): a 1.5B model,
     measured, clicked "Save" three times after it had worked instead of calling done."""
-    field_caution: bool = False
+    guard_empty_fields: bool = False
     """Refuse once a click on an empty text field (agent/step/loop_guard.py): a 1.5B model, measured, clicked the
     password field again and again to "fill" it, and never typed."""
     guide: bool = False
-    """After a caution that names fields to fill, the next step's decoding offers only typing into them (or
+    """After a rule that names fields to fill, the next step's decoding offers only typing into them (or
     done): a 1.5B model, measured, kept its thoughts and clicked elsewhere instead (agent/step/loop_guard.py)."""
-    goal_caution: bool = False
+    guard_goals: bool = False
     """Refuse once a click whose stated goal names an element the run already clicked, on another element
     (agent/step/loop_guard.py): a 1.5B model, measured on MiniWoB++, scored with "Submit", copied its goal
     "Click Submit" into the next step and clicked what had taken the button's place (START, a new episode)."""
@@ -116,10 +116,10 @@ PROFILES: dict[str, Profile] = {
         "small",
         "system_prompt_small.md",
         brief=True,
-        repeat_caution=True,
-        field_caution=True,
+        guard_repeats=True,
+        guard_empty_fields=True,
         guide=True,
-        goal_caution=True,
+        guard_goals=True,
     ),
 }
 

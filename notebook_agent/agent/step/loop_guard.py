@@ -14,7 +14,7 @@ and a note about the repetition was ignored. So the rule here is about moves, no
   A-A-A and A-B-A-B-A are refused alike, while clicking "Next" through new pages of results, or going back to a
   list to do something else there, is not);
 - a click whose stated goal names an element the run already clicked, made on another element, is refused once
-  (``goal_caution``): the goal was copied from the step before, and the click it names has happened;
+  (``guard_goals``): the goal was copied from the step before, and the click it names has happened;
 - a move that cannot change anything is refused the first time: typing into a field the text it already
   holds, opening the URL the tab is already on (the 1.5B model's commonest wasted steps);
 - steps with no new page are pointed out after a while, and a run refused ``budget`` times ends as stuck,
@@ -23,7 +23,7 @@ and a note about the repetition was ignored. So the rule here is about moves, no
 Every refusal is advice, never a wall: the move refused last, made again as the model's next move, runs (the
 model insists; it may know better: a task can ask to click into an empty field, or to open the same page
 again). That rule is decided in one place, :meth:`LoopGuard.refusal`, for every kind of refusal here (a loop,
-a move that changes nothing, a caution), and the decoding schema of the step after a refusal still offers the
+a move that changes nothing, a rule), and the decoding schema of the step after a refusal still offers the
 refused move (:meth:`LoopGuard.exclusions`, :meth:`LoopGuard.expected`). A refusal the model insisted on does
 not count towards ``budget``: a model whose every move is right (and so insists on every refused one) is never
 ended as stuck. A refused move the model turned away from is left out of decoding until a new page.
@@ -149,7 +149,7 @@ class _Refused:
     said: str = ""
     """The move as the history says it."""
     counted: bool = False
-    """Whether it counts towards the stuck budget (a loop, a move that changes nothing; not a caution)."""
+    """Whether it counts towards the stuck budget (a loop, a move that changes nothing; not a rule)."""
 
 
 @dataclass
@@ -217,14 +217,14 @@ class LoopGuard:
     window: int = 6
     budget: int = 3
     quiet_after: int = 3
-    repeat_caution: bool = False
-    """Refuse once a move made again right after itself (the small profile: see ``_caution``)."""
-    field_caution: bool = False
-    """Refuse once a click on an empty text field (the small profile: see ``_caution``)."""
-    goal_caution: bool = False
-    """Refuse once a click on one element whose goal names another the run clicked before (see ``_caution``)."""
+    guard_repeats: bool = False
+    """Refuse once a move made again right after itself (the small profile: see ``_profile_rule``)."""
+    guard_empty_fields: bool = False
+    """Refuse once a click on an empty text field (the small profile: see ``_profile_rule``)."""
+    guard_goals: bool = False
+    """Refuse once a click on one element whose goal names another the run clicked before (see ``_profile_rule``)."""
     guide: bool = False
-    """After a caution that names the fields to fill, let the next step decode only typing into them (or done):
+    """After a rule that names the fields to fill, let the next step decode only typing into them (or done):
     the small profile (see :meth:`expected`)."""
     moves: list[_Move] = field(default_factory=list)
     seen: set[str] = field(default_factory=set)
@@ -232,11 +232,11 @@ class LoopGuard:
     """Steps in a row whose page the run had seen before."""
     refused: list[str] = field(default_factory=list)
     warned: set[str] = field(default_factory=set)
-    """Moves refused once with a caution (undoing a toggle, submitting empty fields): made again, they run."""
+    """Moves refused once with a rule (undoing a toggle, submitting empty fields): made again, they run."""
     blocked: list[_Refused] = field(default_factory=list)
     """Refused moves, kept out of what the model can decode until a page it had not seen appears."""
     _expect: tuple[str, list[tuple[str, ...]], int] | None = None
-    """What the last caution said to do instead: (action, the elements, pages seen then); for one step."""
+    """What the last rule said to do instead: (action, the elements, pages seen then); for one step."""
     pending: _Refused | None = None
     """The move refused last, until the model's next move: made again then, it runs (see the module's doc)."""
     insisted: list[str] = field(default_factory=list)
@@ -251,12 +251,12 @@ class LoopGuard:
 
     @classmethod
     def of(cls, profile: Any) -> LoopGuard:
-        """The guard a prompt profile asks for (agent/prompt/profiles.py: its cautions and guide)."""
+        """The guard a prompt profile asks for (agent/prompt/profiles.py: its rules and guide)."""
         return cls(
-            repeat_caution=profile.repeat_caution,
-            field_caution=profile.field_caution,
+            guard_repeats=profile.guard_repeats,
+            guard_empty_fields=profile.guard_empty_fields,
             guide=profile.guide,
-            goal_caution=profile.goal_caution,
+            guard_goals=profile.guard_goals,
         )
 
     def page(self, page_text: str) -> list[str]:
@@ -290,7 +290,7 @@ class LoopGuard:
         ``unfilled``: the fields a click would submit empty although its form needs them (their lines under
         "line"); ``goal``: the model's stated next goal. The one place a refusal is decided: the move refused
         last, made again now, runs."""
-        self._expect = None  # a guide holds for the one step after its caution
+        self._expect = None  # a guide holds for the one step after its rule
         if self.repeatable(action):
             return None
         key = move_key(action, args, element)
@@ -328,9 +328,9 @@ class LoopGuard:
         pointless = _no_effect(action, args, element, here)
         if pointless is not None:
             return pointless, True
-        caution = self._caution(key, action, args, element, unfilled, goal)
-        if caution is not None:
-            return caution, False
+        rule = self._profile_rule(key, action, args, element, unfilled, goal)
+        if rule is not None:
+            return rule, False
         window = self.moves[-self.window :]
         at = [i for i, m in enumerate(window) if m.key == key]
         if len(at) < 2 or len(self.seen) > window[at[-1]].pages_seen:
@@ -350,7 +350,7 @@ class LoopGuard:
             "is right, make it again: it will run."
         ), True
 
-    def _caution(
+    def _profile_rule(
         self,
         key: str,
         action: str,
@@ -361,15 +361,15 @@ class LoopGuard:
     ) -> str | None:
         """A move that is likely a slip, refused once with why (not counted as a loop) and left out of decoding
         until a new page: made again, it runs. Measured with a 1.5B model: it clicked a checkbox it had just
-        checked (unchecking it), clicked "Sign in" before it had typed the password, (``field_caution``) clicked an
-        empty password field again and again instead of typing into it, and (``repeat_caution``) clicked "Save"
-        again and again after it had worked, instead of calling done; (``goal_caution``) its goal still read "Click
+        checked (unchecking it), clicked "Sign in" before it had typed the password, (``guard_empty_fields``) clicked an
+        empty password field again and again instead of typing into it, and (``guard_repeats``) clicked "Save"
+        again and again after it had worked, instead of calling done; (``guard_goals``) its goal still read "Click
         Submit" after Submit had worked, and it clicked what had taken the button's place."""
         if key in self.warned:
             return None
         index = args.get("index")
         last = self.moves[-1] if self.moves else None
-        goal_clicked = self.goal_caution and action == "click_element_by_index"
+        goal_clicked = self.guard_goals and action == "click_element_by_index"
         earlier = _named_before(goal, element, self.moves) if goal_clicked else None
         said: str | None = None
         if action == "click_element_by_index" and element is not None and _is_toggle(element):
@@ -390,7 +390,7 @@ class LoopGuard:
                 f"Fill them first with input_text (the task may give their values), then click [{index}]. Click it "
                 "again only if they must stay empty."
             )
-        elif self.field_caution and action == "click_element_by_index" and _empty_field(element):
+        elif self.guard_empty_fields and action == "click_element_by_index" and _empty_field(element):
             assert element is not None
             self._expect = ("input_text", [tuple(element_key(element))], len(self.seen))
             said = (
@@ -405,7 +405,7 @@ class LoopGuard:
                 f"To click '{earlier.name}' again, use its index if the page lists it; click [{index}] again if it "
                 "is the one."
             )
-        elif self.repeat_caution and last is not None and last.key == key and action != "go_back":
+        elif self.guard_repeats and last is not None and last.key == key and action != "go_back":
             said = (
                 f"Not done: {last.said} is what you did in step {last.step}, just now; doing it again repeats it. "
                 "Read the page: if it shows what the task asked for, call done with success=true and the answer; "
@@ -416,9 +416,9 @@ class LoopGuard:
         return said
 
     def expected(self, elements: Mapping[int, Any]) -> dict[str, set[int]] | None:
-        """With ``guide``, right after a caution that named fields to fill (a submit with them empty, a click on
+        """With ``guide``, right after a rule that named fields to fill (a submit with them empty, a click on
         one): the only moves the next step may decode besides done, as {action: this page's indices}: typing into
-        those fields, or the cautioned move again (the model may insist); None otherwise, or when the page changed
+        those fields, or the refused move again (the model may insist); None otherwise, or when the page changed
         or none of the fields is on it. A 1.5B model, measured, answered "fill the password first" by clicking the
         username field, then Home, step after step, with the same thoughts each time; typing is what it had to be
         shown."""

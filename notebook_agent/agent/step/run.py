@@ -11,7 +11,7 @@ how the run is ending, what it read, the run file's recorder, the screenshots), 
 given it: this module keeps only the loop's hooks, which call the stages. The loop's events become the page
 events of :mod:`notebook_agent.agent.runs.events` (the only ones that leave the run) in
 :mod:`.event_bridge`. The browser is held by :class:`~.run_browser.RunBrowser`, downloads are judged by
-:class:`~notebook_agent.agent.safety.downloads.DownloadPolicy`, and the gate by :class:`~.gatekeeper.RunGate`.
+:class:`~notebook_agent.agent.safety.downloads.DownloadPolicy`, and the gate by :class:`~.gate.RunGate`.
 The page is read for each step by :mod:`.page_read`, the text the model reads is built by
 :mod:`notebook_agent.agent.prompt.state_message`, the output is parsed by
 :mod:`notebook_agent.agent.prompt.agent_output`.
@@ -58,7 +58,7 @@ from ..runs.result import PageAgentResult, PageStep, StepRequest
 from ..safety.domains import navigation_refusal
 from ..safety.downloads import DownloadPolicy
 from .event_bridge import LoopEvents
-from .gatekeeper import RunGate, target_element
+from .gate import RunGate, target_element
 from .loop_guard import LoopGuard
 from .page_read import page_for_step, read_start, url_of
 from .pilot import Pilot, read_ahead
@@ -113,7 +113,7 @@ class PageRun:
             own_tab=agent.own_tab,
             run_id=state.run_id,
             download_filter=self.downloads.refusal,
-            navigation_guard=self.navigation_refusal if agent.allowed_domains or agent.blocked_domains else None,
+            domain_rule=self.navigation_refusal if agent.allowed_domains or agent.blocked_domains else None,
             effect_judge=self.gate.judge_effect if self.gate.judges_effects else None,
             hidden_values=lambda: [*agent.secrets.values(), *state.redactor.hidden],
             secret_sites=agent.secrets.kept_from if agent.secrets else None,
@@ -354,7 +354,7 @@ def _step_spec(tools: list[Tool], browser: BrowserSession | None, loops: LoopGua
 
 
 def _unfilled(browser: BrowserSession, action: str, args: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The fields a click would submit empty although its form needs them (browser/affordances.py), as the loop
+    """The fields a click would submit empty although its form needs them (browser/page/actionable.py), as the loop
     guard reads elements, each with its line."""
     snapshot = browser.last_snapshot
     index = args.get("index")
@@ -365,7 +365,7 @@ def _unfilled(browser: BrowserSession, action: str, args: Mapping[str, Any]) -> 
 
 def _excluded(loops: LoopGuard, elements: dict[int, ElementInfo], actions: list[str]) -> dict[str, set[int] | None]:
     """What the decoding schema leaves out: moves the loop guard refused, elements a form action cannot act on
-    (a button for input_text: browser/affordances.py), and, right after a caution that named fields to fill
+    (a button for input_text: browser/page/actionable.py), and, right after a rule that named fields to fill
     with the small profile's guide, everything but typing into them (and done)."""
     expected = loops.expected(elements)
     if expected is not None:

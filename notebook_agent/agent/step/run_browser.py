@@ -46,7 +46,7 @@ class RunBrowser:
         own_tab: bool,
         run_id: str,
         download_filter: Callable[[str, str], str | None],
-        navigation_guard: Callable[[str], str | None] | None,
+        domain_rule: Callable[[str], str | None] | None,
         effect_judge: EffectJudge | None = None,
         hidden_values: Callable[[], Iterable[str]] | None = None,
         secret_sites: SecretSites | None = None,
@@ -55,7 +55,7 @@ class RunBrowser:
         self.own_tab = own_tab
         self.run_id = run_id
         self.download_filter = download_filter
-        self.navigation_guard = navigation_guard
+        self.domain_rule = domain_rule
         self.effect_judge = effect_judge
         self.hidden_values = hidden_values
         self.secret_sites = secret_sites
@@ -91,9 +91,9 @@ class RunBrowser:
             undo.callback(setattr, browser, "download_filter", previous)
             if self.hidden_values is not None:
                 undo.enter_context(browser.hiding(self.hidden_values))
-            if self.navigation_guard is not None:
-                await browser.set_navigation_guard(self.navigation_guard)
-                undo.push_async_callback(_quietly, lambda: browser.set_navigation_guard(None))
+            if self.domain_rule is not None:
+                await browser.set_domain_rule(self.domain_rule)
+                undo.push_async_callback(_quietly, lambda: browser.set_domain_rule(None))
             if self.effect_judge is not None:
                 await browser.set_effect_judge(self.effect_judge)
                 undo.push_async_callback(_quietly, lambda: browser.set_effect_judge(None))
@@ -119,10 +119,10 @@ class RunBrowser:
             refuse_fields(url)
         except URLError as exc:
             raise StartUrlError(f"The start URL {exc}") from None
-        if self.navigation_guard is not None:
+        if self.domain_rule is not None:
             from ...browser.urls import navigation_target
 
-            refusal = self.navigation_guard(navigation_target(url))
+            refusal = self.domain_rule(navigation_target(url))
             if refusal:
                 raise StartUrlError(f"The start URL is not allowed: {refusal}")
         try:

@@ -5,7 +5,7 @@ an element in it or holding it (a list of cards has no table name); the rows are
 (browser/extract/tables.py) and kept in the result's ``details`` as an
 :class:`~notebook_agent.browser.extract.tables.ExtractedTable` named t1, t2, ... (per tool instance, so per run);
 the model reads only the summary and names the table in ``done``. A next-page click is made here like a click
-action's (a trusted click inside the session's watch), so the guard and the effect gate see it.
+action's (a trusted click inside the session's watch), so the door sees what it starts.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ class ExtractTableTool(BrowserTool):
 
     async def _click(self, control: ElementHandle, signal: AbortSignal) -> str:
         """A trusted click on the next-page control inside the session's watch, as a click action makes it, so
-        the guard and the effect gate see what it starts; returns what it caused, in words."""
+        the door sees what it starts; returns what it caused, in words."""
         async with self.browser.watch() as watch:
             await signal.race(control.click(timeout=self.timeout_ms))
             await watch.settle(signal, may_navigate=True)

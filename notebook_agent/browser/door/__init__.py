@@ -1,7 +1,8 @@
-"""The door every byte passes on its way out: one rule for where a request, WebSocket or frame goes and whether
-it carries a secret in any encoding (``egress``), and the three places that hold traffic and ask it: the route on
-the browser context (``route``), a DevTools interception on each tab for what the route never sees, such as
-beacons and keepalive fetches sent while a page unloads (``backstop``), and a WebSocket route that judges the
+"""The door every byte passes on its way out of a session's pages: one rule for where a request, WebSocket or frame
+goes and whether it carries a secret in any encoding (``egress``), and the places that hold traffic and ask it:
+the route on the browser context (``route``: the ``Door``, with the domain rule and the judge of effects), each
+tab's own DevTools interception for what the route never sees, such as beacons and keepalive fetches sent while
+a page unloads (``tab_door``, on the per-tab DevTools of ``tab_devtools``), and a WebSocket route that judges the
 handshake and every frame (``sockets``); redirect hops are judged before the browser follows them
 (``redirects``).
 

@@ -1,7 +1,7 @@
 """The one rule every byte leaving the browser is judged by: where it goes, and whether it carries a secret.
 
-Three places see what leaves a run's tabs: the context's route (guard.py: every request Playwright can route,
-navigations included), the tab's own DevTools interception (backstop.py: what the route cannot see, such as a
+Three places see what leaves a run's tabs: the context's route (route.py: every request Playwright can route,
+navigations included), the tab's own DevTools interception (tab_door.py: what the route cannot see, such as a
 beacon sent while the page unloads), and the WebSocket route (sockets.py: a socket's handshake and every frame
 the page sends). Each of them describes what it holds as an :class:`Outgoing` and asks the same two questions
 here, so a channel nobody listed is judged like the ones that were:

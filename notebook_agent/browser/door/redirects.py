@@ -1,6 +1,6 @@
 """Redirect hops, judged before the browser follows them: the one route an effect had past the door.
 
-The context route (guard.py) sees each request once, at its first URL: Chromium follows a server redirect
+The context route (route.py) sees each request once, at its first URL: Chromium follows a server redirect
 without asking the route again. So a same-site link whose server answers ``302 Location: other.example/…`` took
 the tab to another site unasked, and a ``307`` carried a form's POST body there. Fetching each hop from Python
 and fulfilling it would make the route see them, but a fulfilled document has no network address, and
@@ -8,7 +8,7 @@ Chromium's local-network checks then treat it as public and refuse its requests 
 
 So the hop is caught where the browser decides it: a DevTools ``Fetch`` interception at the *response* stage on
 each tab, for documents and for requests that can carry a body. A ``3xx`` answer pauses there with its
-``Location``; the gate's ``decide(hop)`` says whether the browser may follow (None) or why not, and the request
+``Location``; the door's ``decide(hop)`` says whether the browser may follow (None) or why not, and the request
 is continued or aborted (``Aborted``: no error page, the tab stays where it was). Every other response is let
 through at once. Chromium keeps several interception clients apart, so Playwright's own routes still work.
 """

@@ -4,14 +4,14 @@ A page decides what a click does: a handler sets ``location``, a button posts it
 calls ``fetch`` or ``window.open``. Judging actions by how they look cannot hold, so the session judges what
 they do, here, where every request of every tab, popup and frame passes:
 
-- the navigation guard (``guard(url)``, the run's allowed and blocked domains) refuses a top-level
+- the domain rule (``rule(url)``, the run's allowed and blocked domains) refuses a top-level
   navigation or a popup to a domain it may not open, before it loads;
 - the effect judge (``judge(effect)``, the run's approval policy) is asked about every :class:`Effect`: a
   top-level navigation or popup to another site, and any request that carries data (a body) to another site.
   The request is held while it decides (a person may be asked); None lets it continue, a sentence aborts it.
 
 Refusals and approvals become notices, so the action's result tells the model what happened. The route is
-subtle: the browser follows redirects without asking the route again. Under a domain guard each top-level hop is
+subtle: the browser follows redirects without asking the route again. Under a domain rule each top-level hop is
 fetched here and judged before it is let through; every other redirect (a same-site link whose server sends the
 tab elsewhere, a 307 that carries a POST body on) is paused where the browser follows it (redirects.py) and put
 to the same judge. Tabs of other sessions sharing the context are left to their own.
@@ -34,13 +34,13 @@ from ..errors import Notices
 from ..page.frozen_tabs import confirmed, later
 from ..page.tabs import Tabs
 from ..urls import site
-from .backstop import Backstop
 from .egress import Outgoing, SecretSites, as_http, carries_data, describe_leak, leak
 from .redirects import Hop, RedirectWatch
 from .sockets import SocketDoor
+from .tab_door import TabDoor
 
-NavigationGuard = Callable[[str], "str | None"]
-"""``guard(url)`` returns why a top-level navigation to ``url`` is refused, or None to let it through."""
+DomainRule = Callable[[str], "str | None"]
+"""``rule(url)`` returns why a top-level navigation to ``url`` is refused, or None to let it through."""
 
 EffectKind = Literal["navigation", "popup", "data", "websocket"]
 
@@ -189,35 +189,36 @@ async def _apply_routes(page: Page) -> None:
         await page.unroute(_never, _let_by)
 
 
-class NavigationGate:
-    """One session's guard and the route that applies it to the session's own tabs (see the module doc)."""
+class Door:
+    """One session's door: its domain rule, its judge and its secrets, and the route that applies them to the
+    session's own tabs (see the module doc)."""
 
     def __init__(self, tabs: Tabs, notices: Notices) -> None:
         self.tabs = tabs
         self.notices = notices
-        self.guard: NavigationGuard | None = None
+        self.rule: DomainRule | None = None
         self.judge: EffectJudge | None = None
         self.secrets: SecretSites | None = None
         """``secrets(url)``: the secrets that may not go to ``url`` (egress.py); held under every policy."""
         self.judge_loop: asyncio.AbstractEventLoop | None = None
         """The loop the judge runs on (the caller's; the route may run on the browser thread's)."""
         self.routed: BrowserContext | None = None
-        """The context the route is on (it stays there when the guard is removed, and lets everything by)."""
+        """The context the route is on (it stays there when the rule is removed, and lets everything by)."""
         self.asked = 0
         self.redirects = RedirectWatch(self._hop)
-        self.backstop = Backstop(self._held_by_tab)
+        self.tab_door = TabDoor(self._held_by_tab)
         self.sockets = SocketDoor(self)
         """How many effects were put to the judge so far (an action compares it before and after)."""
         self._asking = 0
         self._idle: asyncio.Event | None = None
 
     def refusal(self, url: str) -> str | None:
-        """Why the guard refuses a navigation to ``url`` (a sentence), or None."""
-        return self.guard(url) if self.guard is not None else None
+        """Why the domain rule refuses a navigation to ``url`` (a sentence), or None."""
+        return self.rule(url) if self.rule is not None else None
 
-    async def set(self, guard: NavigationGuard | None, context: BrowserContext | None) -> None:
-        """Use ``guard`` from now on; route ``context`` (the session's current one) if it is not yet."""
-        self.guard = guard
+    async def set(self, rule: DomainRule | None, context: BrowserContext | None) -> None:
+        """Use ``rule`` from now on; route ``context`` (the session's current one) if it is not yet."""
+        self.rule = rule
         if context is None or self.routed is context:
             return
         await self._door(context)
@@ -243,23 +244,23 @@ class NavigationGate:
 
     @property
     def active(self) -> bool:
-        return self.guard is not None or self.judge is not None or self.secrets is not None
+        return self.rule is not None or self.judge is not None or self.secrets is not None
 
     async def adopt(self, context: BrowserContext) -> None:
-        """A new context of the session (a relaunched browser) keeps the guard, the judge and the secrets."""
+        """A new context of the session (a relaunched browser) keeps the rule, the judge and the secrets."""
         if self.active:
             await self._door(context)
 
     async def close(self) -> None:
         """The session is done: its route and its redirect watch leave the context, which other sessions may
         share (a run in its own tab; every request of the context would pass one more handler otherwise)."""
-        self.guard = self.judge = self.secrets = None
+        self.rule = self.judge = self.secrets = None
         context, self.routed = self.routed, None
         if context is not None:
             with contextlib.suppress(PlaywrightError):
                 await _route_change(context, context.unroute("**/*", self.route))
             await self.sockets.close(context)
-        await asyncio.gather(self.redirects.close(), self.backstop.close())
+        await asyncio.gather(self.redirects.close(), self.tab_door.close())
 
     async def _door(self, context: BrowserContext) -> None:
         """Route ``context`` and watch its redirects."""
@@ -267,7 +268,7 @@ class NavigationGate:
         await asyncio.gather(
             _route_change(context, context.route("**/*", self.route)),
             self.redirects.watch(context),
-            self.backstop.watch(context),
+            self.tab_door.watch(context),
             self.sockets.watch(context),
         )
 
@@ -297,7 +298,7 @@ class NavigationGate:
         return reason
 
     async def _held_by_tab(self, page: Page, outgoing: Outgoing) -> str | None:
-        """A request the tab's own interception holds (backstop.py), judged from the tab's top document."""
+        """A request the tab's own interception holds (tab_door.py), judged from the tab's top document."""
         if self.tabs.tab_id(page) < 0:
             opener = await page.opener()
             if opener is None or self.tabs.tab_id(opener) < 0:
@@ -328,8 +329,8 @@ class NavigationGate:
 
     async def _hop(self, hop: Hop) -> str | None:
         """Why the browser may not follow a redirect (redirects.py), or None: judged as the request it becomes."""
-        guard, judge = self.guard, self.judge
-        if (guard is None and judge is None) or (hop.document and guard is not None):
+        rule, judge = self.rule, self.judge
+        if (rule is None and judge is None) or (hop.document and rule is not None):
             return None  # nothing to apply; or a navigation the route fetched hop by hop and judged already
         page = hop.page
         opener = None
@@ -364,7 +365,7 @@ class NavigationGate:
             pass  # the page or request went away meanwhile
 
     async def _route(self, route: Route, request: Request) -> None:
-        guard = self.guard
+        rule = self.rule
         if not self.active:
             await route.fallback()
             return
@@ -389,10 +390,10 @@ class NavigationGate:
         origin = origin or request.headers.get("referer") or ""
         url = request.url
         body = request.post_data_buffer or b""
-        if not navigation and self.backstop.judged(request.method, url, body):
-            await route.fallback()  # the tab's own interception held it first and judged it (backstop.py)
+        if not navigation and self.tab_door.judged(request.method, url, body):
+            await route.fallback()  # the tab's own interception held it first and judged it (tab_door.py)
             return
-        reason = guard(url) if navigation and guard is not None else None  # frames and popups included
+        reason = rule(url) if navigation and rule is not None else None  # frames and popups included
         if reason is None and self.secrets is not None:
             outgoing = Outgoing("request", url, request.method, await request.all_headers(), body)
             name = leak(outgoing, self.secrets)
@@ -401,16 +402,16 @@ class NavigationGate:
         effect = classify(request, origin, top=top, popup=popup) if reason is None else None
         if reason is None and effect is not None:
             reason = await self._judged(effect)
-        if reason is None and navigation and guard is not None:
+        if reason is None and navigation and rule is not None:
             # Redirects are followed by the browser without asking the route again: fetch this hop ourselves
-            # and judge where it redirects before the browser goes there. (Only under a domain guard: a document
+            # and judge where it redirects before the browser goes there. (Only under a domain rule: a document
             # fulfilled this way has no network address, so Chromium's local-network checks then treat it as
             # public; without one, redirects.py pauses the hop where the browser follows it.)
             response = await route.fetch(max_redirects=0)
             location = response.headers.get("location")
             if 300 <= response.status < 400 and location:
                 url = urljoin(request.url, location)
-                reason = guard(url) if guard is not None else None
+                reason = rule(url) if rule is not None else None
                 if reason is None and top and site(url) != site(request.url) and site(url) != site(origin):
                     hop = Effect("popup" if popup else "navigation", url, "GET", request.url)
                     reason = await self._judged(hop)

@@ -2,13 +2,13 @@
 secrets.
 
 A page's ``new WebSocket(url)`` is caught by Playwright's WebSocket route on each of the run's tabs: the
-handshake is put to the gate's one rule (guard.py ``egress``: a secret in its URL never leaves; a socket to
+handshake is put to the door's one rule (egress.py: a secret in its URL never leaves; a socket to
 another site than the tab's is an effect the approval policy judges). Let through, the socket is connected
 and each message the page sends is checked for a secret's value before it is passed on; one that carries a
 secret to a site not its own closes the socket instead. Messages from the server reach the page unchanged.
 
 That route is a script in the page, which a page can step around; the native socket it would then open is
-refused by the tab's network (backstop.py), which lets a WebSocket out only to the host of a socket judged
+refused by the tab's network (tab_door.py), which lets a WebSocket out only to the host of a socket judged
 here, while that socket is open. A Playwright without WebSocket routes (before 1.48) leaves that refusal
 alone: WebSockets are then disabled in the run's tabs.
 """
@@ -25,17 +25,17 @@ from playwright.async_api import Error as PlaywrightError
 
 from ..errors import Notices
 from ..page.frozen_tabs import confirmed
-from .backstop import Backstop
 from .egress import Outgoing, SecretSites, describe_leak, frame_bytes, leak
 from .tab_devtools import ATTACH_WAIT
+from .tab_door import TabDoor
 
 
-class Gate(Protocol):
-    """What the WebSocket route uses of the session's gate (guard.py ``NavigationGate``)."""
+class DoorRules(Protocol):
+    """What the WebSocket route uses of the session's door (route.py ``Door``)."""
 
     secrets: SecretSites | None
     notices: Notices
-    backstop: Backstop
+    tab_door: TabDoor
 
     @property
     def active(self) -> bool: ...
@@ -50,8 +50,8 @@ def _every(url: str) -> bool:
 class SocketDoor:
     """The WebSocket route of one session's tabs (see the module doc)."""
 
-    def __init__(self, gate: Gate) -> None:
-        self.gate = gate
+    def __init__(self, door: DoorRules) -> None:
+        self.door = door
         self._routed: dict[Page, Callable[[WebSocketRoute], Any]] = {}
         self._contexts: list[BrowserContext] = []
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -93,18 +93,18 @@ class SocketDoor:
             await page.route_web_socket(_every, handler)
 
     async def _open(self, page: Page, ws: WebSocketRoute) -> None:
-        gate = self.gate
+        door = self.door
         if page not in self._routed:
             ws.connect_to_server()  # another session's tab now, or a session that closed
             return
-        judged = gate.active  # when not (a run without a door in this tab): connected, as if no door were there
-        reason = await gate.egress(Outgoing("websocket", ws.url), page.url) if judged else None
+        judged = door.active  # when not (a run without a door in this tab): connected, as if no door were there
+        reason = await door.egress(Outgoing("websocket", ws.url), page.url) if judged else None
         if reason is not None:
             with contextlib.suppress(PlaywrightError):
                 await ws.close(code=1008, reason="refused by the approval policy")
             return
-        backstop = gate.backstop
-        await backstop.open_socket(page, ws.url)
+        tab_door = door.tab_door
+        await tab_door.open_socket(page, ws.url)
         server = ws.connect_to_server()
         closed = False
 
@@ -112,15 +112,15 @@ class SocketDoor:
             nonlocal closed
             if not closed:
                 closed = True
-                self._spawn(backstop.close_socket(page, ws.url))
+                self._spawn(tab_door.close_socket(page, ws.url))
 
         def to_server(message: str | bytes) -> None:
             frame = Outgoing("frame", ws.url, body=frame_bytes(message))
-            name = leak(frame, gate.secrets)  # the secrets of whichever run is in the tab when it is sent
+            name = leak(frame, door.secrets)  # the secrets of whichever run is in the tab when it is sent
             if name is None:
                 server.send(message)
                 return
-            gate.notices.add(f"Blocked: {describe_leak(name, frame)}; the socket was closed.")
+            door.notices.add(f"Blocked: {describe_leak(name, frame)}; the socket was closed.")
             self._spawn(_close_both(ws, server))
             done()
 

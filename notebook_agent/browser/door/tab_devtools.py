@@ -1,5 +1,5 @@
 """A DevTools session on each tab of every context the door adopts: the part of the door that holds what the
-context's route cannot (backstop.py: requests sent while a page unloads, native WebSockets; redirects.py: hops
+context's route cannot (tab_door.py: requests sent while a page unloads, native WebSockets; redirects.py: hops
 the browser follows on its own).
 
 One skeleton for both: a context adopted with :meth:`TabDevTools.watch` gets a session on each of its tabs, now

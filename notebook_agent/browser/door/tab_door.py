@@ -1,6 +1,6 @@
 """What the context's route cannot see, held where the tab's requests leave: DevTools on each tab.
 
-Playwright's route (guard.py) never sees a request a page sends while it unloads (``navigator.sendBeacon`` or
+Playwright's route (route.py) never sees a request a page sends while it unloads (``navigator.sendBeacon`` or
 ``fetch(..., {keepalive: true})`` on ``pagehide``): the document is gone by the time it would be routed, and
 the browser sends it on its own. Nor can a route hold a WebSocket the page opens with the native constructor
 (Playwright's WebSocket route is a script in the page, which the page can step around). So each tab of the
@@ -54,7 +54,7 @@ def key(method: str, url: str, body: bytes) -> Key:
     return (method.upper(), url, body)
 
 
-class Backstop(TabDevTools):
+class TabDoor(TabDevTools):
     """A DevTools session on each tab of the run: see the module doc."""
 
     def __init__(self, decide: Decide) -> None:

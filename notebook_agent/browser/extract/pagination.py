@@ -3,7 +3,7 @@
 One job: turn a first read (extract.py) into an :class:`~notebook_agent.browser.extract.tables.ExtractedTable` of up to
 ``pages`` pages. The next control is found by the page script in the isolated world (rel=next, a "Next" / "›" /
 "»" text or label, ranked by sitting in a pagination element after the table and near it) and clicked by the
-caller's ``click``, which goes through the session like a click action does, so the network guard and the
+caller's ``click``, which goes through the session like a click action does, so the door and the
 effect gate see what it starts. After a click the table must change (other rows, more rows, or a new document
 holding it); the rows are read again and appended. Paging stops on a disabled or missing next control, a page
 that repeats an earlier one, the row cap, or ``pages``. Without a next control, rows loaded on scroll are

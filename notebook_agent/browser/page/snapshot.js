@@ -891,11 +891,11 @@
     // A click goes to a point as a trusted mouse event (Python's ``page.mouse``) when this finds a point where
     // the element itself is hit, nothing around it animates, and it is in view: the checks Playwright's click
     // makes, minus its wait for two animation frames (most of a click's cost). Any doubt answers null, and Python
-    // uses Playwright's click. A guard armed here makes sure the press lands on the element: the first press
+    // uses Playwright's click. A press check armed here makes sure the press lands on the element: the first press
     // event of the gesture is let through only when its path contains the element; otherwise it and the rest of
     // the gesture are stopped here (nothing happens, Python falls back). It disarms itself after 2 s.
     const PRESS_EVENTS = ["pointerdown", "mousedown", "pointerup", "mouseup", "click", "auxclick", "dblclick", "contextmenu"];
-    const guard = { installed: false, el: null, at: 0, state: "" };
+    const check = { installed: false, el: null, at: 0, state: "" };
     function composedContains(outer, node) {
       for (let n = node; n; n = n.parentNode || (n.host !== undefined ? n.host : null)) if (n === outer) return true;
       return false;
@@ -905,10 +905,10 @@
       return null;
     }
     function onPress(ev) {
-      if (!guard.el) return;
-      if (performance.now() - guard.at > 2000) { guard.el = null; return; }
-      if (guard.state === "") guard.state = ev.composedPath().includes(guard.el) ? "reached" : "blocked";
-      if (guard.state === "blocked") {
+      if (!check.el) return;
+      if (performance.now() - check.at > 2000) { check.el = null; return; }
+      if (check.state === "") check.state = ev.composedPath().includes(check.el) ? "reached" : "blocked";
+      if (check.state === "blocked") {
         ev.preventDefault();
         ev.stopImmediatePropagation();
       }
@@ -944,21 +944,21 @@
           hit = inner;
         }
         if (!hit || !composedContains(el, hit)) return null;
-        if (!guard.installed) {
+        if (!check.installed) {
           for (const t of PRESS_EVENTS) window.addEventListener(t, onPress, true);
-          guard.installed = true;
+          check.installed = true;
         }
-        Object.assign(guard, { el, at: performance.now(), state: "" });
+        Object.assign(check, { el, at: performance.now(), state: "" });
         return { x, y };
       } catch (e) {
         return null;
       }
     }
-    // Disarms the guard: "reached" (the press landed on the element), "blocked" (it did not, and was stopped), or
+    // Disarms the press check: "reached" (the press landed on the element), "blocked" (it did not, and was stopped), or
     // "unseen" (no press reached this world's listener: the page stopped it first, or it went elsewhere).
     function aimed() {
-      const state = guard.el ? guard.state || "unseen" : "unseen";
-      guard.el = null;
+      const state = check.el ? check.state || "unseen" : "unseen";
+      check.el = null;
       return state;
     }
 

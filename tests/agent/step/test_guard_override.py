@@ -1,6 +1,6 @@
 """No guard blocks a right move: a model that insists on every refused move (makes it again at once, the
 documented override) always gets it run, can always write it under constrained decoding, and is never ended as
-stuck, whatever the moves and pages, with every caution and the guide on."""
+stuck, whatever the moves and pages, with every rule and the guide on."""
 
 from __future__ import annotations
 
@@ -113,7 +113,7 @@ FOCUS = """<p>Focus into the textbox.</p><input id=tt type=text>
 
 
 async def test_a_task_that_asks_to_click_into_an_empty_text_box_is_done(browser: BrowserSession) -> None:
-    """The small profile cautions a click on an empty text field (small models click to "fill" one); a task that
+    """The small profile rules a click on an empty text field (small models click to "fill" one); a task that
     asks for exactly that click insists, and the click runs: the guide of the next step offers it again."""
     await browser.page.set_content(FOCUS)
     click = constrained("click_element_by_index", r"<input")
@@ -142,7 +142,7 @@ def nth(action: str, pattern: str, n: int) -> Any:
 
 async def test_look_alike_buttons_are_different_moves(browser: BrowserSession) -> None:
     """MiniWoB++'s odd-or-even: one "Odd"/"Even" pair per number. Marking the second number "Odd" right after the
-    first is another button, not the same click made again: no caution, with every caution on. Clicking the very
+    first is another button, not the same click made again: no rule, with every rule on. Clicking the very
     same button again still is one."""
     await browser.page.set_content(LOOKALIKES)
     odd = [nth("click_element_by_index", r">Odd />", n) for n in range(3)]
@@ -189,7 +189,7 @@ def test_a_goal_copied_from_the_step_before_is_questioned_once() -> None:
     assert "call done" in said
     guard.page("covered")
     assert guard.refusal("click_element_by_index", {"index": 0}, START, 3, HERE, (), "Click Submit.") is None
-    default = LoopGuard.of(PROFILES["default"])  # the cautions are the small profile's
+    default = LoopGuard.of(PROFILES["default"])  # the rules are the small profile's
     default.page("the form")
     default.made("click_element_by_index", {"index": 0}, ELEMENTS[0], 1)
     assert default.refusal("click_element_by_index", {"index": 0}, START, 2, HERE, (), "Click Submit.") is None
@@ -206,14 +206,14 @@ NAMES = st.sampled_from(["Submit", "Home", "Next", "Sub", "Yes", "No", "OK", "Ca
 )
 def test_a_goal_that_names_the_element_clicked_is_never_questioned(clicks: list[tuple[str, str]]) -> None:
     """A model whose goal names what it clicks (in any of the ways goals are written) is never refused for its
-    goal, whatever it clicked before: the caution needs a goal naming another element, clicked earlier."""
+    goal, whatever it clicked before: the rule needs a goal naming another element, clicked earlier."""
     guard = LoopGuard.of(PROFILES["small"])
     for step, (name, how) in enumerate(clicks, 1):
         guard.page(f"page {step}")
         element = {"tag": "button", "text": name, "attributes": {}}
         said = guard.refusal("click_element_by_index", {"index": 1}, element, step, HERE, (), how.format(name))
         assert said is None or "your goal names" not in said, said
-        if said is not None:  # another caution (a repeat): the model insists
+        if said is not None:  # another rule (a repeat): the model insists
             assert (
                 guard.refusal("click_element_by_index", {"index": 1}, element, step, HERE, (), how.format(name)) is None
             )

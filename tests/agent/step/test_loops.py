@@ -117,11 +117,11 @@ def test_three_refusals_end_the_run_as_stuck_saying_what_was_tried() -> None:
 
 
 def test_a_refused_move_made_again_at_once_runs_and_is_not_held_against_the_run() -> None:
-    """The documented override, for every kind of refusal: a loop, a move that changes nothing, a caution."""
-    guard = LoopGuard(budget=1, repeat_caution=True, field_caution=True)
+    """The documented override, for every kind of refusal: a loop, a move that changes nothing, a rule."""
+    guard = LoopGuard(budget=1, guard_repeats=True, guard_empty_fields=True)
     guard.page("p")
     refusals = play(guard, [(BUTTON, 0, "p")] * 7)
-    assert [r is None for r in refusals] == [True, False, True, False, True, False, True]  # a caution, then loops
+    assert [r is None for r in refusals] == [True, False, True, False, True, False, True]  # a rule, then loops
     assert refusals[1] is not None and "just now" in refusals[1] and "make it again: it will run" in refusals[3]
     assert guard.stuck is None and guard.refused == [] and len(guard.insisted) == 3
     assert guard.refusal("input_text", {"index": 1, "text": "ada"}, FIELD, 8) is not None
@@ -368,10 +368,10 @@ async def test_a_model_that_means_to_submit_empty_fields_can(browser: BrowserSes
 
 
 def test_the_small_profile_cautions_a_move_made_again_at_once() -> None:
-    """A 1.5B model clicked "Save" three times after it had worked: with ``repeat_caution`` (the small profile) the
+    """A 1.5B model clicked "Save" three times after it had worked: with ``guard_repeats`` (the small profile) the
     second click in a row is refused once, kept out of decoding until a new page, and runs when insisted on."""
     save = {"tag": "button", "text": "Save", "attributes": {}}
-    guard = LoopGuard(repeat_caution=True)
+    guard = LoopGuard(guard_repeats=True)
     guard.page("form")
     refusals = play(guard, [(save, 5, "saved"), (save, 5, "saved"), (save, 5, "saved")])
     assert refusals[0] is None and refusals[2] is None
@@ -379,8 +379,8 @@ def test_the_small_profile_cautions_a_move_made_again_at_once() -> None:
     assert LoopGuard().refusal("click_element_by_index", {"index": 5}, save, 1) is None
     plain = LoopGuard()
     plain.page("form")
-    assert play(plain, [(save, 5, "saved"), (save, 5, "saved")]) == [None, None]  # other profiles: no caution
-    blocked = LoopGuard(repeat_caution=True)
+    assert play(plain, [(save, 5, "saved"), (save, 5, "saved")]) == [None, None]  # other profiles: no rule
+    blocked = LoopGuard(guard_repeats=True)
     blocked.page("form")
     play(blocked, [(save, 5, "saved"), (save, 5, "saved")])
     assert blocked.exclusions({5: save}) == {}  # the next step may insist
@@ -391,28 +391,28 @@ def test_the_small_profile_cautions_a_move_made_again_at_once() -> None:
 
 
 def test_the_small_profile_cautions_a_click_on_an_empty_text_field() -> None:
-    """A 1.5B model clicked the empty password field again and again to "fill" it: with ``field_caution`` (the
+    """A 1.5B model clicked the empty password field again and again to "fill" it: with ``guard_empty_fields`` (the
     small profile) such a click is refused once with how to type instead, and runs when insisted on. A field that
-    holds text, a field that is not for text, and other profiles are not cautioned."""
+    holds text, a field that is not for text, and other profiles are not refused."""
     password = {"tag": "input", "text": "", "attributes": {"type": "password", "name": "pw"}}
     typed = {"tag": "input", "text": "", "attributes": {"type": "password", "name": "pw", "value": "[masked]"}}
     note = {"tag": "textarea", "text": "", "attributes": {"name": "note"}}
     box = {"tag": "input", "text": "", "attributes": {"type": "checkbox", "name": "ok"}}
-    guard = LoopGuard(field_caution=True)
+    guard = LoopGuard(guard_empty_fields=True)
     guard.page("sign in")
     refusals = play(guard, [(password, 4, "clicked"), (password, 4, "clicked")])
     assert refusals[0] is not None and "use input_text with index 4" in refusals[0] and refusals[1] is None
     for element in (typed, box):
-        fresh = LoopGuard(field_caution=True)
+        fresh = LoopGuard(guard_empty_fields=True)
         fresh.page("sign in")
         assert play(fresh, [(element, 4, "clicked")]) == [None]
-    textarea = LoopGuard(field_caution=True)
+    textarea = LoopGuard(guard_empty_fields=True)
     textarea.page("contact")
     assert play(textarea, [(note, 2, "clicked")])[0] is not None
     plain = LoopGuard()
     plain.page("sign in")
     assert play(plain, [(password, 4, "clicked")]) == [None]
-    assert PROFILES["small"].field_caution and not PROFILES["default"].field_caution
+    assert PROFILES["small"].guard_empty_fields and not PROFILES["default"].guard_empty_fields
 
 
 async def test_after_a_caution_naming_fields_the_small_profile_decodes_only_typing_into_them(
@@ -440,14 +440,14 @@ async def test_after_a_caution_naming_fields_the_small_profile_decodes_only_typi
         model = ScriptedModel(moves)
         result = await PageAgent(model=model, browser=browser, max_steps=8, profile=profile).run("sign in")
         assert result.steps[-2].result.startswith("Clicked") or result.steps[-2].result.startswith("Typed")
-        cautioned = next(i for i, s in enumerate(result.steps) if s.result.startswith("Not done:"))
-        guided = offered(model.requests[cautioned + 1])
+        refused = next(i for i, s in enumerate(result.steps) if s.result.startswith("Not done:"))
+        guided = offered(model.requests[refused + 1])
         assert set(guided) == {"input_text", "click_element_by_index", "done"}, guided
-        field = index_of(model.requests[cautioned + 1][0], r"type=password")
+        field = index_of(model.requests[refused + 1][0], r"type=password")
         assert guided["input_text"]["properties"]["index"]["enum"] == [field]
-        again = result.steps[cautioned].args["index"]  # the cautioned click itself: the model may insist
+        again = result.steps[refused].args["index"]  # the refused click itself: the model may insist
         assert guided["click_element_by_index"]["properties"]["index"]["enum"] == [again]
-        assert "click_element_by_index" in offered(model.requests[cautioned + 2])  # for one step only
+        assert "click_element_by_index" in offered(model.requests[refused + 2])  # for one step only
     await browser.page.set_content(LOGIN)
     model = ScriptedModel([user, sign_in, password, sign_in, done])
     await PageAgent(model=model, browser=browser, max_steps=8, profile="default").run("sign in")
