@@ -2,7 +2,14 @@
 
 In a notebook: ``%load_ext notebook_agent`` and a ``%%agent`` cell. From Python: ``PageAgent`` with a
 ``BrowserSession``. From a terminal: ``notebook-agent``. Heavy imports (Playwright, SDKs, widgets) happen only
-when the part that needs them is used, so importing the package stays fast.
+when the part that needs them is used, so importing the package stays fast; ``__all__`` lists the public names,
+imported on first use.
+
+Its layers, each importing only the ones beneath it (tests/test_layers.py): ``core`` (messages, tools, the agent
+loop), ``llm`` (the model providers), ``browser`` (Playwright, and only there), ``agent`` (the page agent),
+``demo`` (the demo shop and its offline model), ``config`` (what a person types, checked one way), and the fronts:
+``notebook`` (the magics and views) and ``cli`` (the terminal). Beside them: ``errors`` (every public error, in
+one tree) and ``testing`` (the inner state tests may reach).
 """
 
 from __future__ import annotations

@@ -138,7 +138,7 @@ async def page_script_data(frame: Any, arg: dict[str, Any]) -> Any:
 
 async def locator_index(browser: BrowserSession, locator: Any) -> int | None:
     """The index in ``browser``'s latest snapshot of the one element ``locator`` (of the tab's main frame)
-    matches, as a replay's sure-locator path reads it (browser/targets.py), or None."""
+    matches, as a replay's sure-locator path reads it (browser/session/targets.py), or None."""
     from .browser.page.reader import index_by_locator
 
     return await index_by_locator(browser._reader, locator, browser.page.main_frame)

@@ -1,11 +1,18 @@
 """The page agent: one step = state message → model → action, on top of the browser layer.
 
-``PageAgent`` (page_agent.py) holds a run's settings; ``PageRun`` (run.py) drives the core loop; the state
-message and observations (state.py), the ``AgentOutput`` macro tool and output repair (macro.py), approval
-policies and the one-life Approval (approval.py), results (results.py), the page events every view consumes
-(events.py), run files (runs.py, written by recorder.py), suite evaluation
-(evaluate.py), one task over many rows (mapping.py, map_rows.py, map_table.py) and the system prompt
-(prompt.py, prompts/) each have a module of their own.
+Its front modules are the entry points: ``page_agent`` (``PageAgent``: a run's settings, ``run``, ``stream``,
+``copy``, and ``map`` and ``replay`` from the engines below), ``run_options`` (a run's options as one typed value),
+``evaluate`` (variants over a task suite) and ``recipes`` (a run done again for every row of a table, free). Its
+sub-packages, in the order they may import each other:
+
+- ``safety``: what a run may do, decided before it happens: approval policies, domains, secrets, effects, downloads;
+- ``runs``: what a run leaves, as data: its result, its page events, its tables and answer, its run file, a
+  Playwright script made from it;
+- ``prompt``: what the model reads and writes: the state message, the system prompts and profiles, the actions
+  offered (``toolset``, ``offers``), the ``AgentOutput`` macro tool;
+- ``step``: one run, step by step: the loop's hooks (``run``) around one explicit state (``run_state``), the gate,
+  the loop guard, the claim check, pilots (who decides a step when it is not the model), typed answers;
+- ``batch``: one task over many rows, here or on an executor.
 """
 
 from .batch.map_counts import MapCounts

@@ -6,7 +6,7 @@ with the one parser (:mod:`notebook_agent.config.run_flags`), which checks every
 :mod:`notebook_agent.config.options` and builds this value; the agent takes it (:meth:`RunOptions.make_agent`,
 :meth:`RunOptions.map_options`, :meth:`RunOptions.replay_options`).
 
-A field left ``None`` was not chosen: the front fills its own default (:meth:`with_defaults`: a kernel's
+A field left ``None`` was not chosen: the front fills its own default (:meth:`RunOptions.with_defaults`: a kernel's
 ``%agent config``, a terminal's approval question), and what is still ``None`` is the agent's default.
 """
 

@@ -1,11 +1,17 @@
 """The browser layer: a Playwright session that survives notebook interrupts, the indexed page snapshot the
-model reads, and the built-in actions it calls. It imports core (and llm's token counter) only.
+model reads, and the built-in actions it calls; Playwright is imported here and nowhere else. It imports core
+(and llm's token counter) only.
 
-``launch.py`` finds and starts Chromium; ``session.py`` is the ``BrowserSession`` facade (its page methods
-in ``session_pages.py``, its properties in ``session_accessors.py``); ``lifecycle.py``, ``tab_sessions.py``,
-``tabs.py``, ``reader.py``, ``guard.py``, ``hung.py``, ``ownership.py``, ``watch.py`` and ``report.py`` are its
-parts; ``snapshot.py`` + ``snapshot.js`` build the indexed state, reached through ``page_script.py``;
-``actions/`` holds the built-in actions.
+Its base modules: ``errors`` (the layer's errors and notices) and ``urls`` (one rule for what a typed URL means
+and which site a URL belongs to), ``url_template`` (one rule for a ``{column}`` in a start page). Its
+sub-packages, from the bottom:
+
+- ``page``: one tab read and watched: the page script, the indexed snapshot and its reader, pictures, masks, tabs;
+- ``fingerprint``: what a step saw of an element, and finding it again;
+- ``extract``: tables and repeated items read exactly, over pages;
+- ``door``: where every byte leaves: the context's route, each tab's own interception, WebSockets, redirect hops;
+- ``actions``: the built-in actions, one class each, with their facts;
+- ``session``: ``BrowserSession`` and what keeps it alive: launching, its parts, its thread, traces.
 """
 
 from .actions import (

@@ -72,9 +72,9 @@ def _cell(value: Any) -> Any:
 
 
 def write_table(result: Any, path: str, *, raw_cells: bool = False) -> None:
-    """``result``'s table (:meth:`MapResult.records`) to ``path``, in the format its extension names. In a CSV,
-    a cell a spreadsheet would run as a formula gets a single quote in front unless ``raw_cells`` (see
-    :mod:`.agent.map_cells`); the other formats keep every value as it is."""
+    """``result``'s table (:meth:`~notebook_agent.agent.batch.map_table.MapResult.records`) to ``path``, in the format
+    its extension names. In a CSV, a cell a spreadsheet would run as a formula gets a single quote in front unless
+    ``raw_cells`` (see :mod:`notebook_agent.agent.batch.map_cells`); the other formats keep every value as it is."""
     from ..agent.batch.map_cells import write_csv
 
     kind = _format(path, "--out")

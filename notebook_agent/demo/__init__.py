@@ -6,6 +6,9 @@ one; ``stable_demo()`` is the terminal's, at one address (``http://127.0.0.1:876
 :data:`PRICE_TASK` and :data:`CATALOG_TASK` are the data tasks (a typed answer, an exact table; see
 :mod:`.data_tasks`); ``demo_model_for(task)`` picks one by the task text. The model registry knows this model
 as ``demo`` (``get_model("demo")``, ``PageAgent(model="demo")``, ``--model demo``), through :func:`demo_model_named`.
+
+The shop is served by ``server`` from ``site/``; the model's tasks are ``model``'s (the shop) and ``data_tasks``'
+(typed answers, tables), reading the state message with ``state``.
 """
 
 from .data_tasks import CATALOG_TASK, PRICE_TASK

@@ -1,7 +1,12 @@
 """Provider adapters behind the one streaming ``Model`` protocol of ``notebook_agent.core``.
 
-``get_model("provider:model")`` builds one (providers: ``openai``, ``openai-responses``, ``anthropic``,
-``google``, ``mistral``). Importing this package never imports google-genai, which is optional.
+``get_model("provider:model")`` builds one (``registry``), from each provider's record (``provider_record``: its
+adapter, key variables and SDK) and the connection settings (``provider_options``); ``availability`` says which can
+be used here. The adapters are in ``providers`` and the models on this machine in ``local``; what they share:
+the stream driver (``convert``), errors translated from the SDKs (``errors``), deadlines and request counting
+(``deadlines``), local endpoints (``endpoints``), prices (``pricing``) and token counts (``tokens``). ``scripted``
+is a model that plays a script (tests, demos). Importing this package never imports google-genai, which is
+optional.
 """
 
 from __future__ import annotations

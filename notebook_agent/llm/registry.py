@@ -11,8 +11,8 @@ such as Ollama, llama.cpp or vLLM, usually needs no key. When ``base_url`` point
 start without one). A remote base_url still needs a real key.
 
 ``local:PATH.gguf`` runs a model file on a managed llama.cpp server (built once if needed, see
-:mod:`.local_server`); ``hf:OWNER/REPO/FILE.gguf`` (also ``local:hf:...``) runs one fetched once from the Hugging
-Face Hub (see :mod:`.model_files`); ``ollama:MODEL`` is the OpenAI-compatible endpoint of a running Ollama
+:mod:`.local.llama_server`); ``hf:OWNER/REPO/FILE.gguf`` (also ``local:hf:...``) runs one fetched once from the Hugging
+Face Hub (see :mod:`.local.model_files`); ``ollama:MODEL`` is the OpenAI-compatible endpoint of a running Ollama
 (``$OLLAMA_HOST`` or http://127.0.0.1:11434). None of them needs a key; all use the local-server request shape.
 
 ``demo`` (or ``demo:shop``, ``demo:delete_account``, ``demo:price``, ``demo:catalog``) is the offline demo model

@@ -350,7 +350,7 @@ class Shown:
     """What ``%agent snapshot`` and ``%agent browser`` return: the work runs as a task on the kernel loop (the
     browser is async), and its result (static HTML and its plain text) is displayed in the cell that asked.
 
-    A cell whose line is just ``%agent snapshot`` is rewritten to ``await`` it (see :func:`_await_display`), so
+    A cell whose line is just ``%agent snapshot`` is rewritten to ``await`` it (see magics.py, ``_await_display``), so
     the cell stays busy until the picture is there and the output belongs to that cell, also under nbclient
     and nbval. Called any other way (``get_ipython().run_line_magic``), the task displays when done.
     """

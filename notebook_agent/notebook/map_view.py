@@ -213,7 +213,7 @@ class MapRun:
         self.task: asyncio.Task[MapResult | None] | None = None
         self.output: LiveOutput | None = None
         self.recipe: Any = None
-        """``--recipe``: each row follows this recipe (agent/recipe_map.py) instead of asking the model."""
+        """``--recipe``: each row follows this recipe (agent/recipes/recipe_map.py) instead of asking the model."""
         self.heal = True
 
     @property

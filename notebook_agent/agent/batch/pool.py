@@ -1,11 +1,11 @@
 """A pool of browser contexts for the rows of a map: one context per running row, reused by the next row.
 
-Opening a context for every row and closing it after costs more than a short replayed row; a pool keeps the
-contexts its rows used, cleans each between rows (browser/reset.py: tabs, storage, cookies, ``about:blank``)
-and hands it to the next row, so ``concurrency`` rows use ``concurrency`` contexts however many rows there
-are. A context that cannot be cleaned, or that has served ``max_uses`` rows, is closed and a fresh one
-opened. One pool per process: in the map's process (:func:`~.recipe_map.map_recipe`) or per executor worker
-(:func:`worker_pool`, beside the worker's browser), where rows from several threads share it.
+Opening a context for every row and closing it after costs more than a short replayed row; a pool keeps the contexts its
+rows used, cleans each between rows (browser/session/reset.py: tabs, storage, cookies, ``about:blank``) and hands it to
+the next row, so ``concurrency`` rows use ``concurrency`` contexts however many rows there are. A context that cannot be
+cleaned, or that has served ``max_uses`` rows, is closed and a fresh one opened. One pool per process: in the map's
+process (:func:`~notebook_agent.agent.recipes.recipe_map.map_recipe`) or per executor worker (:func:`worker_pool`,
+beside the worker's browser), where rows from several threads share it.
 
 A map's own pool is told when no row is left to start (``more``): a context whose row ends then is not
 cleaned for a row that will never come (the last ``concurrency`` rows of every map would pay for it), and

@@ -108,7 +108,7 @@ def with_indices(
     step's state), and every ``table`` one of ``tables`` (the tables it names), for schema-constrained servers:
     a model then cannot name an element or a table that is not there. An action that needs an index is left
     out of it when the page has none. ``excluded`` takes more out, per action: those indices, or (None) the
-    whole action (moves the loop guard refused, see loops.py). ``done`` always stays. The prompt's schema is
+    whole action (moves the loop guard refused, see step/loop_guard.py). ``done`` always stays. The prompt's schema is
     unchanged."""
     every = sorted(set(indices))
     excluded = excluded or {}

@@ -1,4 +1,5 @@
-"""The model's output while it streams, as views show it: one :class:`~.events.ReflectionPartial`.
+"""The model's output while it streams, as views show it: one
+:class:`~notebook_agent.agent.runs.events.ReflectionPartial`.
 
 Views must not parse model output, so the run does it here, once, for every output mode (a tool call being
 written, or JSON being written in the text): the reflection fields as far as they go, capped like the final

@@ -5,6 +5,5 @@ lets the model heal only a step whose page differs (``recipe_pilot``), and the m
 (``recipe_map``).
 
 A front of the agent layer, like ``page_agent``: it may import every other part of ``agent`` (it runs on the map
-engine of ``batch`` and the pilots of ``step``). One import reaches up into it: ``runs.result``'s
-``to_recipe()``, the public entry, imported on call.
+engine of ``batch`` and the pilots of ``step``). Nothing imports it but the fronts above.
 """

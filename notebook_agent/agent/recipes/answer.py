@@ -1,7 +1,7 @@
 """The answer of a recipe's row, made the way the recorded run made it: read from the page, not asked of a model.
 
 The recorded ``done`` said a text and (with ``output=``) typed data. Each value of them that the last page
-showed becomes a read of that page (:class:`~.recipe_slots.Extraction`); a value that is a parameter becomes its
+showed becomes a read of that page (:class:`~.slots.Extraction`); a value that is a parameter becomes its
 slot; anything else is kept as it was (a constant of the task, ``success``). The text keeps its wording with the
 same values cut out, so ``Rain Jacket costs $129.00.`` becomes ``{product} costs ${_1}.``.
 """

@@ -1,10 +1,10 @@
 """The one stream a page-agent run emits, in page terms: what every view consumes and nothing else.
 
-A step starts (``StepStarted``); the model's reflection fills in as it streams (``ReflectionPartial``, already
-parsed and capped, the same for every output mode: a tool call, schema-constrained JSON, JSON in text); the
-output is understood (``ModelOutputParsed``); the action may wait for a person (``ApprovalRequested`` carries
-the :class:`~.approval.Approval` to answer, ``ApprovalAnswered`` its answer), runs (``ActionStarted``,
-``ActionProgress``, ``ActionFinished``); the step ends (``StepFinished``) and its screenshot arrives
+A step starts (``StepStarted``); the model's reflection fills in as it streams (``ReflectionPartial``, already parsed
+and capped, the same for every output mode: a tool call, schema-constrained JSON, JSON in text); the output is
+understood (``ModelOutputParsed``); the action may wait for a person (``ApprovalRequested`` carries the
+:class:`~notebook_agent.agent.safety.approval.Approval` to answer, ``ApprovalAnswered`` its answer), runs
+(``ActionStarted``, ``ActionProgress``, ``ActionFinished``); the step ends (``StepFinished``) and its screenshot arrives
 (``ScreenshotTaken``, possibly after the next step started); the run ends (``RunFinished``).
 
 The notebook card, the terminal, the run file and evaluation read these; none of them reads the core loop's

@@ -42,7 +42,7 @@ PAGE_HEIGHT = 800
 
 
 class RecordedStep(Protocol):
-    """What the export reads of a step (a :class:`~.results.PageStep`)."""
+    """What the export reads of a step (a :class:`~.result.PageStep`)."""
 
     @property
     def index(self) -> int: ...
@@ -63,7 +63,7 @@ class RecordedStep(Protocol):
 
 
 class RecordedRun(Protocol):
-    """What the export reads of a run (a :class:`~.results.PageAgentResult`, live or loaded from its file)."""
+    """What the export reads of a run (a :class:`~.result.PageAgentResult`, live or loaded from its file)."""
 
     @property
     def task(self) -> str: ...

@@ -1,7 +1,7 @@
 """A run's data: the tables it read and its checked answer, kept, saved, compared and turned into DataFrames.
 
 Plain functions over plain values, so the run, run files, views, evaluation and the map all read answers the
-same way without importing the machinery that checked them (:mod:`.output`).
+same way without importing the machinery that checked them (:mod:`notebook_agent.agent.step.typed_output`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The core loop's events become the run's page events (:mod:`.events`), the only ones that leave a run.
+"""The core loop's events become the run's page events (:mod:`notebook_agent.agent.runs.events`), the only ones that
+leave a run.
 
 One job, kept apart from the run's hooks: as the model streams, the reflection so far (parsed and capped, the
 same for every output mode); as the action runs, its start, progress and end (the step's result, timing and

@@ -1,7 +1,7 @@
 """One run's state, as every stage of a step reads and feeds it: :class:`RunState`.
 
 A run is a few stages around the core loop: reading the page (page_read.py), the model's output becoming a
-call, the loop guard and the claim check, the gate (gatekeeper.py), the action, its events (event_bridge.py),
+call, the loop guard and the claim check, the gate (gate.py), the action, its events (event_bridge.py),
 the screenshot. Each stage takes the state it works on, explicitly, as pydantic-ai's graph nodes take their
 state: the steps so far, the history the model reads, the page's observer, the loop guard, how the run is
 ending, what it read, and the agent's settings (:class:`RunSpec`). The run itself (run.py) is then only the

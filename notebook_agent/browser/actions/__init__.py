@@ -16,6 +16,11 @@ approval gate judges it) and its ``facts`` (:class:`~notebook_agent.core.action_
 export, its place and words in the prompt, whether it may repeat). :data:`BUILTINS` lists the classes; a new
 built-in action is its class and one line there.
 
+The actions are grouped by what they act on: ``pointer`` (click, hover), ``forms`` (type, choose, press keys),
+``page`` (finish, wait, ask, scroll, JavaScript, open a URL, go back, switch tab) and ``extract`` (read a table);
+``base`` is what they share (``ActionHost``, ``BrowserTool``), ``params`` their parameter models (the schema each
+offers) and ``scripts`` the page-side JavaScript they evaluate.
+
 Every result is text for the model. Failures start with "Error: " and set ``is_error``; an unknown or stale
 index is such a result, never an exception. Actions see the session only through :class:`ActionHost`.
 

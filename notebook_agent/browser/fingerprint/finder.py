@@ -6,7 +6,7 @@ on a changed page. So each action records a :class:`Fingerprint` (:func:`fingerp
 accessible role and name, label, test id, id, text, link, where it sits (frames, landmark, heading, the texts
 beside it), and the best Playwright locator for it, each locator checked to match exactly that element then.
 :func:`find_again` tries that locator, then scores every candidate in every frame by the recorded parts
-(fingerprint_score.py) and answers with the element only when one clearly wins; a tie or a weak best is "not
+(score.py) and answers with the element only when one clearly wins; a tie or a weak best is "not
 found", with the reason, for the model to heal. :func:`playwright_source` is the locator as Python source.
 
 What a fingerprint says is read by ``fingerprint.js`` in Playwright's isolated world of each frame, the
@@ -337,7 +337,7 @@ async def find_again(page: Page, fp: Fingerprint) -> Found:
     """The element ``fp`` describes on ``page`` now, in any of its frames, or why it cannot be told.
 
     The recorded locator is tried first; then every element of every frame that shares an identity signal
-    with the fingerprint is scored by all its parts (fingerprint_score.py), and only a clear winner that is
+    with the fingerprint is scored by all its parts (score.py), and only a clear winner that is
     visible and enabled is returned. ``how`` is "locator" when the recorded locator matched exactly the winner.
     """
     if fp.empty:

@@ -4,9 +4,9 @@ found exactly that element then, with no Playwright in this module.
 A fingerprint is saved in a run file and read back for a replay, so a saved file is hostile input: every
 ``from_dict`` takes what it can use and drops the rest (wrong types, unknown keys, lone surrogates, huge
 strings), and a locator is rebuilt from its checked parts, never from saved code. The Python source of a
-locator and the live locator (fingerprint.py) come from one list of calls (:meth:`LocatorSpec.calls`), so what
-an exported script does is what the replay did. How the parts are compared is fingerprint_score.py; how they
-are read from a page and found again is fingerprint.py.
+locator and the live locator (finder.py) come from one list of calls (:meth:`LocatorSpec.calls`), so what
+an exported script does is what the replay did. How the parts are compared is score.py; how they
+are read from a page and found again is finder.py.
 """
 
 from __future__ import annotations

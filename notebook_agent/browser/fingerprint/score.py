@@ -1,5 +1,5 @@
 """How much a candidate element agrees with a recorded fingerprint, and when the best candidate is clear enough
-to act on. Pure Python: fingerprint.py reads the candidates from the page and acts on the decision.
+to act on. Pure Python: finder.py reads the candidates from the page and acts on the decision.
 
 The rules that keep a replay from acting on the wrong element (a tie or a weak best goes to the model):
 

@@ -121,7 +121,8 @@ class TabInfo:
 
 @dataclass
 class Snapshot:
-    """What :meth:`BrowserSession.snapshot` returns; ``text`` is exactly what the model reads."""
+    """What :meth:`~notebook_agent.browser.session.browser_session.BrowserSession.snapshot` returns; ``text`` is exactly
+    what the model reads."""
 
     url: str
     title: str

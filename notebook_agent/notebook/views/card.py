@@ -1,6 +1,6 @@
 """One step's card in the live view: reflection, action, live progress, result, screenshot, inspector.
 
-A collapsible box of standard ipywidgets; :class:`~.view.RunView` creates one per ``StepStarted`` and feeds it
+A collapsible box of standard ipywidgets; :class:`~.run_view.RunView` creates one per ``StepStarted`` and feeds it
 the step's events.
 """
 

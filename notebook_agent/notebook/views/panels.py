@@ -1,7 +1,7 @@
 """The Approve / Deny panel of one approval: what the action is, its target, a crop of it, the buttons.
 
 The buttons answer the :class:`~notebook_agent.agent.Approval` itself (from whatever thread the widget callback
-runs on); :class:`~.view.RunView` places the panel on the current card and removes it when the run says the
+runs on); :class:`~.run_view.RunView` places the panel on the current card and removes it when the run says the
 approval was answered.
 """
 
