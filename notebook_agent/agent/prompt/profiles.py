@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, TypeVar
 
-from ...browser.actions import BUILTINS
+from ...browser.actions import builtin_actions
 from ...core.action_facts import ActionFacts, facts_of
 from ...llm.providers.chat_servers import detect_server
 
@@ -76,8 +76,7 @@ class Profile:
         """The built-in actions it offers when nothing else is asked for (None: all of them)."""
         if not self.brief:
             return None
-        ordered = sorted(BUILTINS, key=lambda cls: cls.facts.order)
-        return tuple(c.name for c in ordered if self.keeps(c.facts) and not c.facts.opt_in)
+        return tuple(c.name for c in builtin_actions() if self.keeps(c.facts) and not c.facts.opt_in)
 
     def offer(
         self,

@@ -72,12 +72,20 @@ BUILTINS: tuple[type[Tool], ...] = (
 """The built-in actions: page-agent's (``done`` … ``execute_javascript``) and the extra ones. Their order in the
 prompt is each one's ``facts.order``."""
 
-_BY_NAME: dict[str, type[Tool]] = {cls.name: cls for cls in BUILTINS}
+
+def _builtin(name: str) -> type[Tool] | None:
+    """The built-in action class called ``name`` (read from :data:`BUILTINS` each time), or None."""
+    return next((cls for cls in BUILTINS if cls.name == name), None)
+
+
+def builtin_actions() -> list[type[Tool]]:
+    """The built-in action classes (:data:`BUILTINS`, read each time), in the order the prompt lists them."""
+    return sorted(BUILTINS, key=lambda cls: cls.facts.order)
 
 
 def builtin_names() -> list[str]:
     """The built-in actions' names, in the order the prompt lists them."""
-    return [cls.name for cls in sorted(BUILTINS, key=lambda cls: cls.facts.order)]
+    return [cls.name for cls in builtin_actions()]
 
 
 def action_facts(name: str, tools: Mapping[str, Tool | None] | None = None) -> ActionFacts:
@@ -87,13 +95,13 @@ def action_facts(name: str, tools: Mapping[str, Tool | None] | None = None) -> A
     tool = (tools or {}).get(name)
     if tool is not None:
         return facts_of(tool)
-    cls = _BY_NAME.get(name)
+    cls = _builtin(name)
     return cls.facts if cls is not None else facts_of(None)
 
 
 def builtin_risk(name: str) -> str:
     """How the built-in action ``name`` is judged by the approval gate (its ``risk``), or "" for no built-in."""
-    cls = _BY_NAME.get(name)
+    cls = _builtin(name)
     return cls.risk if cls is not None and isinstance(cls.risk, str) else ""
 
 
@@ -110,7 +118,7 @@ def builtin_tools(
     """
     asker = on_ask_user if on_ask_user is not None else getattr(browser, "on_ask_user", None)
     tools: list[Tool] = []
-    for cls in sorted(BUILTINS, key=lambda cls: cls.facts.order):
+    for cls in builtin_actions():
         if cls is ExecuteJavascriptTool and not include_javascript:
             continue
         if cls is AskUserTool:
@@ -200,6 +208,7 @@ __all__ = [
     "SwitchTabTool",
     "WaitTool",
     "action_facts",
+    "builtin_actions",
     "builtin_names",
     "builtin_risk",
     "builtin_tools",
