@@ -26,10 +26,12 @@ model wrote cannot be used; :class:`AbortedError`, the run was stopped::
             * TraceBusyError
                 * TraceRefusedError
         * InputError (also ValueError)
+            * BudgetError
             * MapInputError
             * NotScriptable
             * OptionError
             * OutputTypeError (also TypeError)
+            * PriceError
             * RecipeError
             * RunFileError
             * SecretError
@@ -72,6 +74,7 @@ if TYPE_CHECKING:
     from .agent.prompt.agent_output import OutputError
     from .agent.recipes.slots import RecipeError
     from .agent.runs.run_schema import RunFileError
+    from .agent.safety.budget import BudgetError
     from .agent.safety.secrets import SecretError
     from .agent.step.run_browser import StartUrlError
     from .agent.step.typed_output import OutputTypeError
@@ -108,6 +111,7 @@ if TYPE_CHECKING:
     )
     from .llm.local.llama_server import LocalServerError
     from .llm.local.model_files import ModelFileError
+    from .llm.pricing import PriceError
 
 __all__ = [
     "AbortedError",
@@ -119,6 +123,7 @@ __all__ = [
     "BrowserError",
     "BrowserNotFoundError",
     "BrowserTimeoutError",
+    "BudgetError",
     "BusyError",
     "ContextLengthError",
     "DeadlineExceeded",
@@ -138,6 +143,7 @@ __all__ = [
     "OptionError",
     "OutputError",
     "OutputTypeError",
+    "PriceError",
     "ProviderConnectionError",
     "ProviderError",
     "ProviderTimeoutError",
@@ -166,6 +172,7 @@ _WHERE = {
     "BrowserError": "notebook_agent.browser.errors",
     "BrowserNotFoundError": "notebook_agent.browser.session.launch",
     "BrowserTimeoutError": "notebook_agent.browser.errors",
+    "BudgetError": "notebook_agent.agent.safety.budget",
     "BusyError": "notebook_agent.core.errors",
     "ContextLengthError": "notebook_agent.llm.errors",
     "DeadlineExceeded": "notebook_agent.llm.deadlines",
@@ -185,6 +192,7 @@ _WHERE = {
     "OptionError": "notebook_agent.config.options",
     "OutputError": "notebook_agent.agent.prompt.agent_output",
     "OutputTypeError": "notebook_agent.agent.step.typed_output",
+    "PriceError": "notebook_agent.llm.pricing",
     "ProviderConnectionError": "notebook_agent.llm.errors",
     "ProviderError": "notebook_agent.llm.errors",
     "ProviderTimeoutError": "notebook_agent.llm.errors",

@@ -15,6 +15,7 @@ sub-packages, in the order they may import each other:
 - ``batch``: one task over many rows, here or on an executor.
 """
 
+from .batch.map_budget import EstimateQuestion, MapEstimate, MapEstimated
 from .batch.map_counts import MapCounts
 from .batch.map_runner import (
     MapEvent,
@@ -81,7 +82,10 @@ __all__ = [
     "ApprovalRequested",
     "Approver",
     "CaseInsensitive",
+    "EstimateQuestion",
     "MapCounts",
+    "MapEstimate",
+    "MapEstimated",
     "MapEvent",
     "MapFinished",
     "MapInputError",

@@ -28,6 +28,7 @@ from .prompt.toolset import offered_tools
 from .runs.events import PageEvent, RunFinished
 from .runs.result import PageAgentResult
 from .safety.approval import Approver, PolicyFunction, PolicyName, check_policy
+from .safety.budget import check_priced, checked_cost, checked_tokens
 from .safety.domains import parse_domains
 from .safety.secrets import SecretVault
 from .step.pilot import Pilot
@@ -60,6 +61,8 @@ class PageAgent(RowMaps, Replays, Generic[Deps]):
     ``<runs_dir>/<run_id>/trace.zip`` (a temporary folder without ``runs_dir``), given as ``result.trace_path``. Tracing
     is per browser context, so a run refuses to start while another run is tracing the context it shares (see
     :mod:`notebook_agent.browser.session.tracing`); and it is refused with ``secrets`` (its pictures are not masked).
+    ``max_cost`` (dollars) and ``max_tokens``: a run's budget; the run stops before a model call that would cross
+    it, or at most one step after, with status ``budget`` (see :mod:`.safety.budget`); in a map each row's.
     """
 
     def __init__(
@@ -93,9 +96,13 @@ class PageAgent(RowMaps, Replays, Generic[Deps]):
         output: Any = None,
         profile: str = "auto",
         deps: Deps = None,  # type: ignore[assignment]
+        max_cost: float | None = None,
+        max_tokens: int | None = None,
     ) -> None:
         if max_steps < 1:
             raise ValueError("max_steps must be at least 1")
+        self.max_cost = checked_cost(max_cost)
+        self.max_tokens = checked_tokens(max_tokens)
         self.allowed_domains = parse_domains(allowed_domains)
         self.blocked_domains = parse_domains(blocked_domains)
         self.secrets = SecretVault(secrets or {}, default_domains=self.allowed_domains)
@@ -107,6 +114,7 @@ class PageAgent(RowMaps, Replays, Generic[Deps]):
         )
         self.output_spec = OutputSpec(output) if output is not None else None
         self.model = _resolve_model(model)
+        check_priced(self.model, self.max_cost)
         self.browser = browser
         self.own_tab = own_tab
         self.max_steps = max_steps
@@ -256,6 +264,7 @@ class PageAgent(RowMaps, Replays, Generic[Deps]):
         ``approver``; ``runs_dir`` writes the run file there when the agent has no ``runs_dir`` of its own."""
         if not task or not task.strip():
             raise ValueError("The task is empty: say what the agent should do.")
+        check_priced(self.model, self.max_cost)  # a copy may run another model (a map's row, a replay's healer)
         controller = AbortController()
 
         async def work(put: Callable[[PageEvent], None]) -> None:
@@ -282,6 +291,8 @@ class PageAgent(RowMaps, Replays, Generic[Deps]):
             "profile": self.profile.name,
             "max_steps": self.max_steps,
             "max_failures": self.max_failures,
+            "max_cost": self.max_cost,
+            "max_tokens": self.max_tokens,
             "approval": self.approval if isinstance(self.approval, str) else "custom",
             "vision": self.vision,
             "full_page": self.full_page,

@@ -117,6 +117,11 @@ class AgentMagics(Magics):
             options.no_placeholder("--out", out)
             if not out.isidentifier():
                 raise options.OptionError(f"--out needs a Python variable name, got {out!r}.")
+            if opts.row_max_cost is not None or opts.row_max_tokens is not None:
+                raise options.OptionError(
+                    "--row-max-cost and --row-max-tokens are each row's budget in a map (--each); a run's is "
+                    "--max-cost / --max-tokens."
+                )
             opts = opts.with_defaults(
                 max_steps=cfg.max_steps, timeout=cfg.approval_timeout, approve=cfg.approve, vision=cfg.vision
             )
@@ -129,12 +134,16 @@ class AgentMagics(Magics):
         if previous is not None:
             note = " · ".join(filter(None, [note, f"follows up run {previous.run_id}"]))
         view = RunView(task, f"{chosen.provider}:{chosen.id}", opts.max_steps or 0, note=note)
-        agent = (replace(opts, url=None) if replay is not None else opts).make_agent(
-            chosen,
-            on_ask_user=make_ask_user(view) if opts.ask else None,
-            screenshots=cfg.screenshots,
-            system_prompt=system_prompt,
-        )
+        try:  # a cost budget for a model whose prices are unknown is refused here, in one sentence
+            agent = (replace(opts, url=None) if replay is not None else opts).make_agent(
+                chosen,
+                on_ask_user=make_ask_user(view) if opts.ask else None,
+                screenshots=cfg.screenshots,
+                system_prompt=system_prompt,
+            )
+        except ValueError as exc:
+            print(f"{label}: {exc}")
+            return None
         pilot = None
         if replay is not None:  # %agent replay: the recorded actions, this agent's model heals
             try:
@@ -175,18 +184,20 @@ class AgentMagics(Magics):
                 from .recipe_magic import recipe_in
 
                 recipe = recipe_in(opts.recipe, template, namespace)
+            agent = opts.make_agent(  # each row's budget is --row-max-cost/--row-max-tokens; the map keeps its own
+                chosen,
+                row=True,
+                own_tab=True,
+                screenshots=cfg.screenshots,
+                system_prompt=STATE.prompt_override(opts.prompt),
+            )
         except (ValueError, OSError, MapInputError) as exc:
             print(f"%%agent: {exc}")
             return None
-        agent = opts.make_agent(
-            chosen,
-            own_tab=True,
-            screenshots=cfg.screenshots,
-            system_prompt=STATE.prompt_override(opts.prompt),
-        )
         view = MapView(template, len(values), f"{chosen.provider}:{chosen.id}")
         view.max_steps = opts.max_steps or cfg.max_steps
-        run = MapRun(agent, template, rows, view, name=out, concurrency=opts.concurrency or 4)
+        budget = {k: v for k, v in opts.map_options().items() if k in ("max_cost", "max_tokens")}
+        run = MapRun(agent, template, rows, view, name=out, concurrency=opts.concurrency or 4, budget=budget)
         run.recipe, run.heal = recipe, opts.heal
         STATE.runs.append(run)
         run.show()
@@ -251,7 +262,8 @@ class AgentMagics(Magics):
 
 
 CELL_FLAGS = ("model", "url", "max_steps", "approve", "prompt", "profile", "vision", "js", "ask", "full_page",
-              "timeout", "trace", "concurrency", "recipe", "heal", "output", "allowed_domains")  # fmt: skip
+              "timeout", "trace", "concurrency", "recipe", "heal", "output", "allowed_domains", "max_cost",
+              "max_tokens", "row_max_cost", "row_max_tokens")  # fmt: skip
 """The run flags of ``%%agent`` (config/run_flags.py: the same flags, checks and messages as the terminal's)."""
 
 add_run_flags(
@@ -261,6 +273,11 @@ add_run_flags(
     concurrency="with --each: rows at a time (default 4)",
     recipe="with --each: replay RUN per row with its values, no model call (a run, a recipe file or variable)",
     heal="with --recipe: fail a row whose page differs, saying why",
+    max_cost="a budget in dollars: the run stops (status budget) before a model call would cross it; with --each, "
+    "the whole map's",
+    max_tokens="a budget in tokens, as --max-cost; with --each, the whole map's",
+    row_max_cost="with --each: each row's budget in dollars",
+    row_max_tokens="with --each: each row's budget in tokens",
 )
 
 
