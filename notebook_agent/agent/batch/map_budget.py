@@ -46,7 +46,7 @@ ASK_ABOVE = 20
 """A map of more rows than this, without a budget, asks before going on (see the module docstring)."""
 
 
-def first_call(prompt: str, model: object) -> Ledger:
+def first_call(prompt: str, model: object | None) -> Ledger:
     """At least what a row's first model call costs: its system prompt and task (``prompt``) counted offline, and
     the output allowance, at ``model``'s prices; the page's text, which comes on top, is not known before."""
     tokens = count_tokens(prompt)
@@ -61,16 +61,18 @@ def is_free(model: object) -> bool:
     return prices is not None and not any(prices.values())
 
 
-def check_budgets(row_budget: Budget, budget: Budget, model: object, least: Ledger | None) -> None:
-    """Before any row: a cost budget needs the rows' model priced, and a budget (the map's, or each row's) smaller
-    than one row's first model call (``least``; None: a row may call no model) could run nothing: both are a
-    :class:`BudgetError`."""
-    check_priced(model, budget.max_cost, "The map's max_cost")
-    check_priced(model, row_budget.max_cost, "Each row's max_cost")
+def check_budgets(row_budget: Budget, budget: Budget, model: object | None, least: Ledger | None) -> None:
+    """Before any row: a cost budget needs the rows' model priced (``model``; None: each row's own, checked when it
+    runs), and a budget (the map's, or each row's) smaller than one row's first model call (``least``; None: a row
+    may call no model) could run nothing: both are a :class:`BudgetError`."""
+    if model is not None:
+        check_priced(model, budget.max_cost, "The map's max_cost")
+        check_priced(model, row_budget.max_cost, "Each row's max_cost")
     if least is None:
         return
     for whose, limit in (("The map's", budget), ("Each row's", row_budget)):
-        crossed = limit.crossed(least.tokens, least.cost if limit.max_cost is not None else 0.0)
+        priced = limit.max_cost is not None and least.cost is not None
+        crossed = limit.crossed(least.tokens, least.cost if priced else 0.0)
         if crossed is not None:
             raise BudgetError(
                 f"{whose} budget {crossed} is smaller than one row: a row's first model call alone reads about "

@@ -87,20 +87,21 @@ def check_options(agent: Runner, options: MapOptions) -> None:
 
 
 def least_row(agent: Runner, task: str, model: object | None = None) -> Ledger:
-    """At least what one row of ``task`` costs: its first model call (map_budget.py ``first_call``)."""
-    return first_call(f"{agent.full_system_prompt}\n{task}", model if model is not None else agent.model)
+    """At least what one row of ``task`` costs: its first model call (map_budget.py ``first_call``), priced at
+    ``model``'s prices (None: not known, the cost is None)."""
+    return first_call(f"{agent.full_system_prompt}\n{task}", model)
 
 
 def _check_budgets(agent: Runner, options: MapOptions) -> None:
     """The map's and each row's budget, checked against the rows' model (known here unless a factory makes one
     per row): priced for a cost budget, and larger than one row's first call."""
     rows = Budget(agent.max_cost, agent.max_tokens)
-    if options.model_factory is not None or not (rows or options.budget):
+    if not (rows or options.budget):
         return
-    model: object = agent.model
-    if options.model is not None:
-        if options.executor is not None:
-            return  # the workers build it
+    model: object | None = agent.model  # None: each row's own, not known before the row (a factory, a worker's)
+    if options.model_factory is not None or (options.model is not None and options.executor is not None):
+        model = None
+    elif options.model is not None:
         from ...llm import get_model
 
         model = get_model(options.model)

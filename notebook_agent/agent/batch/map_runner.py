@@ -207,7 +207,8 @@ async def _drive(
     queue: asyncio.Queue[Any] = asyncio.Queue()
     pending = collections.deque(todo)
     running: dict[int, Runner] = {}
-    least = least_row(agent, result.rows[todo[0]].task) if todo else Ledger()
+    least = least_row(agent, result.rows[todo[0]].task, agent.model) if todo else Ledger()
+    least = replace(least, cost=least.cost or 0.0)  # a row's own model's prices show once it has run
     gate = MapGate(options.budget, len(todo), options.concurrency, options.ask_estimate, least, queue.put_nowait)
 
     def stop_rows(reason: str) -> None:

@@ -100,8 +100,9 @@ class Budget:
 
 
 def spent_text(usage: Usage) -> str:
-    """``8,800 tokens, $0.0123``: what a run has spent, as a budget's messages say it."""
-    return f"{usage.tokens:,} tokens, {cost_text(usage.dollars)}"
+    """``8,800 tokens, $0.0123``: what a run has spent, as a budget's messages say it (a free run's tokens only)."""
+    cost = usage.dollars
+    return f"{usage.tokens:,} tokens" + ("" if cost == 0 else f", {cost_text(cost)}")
 
 
 class RunBudget:
