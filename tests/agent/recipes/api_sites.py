@@ -22,6 +22,7 @@ applied to every search answer) and what they count (``hits``: requests per path
 from __future__ import annotations
 
 import base64
+import html
 import json
 import secrets
 import threading
@@ -133,7 +134,7 @@ PAGES = {
     "/cursor/": """<label>Category <select id="cat"><option>tools</option><option>lamps</option><option>packs</option>
 </select></label><button id="go">Show</button><button id="more">More</button><ul id="out"></ul>
 <script>let next = null;
-function list(d) { next = d.next; show(d.items.map(i => i.name + ' costs ' + money(i.price))); }
+function list(d) { next = d.next; show(d.items.map(i => i.name)); }
 document.getElementById('go').onclick = () => list(ask('GET', '/api/list?category=' + encodeURIComponent(cat.value)));
 document.getElementById('more').onclick = () => list(ask('GET', '/api/list?category=' +
   encodeURIComponent(cat.value) + '&cursor=' + encodeURIComponent(next)));
@@ -199,7 +200,8 @@ class _Handler(BaseHTTPRequestHandler):
                 if q and q.lower() in name.lower()
             )
             page = HEAD.format(title="Ssr", meta="") + (
-                f'<form action="/ssr/"><input name="q" aria-label="Search" value=""><button>Search</button></form>'
+                f'<form action="/ssr/"><input name="q" aria-label="Search" value="{html.escape(q)}">'
+                "<button>Search</button></form>"
                 f"<ul>{found}</ul></body></html>"
             )
             self._send(200, page.encode(), "text/html; charset=utf-8")

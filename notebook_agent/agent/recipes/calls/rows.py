@@ -68,6 +68,7 @@ class RequestWay:
         self.checking = self.agreed = self.unchecked = 0
         self.streak = 0
         self._ready: asyncio.Event | None = None
+        self._visits: asyncio.Lock | None = None
 
     def _first_way(self, mode: Mode, executor: bool, agent: Runner | None) -> tuple[str, str]:
         call = self.call
@@ -197,6 +198,26 @@ class RequestWay:
             self.ready().set()
         return page
 
+    async def _ask(self, send: _Sender, got: dict[str, Any], token: str | None) -> Any:
+        """Each request of the call in turn (an earlier answer's values filled into the later ones): the last answer."""
+        call = self.call
+        assert call is not None
+        data: Any = None
+        for step in call.steps:
+            try:
+                request = call.request(step, got, token)
+            except (ValueError, UnicodeError) as exc:
+                raise CallMiss(f"the row's values do not fit the request ({exc})") from None
+            data = await send.json(request)
+            for name, path in step.binds.items():
+                got[name] = plain(pick(data, path, got))
+        return data
+
+    def visits(self) -> asyncio.Lock:
+        if self._visits is None:
+            self._visits = asyncio.Lock()
+        return self._visits
+
     def ready(self) -> asyncio.Event:
         if self._ready is None:
             self._ready = asyncio.Event()
@@ -219,20 +240,13 @@ class RequestWay:
         values = row_values(self.recipe, row.values)
         got: dict[str, Any] = dict(values)
         send = _Sender(browser, call.origin, agent, signal)
-        token = await send.token(call.token.page, call.token.name, values) if call.token is not None else None
-        data: Any = None
-        for step in call.steps:
-            try:
-                request = call.request(step, got, token)
-            except (ValueError, UnicodeError) as exc:
-                raise CallMiss(f"the row's values do not fit the request ({exc})") from None
-            data = await send.json(request)
-            for name, path in step.binds.items():
-                got[name] = plain(pick(data, path, got))
-        reads = {name: field.read(data, got) for name, field in call.fields.items()}
-        text, answer, problem = answer_from(self.recipe.answer, reads, values)
-        if problem is not None:
-            raise CallMiss(problem)
+        if call.token is not None:  # one visit's token at a time: a site may keep only its session's latest
+            async with self.visits():
+                token = await send.token(call.token.page, call.token.name, values)
+                data = await self._ask(send, got, token)
+        else:
+            data = await self._ask(send, got, None)
+        text, answer = read_answer(self.recipe, data, got)
         output = answer
         spec = agent.output_spec
         if spec is not None and answer is not None:
@@ -247,6 +261,18 @@ class RequestWay:
             duration_s=time.perf_counter() - started, prompt_version="", output=output,
             output_type=self.recipe.output_type, settings={"way": "request"},
         )  # fmt: skip
+
+
+def read_answer(recipe: Recipe, data: Any, values: Mapping[str, Any]) -> tuple[str, Any]:
+    """``(text, typed data)`` of a row from its call's last answer ``data`` (``values``: the row's and the earlier
+    answers'), built as the page recipe builds it; a :class:`CallMiss` when a field is missing or of another type."""
+    call = recipe.call
+    assert call is not None
+    reads = {name: field.read(data, values) for name, field in call.fields.items()}
+    text, answer, problem = answer_from(recipe.answer, reads, {n: values[n] for n in recipe.names})
+    if problem is not None:
+        raise CallMiss(problem)
+    return text, answer
 
 
 class _Sender:
@@ -326,4 +352,4 @@ def find_token(html: str, name: str) -> str | None:
     return None
 
 
-__all__ = ["MODES", "Mode", "RequestWay", "check_mode", "find_token"]
+__all__ = ["MODES", "Mode", "RequestWay", "check_mode", "find_token", "read_answer"]
