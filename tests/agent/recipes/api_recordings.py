@@ -16,6 +16,9 @@ from notebook_agent.llm.scripted import ScriptedModel
 from tests.agent.recipes.api_sites import PRODUCTS, Sites
 from tests.agent.test_page_agent import index_of, step
 
+LAMP = "Lumen 400 Headlamp"
+NAMES = ["Grace", "Linus", "Edsger", "Barbara", "Alan", "Ada"]
+
 
 class Price(BaseModel):
     name: str
@@ -38,7 +41,8 @@ class First(BaseModel):
 async def _run(
     browser: BrowserSession, url: str, script: list[Any], task: str, output: Any, **kw: Any
 ) -> PageAgentResult:
-    agent = PageAgent(model=ScriptedModel(script), browser=browser, start_url=url, output=output, screenshots=False, **kw)
+    model = ScriptedModel(script)
+    agent = PageAgent(model=model, browser=browser, start_url=url, output=output, screenshots=False, **kw)
     run = await agent.run(task)
     assert run.success, run.text
     return run
@@ -53,26 +57,25 @@ def _search(product: str) -> list[Any]:
     ]
 
 
-async def record_catalogue(browser: BrowserSession, site: Sites, product: str = "Lumen 400 Headlamp") -> PageAgentResult:
+async def record_catalogue(browser: BrowserSession, site: Sites, product: str = LAMP) -> PageAgentResult:
     return await _run(browser, site.url("/catalogue/"), _search(product), f"Find the price of {product}", Price)
 
 
-async def record_busy(browser: BrowserSession, site: Sites, product: str = "Lumen 400 Headlamp") -> PageAgentResult:
+async def record_busy(browser: BrowserSession, site: Sites, product: str = LAMP) -> PageAgentResult:
     return await _run(browser, site.url("/busy/"), _search(product), f"Find the price of {product}", Price)
 
 
-async def record_guarded(browser: BrowserSession, site: Sites, product: str = "Lumen 400 Headlamp") -> PageAgentResult:
+async def record_guarded(browser: BrowserSession, site: Sites, product: str = LAMP) -> PageAgentResult:
     return await _run(browser, site.url("/guarded/"), _search(product), f"Find the price of {product}", Price)
 
 
-async def record_ssr(browser: BrowserSession, site: Sites, product: str = "Lumen 400 Headlamp") -> PageAgentResult:
-    return await _run(browser, site.url("/ssr/"), _search(product)[:1] + [
-        step("click_element_by_index", lambda c: {"index": index_of(c, r"<button")}),
-        _search(product)[2],
-    ], f"Find the price of {product}", Price)  # fmt: skip
+async def record_ssr(browser: BrowserSession, site: Sites, product: str = LAMP) -> PageAgentResult:
+    typed, _, done = _search(product)
+    submit = step("click_element_by_index", lambda c: {"index": index_of(c, r"<button")})
+    return await _run(browser, site.url("/ssr/"), [typed, submit, done], f"Find the price of {product}", Price)
 
 
-async def record_product(browser: BrowserSession, site: Sites, product: str = "Lumen 400 Headlamp") -> PageAgentResult:
+async def record_product(browser: BrowserSession, site: Sites, product: str = LAMP) -> PageAgentResult:
     _, price, sku = PRODUCTS[product]
     script = [
         step("input_text", lambda c: {"index": index_of(c, r"<input"), "text": product}),
@@ -113,10 +116,11 @@ RECORDINGS: dict[str, tuple[Recording, dict[str, str], type[BaseModel], list[dic
     "catalogue": (record_catalogue, {"product": "Lumen 400 Headlamp"}, Price, [{"product": p} for p in PRODUCTS]),
     "product": (record_product, {"product": "Lumen 400 Headlamp"}, Item, [{"product": p} for p in PRODUCTS]),
     "order": (
-        record_order, {"name": "Ada", "plan": "Pro"}, Signup,
-        [{"name": n, "plan": p} for n, p in zip(["Grace", "Linus", "Edsger", "Barbara", "Alan", "Ada"],
-                                                ["Free", "Team", "Pro", "Free", "Team", "Pro"], strict=True)],
-    ),  # fmt: skip
+        record_order,
+        {"name": "Ada", "plan": "Pro"},
+        Signup,
+        [{"name": n, "plan": p} for n, p in zip(NAMES, ["Free", "Team", "Pro"] * 2, strict=True)],
+    ),
     "guarded": (record_guarded, {"product": "Lumen 400 Headlamp"}, Price, [{"product": p} for p in PRODUCTS]),
     "cursor": (record_cursor, {"category": "lamps"}, First, [{"category": c} for c in ("tools", "packs", "lamps")] * 2),
     "ssr": (record_ssr, {"product": "Lumen 400 Headlamp"}, Price, [{"product": p} for p in list(PRODUCTS)[:4]]),

@@ -3,6 +3,7 @@ why, every answer by request identical to the page recipe's, and the call shown 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -95,7 +96,9 @@ async def test_a_per_visit_token_is_read_again_for_every_row(browser: BrowserSes
     assert STATE.hits["/api/guarded"] == len(rows) and STATE.hits["/guarded/"] == len(rows)  # one visit per row
 
 
-async def test_a_site_rendered_on_the_server_stays_on_the_page_and_says_why(browser: BrowserSession, site: Sites) -> None:
+async def test_a_site_rendered_on_the_server_stays_on_the_page_and_says_why(
+    browser: BrowserSession, site: Sites
+) -> None:
     record, params, output, rows = RECORDINGS["ssr"]
     recipe = Recipe.from_run(await record(browser, site), params=params)
     assert recipe.call is None
@@ -119,7 +122,8 @@ async def test_an_api_that_starts_answering_429_backs_off_then_falls_back_then_t
     records = result.records()
     assert [r["way"] for r in records[:5]] == ["both", "both", "both", "request", "request"]
     assert [r["way"] for r in records[5:8]] == ["fallback"] * 3
-    assert records[5]["way_note"] == "the site answered 429 to GET api/busy?q=Insulated+Steel+Bottle+750+ml after 4 tries"
+    said = "the site answered 429 to GET api/busy?q=Insulated+Steel+Bottle+750+ml after 4 tries"
+    assert records[5]["way_note"] == said
     assert {r["way"] for r in records[8:]} == {"page"}
     assert result.way == (
         "by the page: 3 rows in a row could not go by request, the last because the site answered 429 to GET "
@@ -164,7 +168,9 @@ async def test_the_call_is_shown_and_exported_as_an_httpx_script_that_gives_the_
         assert "Learned call" in html and "sample row" in html and "JSON path" in html
         script = tmp_path / f"{name}.py"
         script.write_text(recipe.to_python())
-        out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+        out = await asyncio.to_thread(
+            subprocess.run, [sys.executable, str(script)], capture_output=True, text=True, timeout=60
+        )
         assert out.returncode == 0, out.stderr
         said = json.loads(out.stdout)
         row = await recipe.map([params], replayer(browser, output), mode="request", heal=False)
