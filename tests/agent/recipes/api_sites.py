@@ -16,7 +16,8 @@ benchmark (``with api_sites() as site:``; ``site.url("/catalogue/")``).
 The pages' scripts ask with synchronous XHR, so a click returns once the answer is on the page (a recording and a
 page recipe read it without racing the request). ``STATE`` holds what tests change (``fail_once``: queries answered
 500 the first time; ``html_once``: queries answered with an HTML page the first time; ``mutate``: a function
-applied to every search answer) and what they count (``hits``: requests per path). ``reset()`` between tests.
+applied to every search answer asked directly, without a page: no ``Referer``) and what they count (``hits``:
+requests per path, ``paths``: every request's path). ``reset()`` between tests.
 """
 
 from __future__ import annotations
@@ -142,13 +143,13 @@ document.getElementById('more').onclick = () => list(ask('GET', '/api/list?categ
 }
 
 
-def _search(query: str) -> dict[str, Any]:
+def _search(query: str, direct: bool = False) -> dict[str, Any]:
     results = [
         {"name": name, "price": price, "stock": 3} for name, (_, price, _) in PRODUCTS.items()
         if query and query.lower() in name.lower()
     ]  # fmt: skip
     data: dict[str, Any] = {"query": query, "results": results}
-    return STATE.mutate(data) if STATE.mutate is not None else data
+    return STATE.mutate(data) if STATE.mutate is not None and direct else data
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -219,9 +220,9 @@ class _Handler(BaseHTTPRequestHandler):
                 if STATE.asked[sid] > STATE.busy_limit:
                     self._json({"error": "slow down"}, 429, {"Retry-After": "0"})
                 else:
-                    self._json(_search(q))
+                    self._json(_search(q, direct=not self.headers.get("Referer")))
             else:
-                self._json(_search(q))
+                self._json(_search(q, direct=not self.headers.get("Referer")))
         elif path == "/api/guarded":
             sid, _ = self._visitor()
             if not sid or STATE.tokens.get(sid) != self.headers.get("X-CSRF-Token"):
