@@ -10,7 +10,7 @@ token) through the browser context's own request client (the session's cookies a
 A row whose answer is an error, has another shape or lacks a field falls back to the page recipe for that row
 (``way`` = ``fallback``, and ``way_note`` says why); ``429`` and ``503`` are asked again after a pause (``Retry-After``,
 else doubling) a few times first. After ``patience`` fallbacks in a row (5), or a refusal at the door, the map
-goes back to the page for the rows left and says why (:attr:`RequestWay.why`). Without a learned call, or with one
+goes back to the page for the rows left and says why (``RequestWay.why``). Without a learned call, or with one
 whose effect the person did not approve when the recipe was made, ``auto`` drives the page and says why; ``request``
 refuses before any row runs.
 """
