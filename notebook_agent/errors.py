@@ -77,8 +77,8 @@ if TYPE_CHECKING:
     from .agent.safety.secrets import SecretError
     from .agent.step.run_browser import StartUrlError
     from .agent.step.typed_output import OutputTypeError
-    from .browser.errors import ActionError, BrowserError, BrowserTimeoutError
     from .browser.door.direct import DirectFailed, DirectRefused
+    from .browser.errors import ActionError, BrowserError, BrowserTimeoutError
     from .browser.extract.tables import ExtractError
     from .browser.fingerprint.finder import FingerprintUnavailable
     from .browser.page.mask import ScreenshotWithheld
