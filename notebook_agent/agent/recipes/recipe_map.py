@@ -96,7 +96,8 @@ class RecipeMapResult(MapResult):
         tokens = sum(r.facts.tokens for r in self.rows if r.facts is not None)
         ways = ", ".join(f"{n} {w}" for w, n in self.way_counts().items() if w != "page" or len(self.way_counts()) > 1)
         went = f" · {ways}" if ways else ""
-        return f"{super().summary()} · {len(self.healed_rows)} healed · {tokens:,} tokens{went}"
+        why = f" · {self.way}" if self.way and self.way != "by the page: mode='page'" else ""
+        return f"{super().summary()} · {len(self.healed_rows)} healed · {tokens:,} tokens{went}{why}"
 
 
 def default_agent() -> Runner:
