@@ -154,6 +154,7 @@ def _search(query: str, direct: bool = False) -> dict[str, Any]:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out at once, as a real server's do (no 40 ms stall)
 
     def log_message(self, *_: Any) -> None:
         return None

@@ -131,3 +131,25 @@ async def test_an_interrupt_mid_map_keeps_the_finished_rows_with_clear_statuses(
     assert {s for s in statuses[len(done) :]} <= {"not_started", "stopped"}
     assert result.counts.rows == len(rows) == sum(1 for _ in result.records())
     assert {r["way"] for r in result.records()[: len(done)]} == {"request"}
+
+
+async def test_a_request_that_disagrees_with_the_page_on_a_checked_row_sends_the_map_to_the_page(
+    browser: BrowserSession, recipe: Recipe
+) -> None:
+    """Direct answers say another price (the same shape): the first checked row catches it, no row takes it."""
+
+    def dearer(data: Any) -> Any:
+        for item in data["results"]:
+            item["price"] += 1
+        return data
+
+    STATE.mutate = dearer
+    result = await recipe.map(ROWS, replayer(browser, Price), heal=False, concurrency=1)
+    records = result.records()
+    assert (
+        records[0]["way"] == "both"
+        and records[0]["way_note"] == "differed: output/price was 130.0 by request and 129.0 by the page"
+    )
+    assert {r["way"] for r in records[1:]} == {"page"}
+    assert result.way == "by the page: row 0 differed: output/price was 130.0 by request and 129.0 by the page"
+    assert prices(result) == RIGHT
