@@ -222,3 +222,36 @@ def test_a_mutated_response_is_a_fallback_never_a_wrong_value(mutation: tuple[st
         assert expected == "miss", data
         return
     assert expected == "same" and got == right, (data, got)
+
+
+async def test_a_secret_the_page_sent_is_redacted_in_the_run_and_never_in_a_template(
+    browser: BrowserSession, site: Sites, tmp_path: Path
+) -> None:
+    """The page's own call carried a secret the run typed: the run (and its file) keep the placeholder, and no
+    call is learned from it, saying why."""
+    from notebook_agent import PageAgent
+    from notebook_agent.llm.scripted import ScriptedModel
+    from tests.agent.test_page_agent import index_of, step
+
+    script = [
+        step("input_text", lambda c: {"index": index_of(c, r"<input"), "text": "<secret>code</secret>"}),
+        step("click_element_by_index", lambda c: {"index": index_of(c, r"<button id=go")}),
+        step("done", {"text": "No results", "success": True}),
+    ]
+    agent = PageAgent(
+        model=ScriptedModel(script), browser=browser, start_url=site.url("/catalogue/"), screenshots=False,
+        secrets={site.base: {"code": "Lumen-7741-secret"}}, runs_dir=str(tmp_path),
+    )  # fmt: skip
+    run = await agent.run("Search for the code")
+    calls = [c for s in run.steps for c in s.calls]
+    assert calls and "Lumen-7741" not in json.dumps(calls) and "<secret>code</secret>" in calls[0]["url"]
+    assert all("Lumen-7741" not in p.read_text() for p in tmp_path.glob("*.jsonl"))
+    assert any("/api/search?q=Lumen-7741-secret" in p for p in STATE.paths)  # the page did send it, to its site
+    # a call that carried a secret (kept as its placeholder) is never a template
+    carried = saved_run()
+    carried.steps[1].calls[0]["url"] += "&key=<secret>code</secret>"
+    recipe = Recipe.from_run(carried, params=LAMP)
+    assert (
+        recipe.call is None
+        and recipe.call_note == "the call carries a secret or redacted value, which a recipe never keeps"
+    )
