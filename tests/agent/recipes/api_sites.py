@@ -15,7 +15,8 @@ benchmark (``with api_sites() as site:``; ``site.url("/catalogue/")``).
 
 The pages' scripts ask with synchronous XHR, so a click returns once the answer is on the page (a recording and a
 page recipe read it without racing the request). ``STATE`` holds what tests change (``fail_once``: queries answered
-500 the first time; ``html_once``: queries answered with an HTML page the first time; ``mutate``: a function
+500 the first time; ``html_once``: queries answered with an HTML page the first time; ``page_fail``: queries
+answered 500 to the page's own script (a ``Referer``) but not to a direct request; ``mutate``: a function
 applied to every search answer asked directly, without a page: no ``Referer``) and what they count (``hits``:
 requests per path, ``paths``: every request's path). ``reset()`` between tests.
 """
@@ -61,6 +62,7 @@ class State:
     busy_limit: int = 1_000_000
     fail_once: set[str] = field(default_factory=set)
     html_once: set[str] = field(default_factory=set)
+    page_fail: set[str] = field(default_factory=set)
     mutate: Callable[[Any], Any] | None = None
     hits: dict[str, int] = field(default_factory=dict)
     tokens: dict[str, str] = field(default_factory=dict)
@@ -209,7 +211,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, page.encode(), "text/html; charset=utf-8")
         elif path in ("/api/search", "/api/busy"):
             q = query.get("q", "")
-            if q in STATE.fail_once:
+            if q in STATE.page_fail and self.headers.get("Referer"):
+                self._json({"error": "internal"}, 500)
+            elif q in STATE.fail_once:
                 STATE.fail_once.discard(q)
                 self._json({"error": "internal"}, 500)
             elif q in STATE.html_once:

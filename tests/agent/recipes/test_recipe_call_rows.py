@@ -153,3 +153,19 @@ async def test_a_request_that_disagrees_with_the_page_on_a_checked_row_sends_the
     assert {r["way"] for r in records[1:]} == {"page"}
     assert result.way == "by the page: row 0 differed: output/price was 130.0 by request and 129.0 by the page"
     assert prices(result) == RIGHT
+
+
+async def test_a_checked_row_whose_page_fails_checks_nothing_and_another_row_checks_instead(
+    browser: BrowserSession, recipe: Recipe
+) -> None:
+    """The page recipe fails on the first row (its page's own request errs): that row is no check, the next waiting
+    row takes the free check, and the map goes on (it never waits for a verdict no row will give)."""
+    STATE.page_fail = {"Ridgeline Rain Jacket"}
+    done = await asyncio.wait_for(recipe.map(ROWS, replayer(browser, Price), heal=False, concurrency=4), 300)
+    records = done.records()
+    assert (
+        records[0]["way"] == "page" and records[0]["way_note"] == "the page recipe failed, so this row checked nothing"
+    )
+    ways = [r["way"] for r in records[1:]]
+    assert ways.count("both") == 3 and ways.count("request") == len(ROWS) - 4  # whichever row came first checked
+    assert prices(done)[1:] == RIGHT[1:] and not records[0]["success"]
