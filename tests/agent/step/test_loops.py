@@ -367,7 +367,7 @@ async def test_a_model_that_means_to_submit_empty_fields_can(browser: BrowserSes
     assert await browser.page.inner_text("#out") == "Wrong password"
 
 
-def test_the_small_profile_cautions_a_move_made_again_at_once() -> None:
+def test_the_small_profile_refuses_once_a_move_made_again_at_once() -> None:
     """A 1.5B model clicked "Save" three times after it had worked: with ``guard_repeats`` (the small profile) the
     second click in a row is refused once, kept out of decoding until a new page, and runs when insisted on."""
     save = {"tag": "button", "text": "Save", "attributes": {}}
@@ -390,7 +390,7 @@ def test_the_small_profile_cautions_a_move_made_again_at_once() -> None:
     assert blocked.exclusions({5: save}) == {}
 
 
-def test_the_small_profile_cautions_a_click_on_an_empty_text_field() -> None:
+def test_the_small_profile_refuses_once_a_click_on_an_empty_text_field() -> None:
     """A 1.5B model clicked the empty password field again and again to "fill" it: with ``guard_empty_fields`` (the
     small profile) such a click is refused once with how to type instead, and runs when insisted on. A field that
     holds text, a field that is not for text, and other profiles are not refused."""
@@ -415,7 +415,7 @@ def test_the_small_profile_cautions_a_click_on_an_empty_text_field() -> None:
     assert PROFILES["small"].guard_empty_fields and not PROFILES["default"].guard_empty_fields
 
 
-async def test_after_a_caution_naming_fields_the_small_profile_decodes_only_typing_into_them(
+async def test_after_a_rule_naming_fields_the_small_profile_decodes_only_typing_into_them(
     browser: BrowserSession,
 ) -> None:
     """The small profile's guide: right after "fill the password first" (a submit with it empty) or "type, do
