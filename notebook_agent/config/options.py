@@ -204,7 +204,7 @@ def output_from_file_or_module(value: Any, option: str = "--output") -> Any:
         except (ImportError, AttributeError) as exc:
             raise OptionError(f"{option} {typed}: cannot import {wanted} ({exc}).") from None
         if match is not None and match.group("inner"):
-            found = list[found]  # type: ignore[valid-type]
+            found = list[found]
         return _checked_output(option, typed, found)
     path = Path(typed).expanduser()
     try:

@@ -255,7 +255,7 @@ CELL_FLAGS = ("model", "url", "max_steps", "approve", "prompt", "profile", "visi
 """The run flags of ``%%agent`` (config/run_flags.py: the same flags, checks and messages as the terminal's)."""
 
 add_run_flags(
-    AgentMagics.agent.parser,  # type: ignore[attr-defined]
+    AgentMagics.agent.parser,
     CELL_FLAGS,
     output="the answer's type from the notebook: a pydantic model, TypedDict or dataclass, or list[NAME]",
     concurrency="with --each: rows at a time (default 4)",
@@ -300,11 +300,11 @@ def expand_line(line: str, namespace: dict[str, Any]) -> str:
 
 
 for _magic in (AgentMagics.agent, AgentMagics.agent_prompt):
-    _magic.parser.allow_abbrev = False  # type: ignore[attr-defined]  # --max-step is a typo, not --max-steps
+    _magic.parser.allow_abbrev = False  # --max-step is a typo, not --max-steps
     # magic_arguments writes the usage of every magic with one "%" (its formatter adds "%" to the name); these
     # are cell magics, so ``%%agent?`` shows ``%%agent ...``.
-    _magic.parser.prog = f"%{_magic.__name__}"  # type: ignore[attr-defined]
-    _magic.__doc__ = _magic.parser.format_help()  # type: ignore[attr-defined]
+    _magic.parser.prog = f"%{_magic.__name__}"
+    _magic.__doc__ = _magic.parser.format_help()
 
 
 def _parse(magic: Any, line: str, label: str) -> Any:
