@@ -122,7 +122,8 @@ def test_a_refused_move_made_again_at_once_runs_and_is_not_held_against_the_run(
     guard.page("p")
     refusals = play(guard, [(BUTTON, 0, "p")] * 7)
     assert [r is None for r in refusals] == [True, False, True, False, True, False, True]  # a rule, then loops
-    assert refusals[1] is not None and "just now" in refusals[1] and "make it again: it will run" in refusals[3]
+    assert refusals[1] is not None and "just now" in refusals[1]
+    assert refusals[3] is not None and "make it again: it will run" in refusals[3]
     assert guard.stuck is None and guard.refused == [] and len(guard.insisted) == 3
     assert guard.refusal("input_text", {"index": 1, "text": "ada"}, FIELD, 8) is not None
     assert guard.refusal("input_text", {"index": 1, "text": "ada"}, FIELD, 9) is None
@@ -314,7 +315,9 @@ async def test_the_decoding_schema_offers_each_form_action_only_what_it_can_act_
     def indices(action: str) -> list[int]:
         return list(members[action][action]["properties"]["index"]["enum"])
 
-    text = browser.last_snapshot.text
+    snapshot = browser.last_snapshot
+    assert snapshot is not None
+    text = snapshot.text
     field, button, dropdown = (index_of_text(text, n) for n in ("Search />", "<button>Search", "<select"))
     assert indices("input_text") == [field]
     assert indices("click_element_by_index") == sorted([field, button, dropdown])

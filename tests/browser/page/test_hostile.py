@@ -99,7 +99,7 @@ async def test_a_popup_storm_is_capped_and_a_runs_popups_close_with_it(
 
     def click(label: str) -> Any:
         def make(ctx: Context) -> Any:
-            return agent_output("click_element_by_index", {"index": idx(ctx.messages[-1].text, label)})  # type: ignore[union-attr]
+            return agent_output("click_element_by_index", {"index": idx(ctx.messages[-1].text, label)})
 
         return make
 
