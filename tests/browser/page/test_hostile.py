@@ -132,9 +132,9 @@ async def test_a_screenshot_of_a_page_that_draws_no_frame_is_an_error_not_a_hang
     import asyncio
 
     from notebook_agent.browser.errors import BrowserTimeoutError
-    from notebook_agent.browser.page import reader
+    from notebook_agent.browser.page import pictures
 
-    monkeypatch.setattr(reader, "CAPTURE_TIMEOUT", 1.0)
+    monkeypatch.setattr(pictures, "CAPTURE_TIMEOUT", 1.0)
     async with BrowserSession() as b:
         await b.page.set_content("<p>busy</p>")
         assert (await b.screenshot(format="jpeg", mask_sensitive=False)).startswith(b"\xff\xd8")
