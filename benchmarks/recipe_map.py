@@ -39,6 +39,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -260,7 +261,7 @@ async def interleaved(settings: dict[str, Work], rows: list[Any], rounds: int) -
     for start in range(0, len(rows), size):
         chunk = rows[start : start + size]
         for name, work in settings.items():
-            (ok, tokens), seconds = await timed(lambda work=work, chunk=chunk: work(chunk))
+            (ok, tokens), seconds = await timed(partial(work, chunk))
             total = totals[name]
             total[0] += len(chunk)
             total[1] += ok
@@ -392,9 +393,9 @@ async def versus_model(browser: BrowserSession, shop: str, recipe: Recipe, name:
         truth = None  # the price the recipe read off the page (exactly, in the isolated world)
         for kind in ("recipe", "model"):
             if kind == "recipe":
-                result, seconds = await timed(lambda row=row: recipe.map([row], replayer, concurrency=1, heal=False))
+                result, seconds = await timed(partial(recipe.map, [row], replayer, concurrency=1, heal=False))
             else:
-                result, seconds = await timed(lambda row=row: agent.map(PRICE_TASK, [row], concurrency=1))
+                result, seconds = await timed(partial(agent.map, PRICE_TASK, [row], concurrency=1))
             facts = result.rows[0].facts
             price = _price(facts.output) if facts is not None and facts.success else None
             truth = price if kind == "recipe" else truth

@@ -22,6 +22,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ..agent.batch.map_runner import MapEvent, MapProgress
+    from ..agent.batch.map_table import MapResult
+    from ..agent.recipes.recipe import Recipe
     from ..agent.run_options import RunOptions
 
 FORMATS = (".csv", ".jsonl", ".json", ".parquet")
@@ -66,12 +69,12 @@ def read_rows(path: str) -> Any:
         raise ValueError(f"--rows {path}: not valid JSON at line {exc.lineno}: {exc.msg}.") from None
 
 
-def _cell(value: Any) -> Any:
+def _cell(value: object) -> object:
     """A value one cell can hold in any of the formats: nested data as JSON text."""
     return json.dumps(value, ensure_ascii=False, default=str) if isinstance(value, (dict, list)) else value
 
 
-def write_table(result: Any, path: str, *, raw_cells: bool = False) -> None:
+def write_table(result: MapResult, path: str, *, raw_cells: bool = False) -> None:
     """``result``'s table (:meth:`~notebook_agent.agent.batch.map_table.MapResult.records`) to ``path``, in the format
     its extension names. In a CSV, a cell a spreadsheet would run as a formula gets a single quote in front unless
     ``raw_cells`` (see :mod:`notebook_agent.agent.batch.map_cells`); the other formats keep every value as it is."""
@@ -98,7 +101,7 @@ def _time_left(seconds: float) -> str:
     return f"{seconds / 60:.0f} min" if seconds < 90 * 60 else f"{seconds / 3600:.1f} h"
 
 
-def row_line(progress: Any) -> str:
+def row_line(progress: MapProgress) -> str:
     """The line a finished row prints in the terminal: its mark, count, status, steps, seconds, answer, rows/min
     and the time left."""
     rec = progress.record
@@ -169,9 +172,9 @@ def map_command(args: argparse.Namespace) -> int:
 
 
 async def _map(
-    args: argparse.Namespace, rows: Any, name: str, opts: RunOptions, recipe: Any = None
-) -> tuple[Any, bool]:
-    from ..agent.batch.map_runner import MapInterrupted
+    args: argparse.Namespace, rows: object, name: str, opts: RunOptions, recipe: Recipe | None = None
+) -> tuple[MapResult, bool]:
+    from ..agent.batch.map_runner import MapInterrupted, MapProgress
     from ..browser.session.browser_session import BrowserSession
     from ..llm import get_model
 
@@ -182,8 +185,8 @@ async def _map(
         # each row's start URL is its own (the template filled), given to map, not the agent
         agent = replace(opts, url=None).make_agent(model, browser=browser, screenshots=False)
 
-        def on_event(event: Any) -> None:
-            if event.type == "map_progress" and event.ended:
+        def on_event(event: MapEvent) -> None:
+            if isinstance(event, MapProgress) and event.ended:
                 print(row_line(event), flush=True)
 
         try:

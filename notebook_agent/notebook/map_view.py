@@ -19,7 +19,7 @@ from typing import Any
 
 import ipywidgets as w
 
-from ..agent import ApprovalRequested, MapFinished, MapProgress, MapResult, PageAgent, RowEvent
+from ..agent import ApprovalRequested, MapEvent, MapFinished, MapProgress, MapResult, PageAgent, RowEvent
 from ..browser.session.browser_session import BrowserSession
 from ..core.errors import error_message
 from ..core.text.shown import NO_MATH, html_block
@@ -34,7 +34,7 @@ from .views.run_view import RunView
 TABLE_ROWS = 200
 
 
-def _short(value: Any, limit: int = 60) -> str:
+def _short(value: object, limit: int = 60) -> str:
     text = " ".join(str(value).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -84,7 +84,7 @@ class MapView:
         """Rows a recipe's map healed (the model redid a step), and the tokens that cost."""
         self.tokens = 0
 
-    def handle(self, event: Any) -> None:
+    def handle(self, event: MapEvent) -> None:
         if isinstance(event, RowEvent):
             self.events.setdefault(event.row, []).append(event.event)
             view = self.views.get(event.row)
@@ -197,7 +197,7 @@ class MapRun:
     """A handle on one ``%%agent --each`` map: shown as its view, awaitable for its :class:`MapResult`."""
 
     def __init__(
-        self, agent: PageAgent, template: str, rows: Any, view: MapView, *, name: str = "", concurrency: int = 4
+        self, agent: PageAgent, template: str, rows: object, view: MapView, *, name: str = "", concurrency: int = 4
     ) -> None:
         self.agent = agent
         self.task_text = template

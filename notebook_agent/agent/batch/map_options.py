@@ -115,5 +115,5 @@ def _dumps_for(executor: concurrent.futures.Executor | None) -> Callable[[Any], 
         with contextlib.suppress(ImportError):
             import cloudpickle
 
-            return cloudpickle.dumps  # type: ignore[no-any-return]
+            return cloudpickle.dumps
     return pickle.dumps

@@ -221,7 +221,7 @@ def _call(work: Callable[[], Awaitable[T]]) -> T:
     ok, value = box[0]
     if not ok:
         raise value
-    return value  # type: ignore[no-any-return]
+    return value
 
 
 async def _awaited(work: Callable[[], Awaitable[T]]) -> T:
