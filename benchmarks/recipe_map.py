@@ -53,7 +53,8 @@ from notebook_agent.demo import PRICE_TASK, serve_demo
 from notebook_agent.llm.scripted import ScriptedModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout: tests.agent.test_page_agent
-from benchmarks.recipe_api import api_sections
+from recipe_api import api_sections  # benchmarks/recipe_api.py: the API-backed fixture sites
+
 from tests.agent.test_page_agent import index_of, step
 
 PRODUCTS = [

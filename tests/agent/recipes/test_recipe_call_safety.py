@@ -124,15 +124,15 @@ async def test_the_door_judges_a_direct_request_before_it_leaves(browser: Browse
 
 
 # -- responses of another shape: a fallback, never a wrong value ---------------------------------------------------
-RECORDED = {"query": "Lumen", "results": [{"name": "Lumen 400 Headlamp", "price": 34.5, "stock": 3}]}
-OTHER_TYPES = st.sampled_from(["34.50", None, True, [], {}, "", 0, 34.5])
+RECORDED: dict[str, Any] = {"query": "Lumen", "results": [{"name": "Lumen 400 Headlamp", "price": 34.5, "stock": 3}]}
+OTHER_TYPES: st.SearchStrategy[Any] = st.sampled_from(["34.50", None, True, [], {}, "", 0, 34.5])
 
 
 @st.composite
 def mutations(draw: st.DrawFn) -> tuple[str, Any]:
     """A change of shape somewhere on the way to the answer's fields (or beside it)."""
-    data = copy.deepcopy(RECORDED)
-    item = data["results"][0]
+    data: Any = copy.deepcopy(RECORDED)
+    item: dict[str, Any] = data["results"][0]
     kind = draw(st.sampled_from(["drop", "nest", "retype", "empty", "wrap_list", "rename", "extra", "more_items"]))
     where = draw(st.sampled_from(["price", "name", "results", "top"]))
     if kind == "drop":

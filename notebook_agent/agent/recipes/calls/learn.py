@@ -82,7 +82,7 @@ def learn_call(
 
 
 # -- where the answer's values sit -------------------------------------------------------------------------------
-def leaves(node: Any, path: tuple[PathPart, ...] = ()) -> Iterator[tuple[tuple[PathPart, ...], Any]]:
+def leaves(node: object, path: tuple[PathPart, ...] = ()) -> Iterator[tuple[tuple[PathPart, ...], Any]]:
     """Every scalar of a JSON value with its path."""
     if isinstance(node, dict):
         for key, value in node.items():
@@ -94,7 +94,7 @@ def leaves(node: Any, path: tuple[PathPart, ...] = ()) -> Iterator[tuple[tuple[P
         yield path, node
 
 
-def _matches(value: Any, recorded: str, kind: str) -> str | None:
+def _matches(value: object, recorded: str, kind: str) -> str | None:
     """The JSON type under which ``value`` is the recorded one, or None."""
     if isinstance(value, bool) or value is None:
         return None
@@ -109,7 +109,7 @@ def _matches(value: Any, recorded: str, kind: str) -> str | None:
     return None
 
 
-def _fields(data: Any, answer: Answer, params: Mapping[str, str]) -> dict[str, AnswerField] | None:
+def _fields(data: object, answer: Answer, params: Mapping[str, str]) -> dict[str, AnswerField] | None:
     fields: dict[str, AnswerField] = {}
     for k, read in enumerate(answer.reads):
         found = [(p, t) for p, v in leaves(data) if (t := _matches(v, read.recorded, read.kind)) is not None]
@@ -118,11 +118,11 @@ def _fields(data: Any, answer: Answer, params: Mapping[str, str]) -> dict[str, A
         paths = [(_selected(data, p, params), t) for p, t in found]
         path, json_type = min(paths, key=lambda pt: (not any(isinstance(x, dict) for x in pt[0]), len(pt[0])))
         kind = "number" if read.kind == "number" else "text"
-        fields[f"_{k + 1}"] = AnswerField(path=path, kind=kind, json_type=json_type, written=read.recorded)  # type: ignore[arg-type]
+        fields[f"_{k + 1}"] = AnswerField(path=path, kind=kind, json_type=json_type, written=read.recorded)
     return fields
 
 
-def _selected(data: Any, path: tuple[PathPart, ...], params: Mapping[str, str]) -> list[PathPart]:
+def _selected(data: object, path: tuple[PathPart, ...], params: Mapping[str, str]) -> list[PathPart]:
     """``path`` with each list index replaced by the item whose field holds a row's value, where one does."""
     out: list[PathPart] = []
     node = data
@@ -231,11 +231,11 @@ def _step(call: Call, params: Mapping[str, str]) -> tuple[CallStep | None, set[s
     return step, set(found), ""
 
 
-def _json_template(tree: Any, params: Mapping[str, str]) -> tuple[Any, list[str]]:
+def _json_template(tree: object, params: Mapping[str, str]) -> tuple[Any, list[str]]:
     """A JSON body with each parameter's value made its slot: text as a template, a number as ``{"_slot": n}``."""
     names: list[str] = []
 
-    def walk(node: Any) -> Any:
+    def walk(node: object) -> Any:
         if isinstance(node, str):
             template, found = templated(node, params, VALUE_CODES)
             names.extend(found)
@@ -331,7 +331,7 @@ def _token(call: Call, params: Mapping[str, str], origin: str) -> tuple[Token | 
         )
     doc = urlsplit(page)
     template, _ = templated(doc.path + (f"?{doc.query}" if doc.query else ""), params, ("q", "u", ""))
-    return Token(name=name, where=where, page=template or "/"), ""  # type: ignore[arg-type]
+    return Token(name=name, where=where, page=template or "/"), ""
 
 
 def _effect(run: PageAgentResult, index: int, call: Call) -> str:

@@ -72,7 +72,7 @@ def _expr(template: str, values: str = "values") -> str:
     return " + ".join(parts) or "''"
 
 
-def _tree(node: Any) -> str:
+def _tree(node: object) -> str:
     if isinstance(node, dict) and set(node) == {"_slot"}:
         return f"float(values[{node['_slot']!r}])"
     if isinstance(node, dict):
@@ -114,7 +114,7 @@ def _request(call: LearnedCall, step: CallStep, n: int) -> list[str]:
     return lines
 
 
-def _answer(node: Any, call: LearnedCall) -> str:
+def _answer(node: object, call: LearnedCall) -> str:
     if isinstance(node, dict) and READ in node:
         field = call.fields[f"_{node[READ]}"]
         value = f"pick(data, {field.path!r}, values)"

@@ -93,7 +93,7 @@ class AnswerField(BaseModel):
     written: str = ""
     """The value as the recorded page wrote it (``129.00``): a number is written the same way (decimals, commas)."""
 
-    def read(self, data: Any, values: Mapping[str, Any]) -> str:
+    def read(self, data: object, values: Mapping[str, Any]) -> str:
         """This field in ``data``, written as the page wrote it, or a :class:`CallMiss`."""
         value = pick(data, self.path, values)
         if self.json_type == "number":
@@ -210,7 +210,7 @@ class LearnedCall(BaseModel):
         return "\n".join(lines)
 
 
-def _fill_json(node: Any, values: Mapping[str, Any]) -> Any:
+def _fill_json(node: object, values: Mapping[str, Any]) -> Any:
     if isinstance(node, dict) and set(node) == {"_slot"}:
         text = fill("{" + str(node["_slot"]) + "}", values)
         try:
@@ -225,7 +225,7 @@ def _fill_json(node: Any, values: Mapping[str, Any]) -> Any:
     return fill(node, values) if isinstance(node, str) else node
 
 
-def pick(data: Any, path: list[PathPart], values: Mapping[str, Any]) -> Any:
+def pick(data: object, path: list[PathPart], values: Mapping[str, Any]) -> Any:
     """The value at ``path`` in ``data`` (see :data:`PathPart`), or a :class:`CallMiss` saying where it stopped."""
     node = data
     for i, part in enumerate(path):
@@ -276,14 +276,14 @@ def as_written(value: float, written: str) -> str:
     return text
 
 
-def plain(value: Any) -> str:
+def plain(value: object) -> str:
     """A JSON scalar as text: whole floats without ``.0``, null as ""."""
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return "" if value is None else str(value)
 
 
-def _kind(value: Any) -> str:
+def _kind(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
