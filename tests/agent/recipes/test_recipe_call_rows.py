@@ -127,8 +127,10 @@ async def test_an_interrupt_mid_map_keeps_the_finished_rows_with_clear_statuses(
     assert "running" not in statuses
     done = [r for r in result.rows if r.status == "completed"]
     assert len(done) >= 30 and all(r.success for r in done)
-    assert prices(result)[: len(done)] == [p for p, _ in zip(RIGHT * 40, done, strict=False)]
-    assert {s for s in statuses[len(done) :]} <= {"not_started", "stopped"}
+    # two rows run at once, so the finished ones need not be the first ones: each is right for its own row
+    got, right = prices(result), RIGHT * 40
+    assert all(got[i] == right[i] for i, r in enumerate(result.rows) if r.status == "completed")
+    assert {s for s in statuses if s != "completed"} <= {"not_started", "stopped"}
     assert result.counts.rows == len(rows) == sum(1 for _ in result.records())
     assert {r["way"] for r in result.records()[: len(done)]} == {"request"}
 
