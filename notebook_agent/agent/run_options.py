@@ -30,7 +30,8 @@ class RunOptions:
     notebook names a model). ``url``: where the run starts (a replay: the base URL the recorded one is replaced
     by; a map: a template with ``{column}``s). ``approve``: an approval policy's name. ``output``: the answer's
     type, already found (a class, ``list[...]`` of one, or a JSON Schema dict). ``heal``: a replayed step that
-    cannot be replayed goes to the model. ``recipe``: the run or recipe a map replays per row, as typed.
+    cannot be replayed goes to the model. ``recipe``: the run or recipe a map replays per row, as typed. ``mode``:
+    how a recipe map's rows go (``auto``, ``request``, ``page``: agent/recipes/calls/rows.py).
     """
 
     model: str | None = None
@@ -51,6 +52,7 @@ class RunOptions:
     heal: bool = True
     concurrency: int | None = None
     recipe: str | None = None
+    mode: str | None = None
 
     def with_defaults(self, **defaults: Any) -> RunOptions:
         """This value with each field still ``None`` set from ``defaults`` (a front's own defaults)."""

@@ -130,8 +130,8 @@ RUN_FLAGS = ("url", "model", "max_steps", "approve", "headed", "vision", "js", "
              "allowed_domains")  # fmt: skip
 """The run flags of ``notebook-agent run`` (config/run_flags.py: the same flags, checks and messages as %%agent)."""
 
-MAP_FLAGS = ("recipe", "heal", "url", "model", "max_steps", "approve", "output", "headed", "vision", "js", "profile",
-             "concurrency", "allowed_domains")  # fmt: skip
+MAP_FLAGS = ("recipe", "heal", "mode", "url", "model", "max_steps", "approve", "output", "headed", "vision", "js",
+             "profile", "concurrency", "allowed_domains")  # fmt: skip
 """The run flags of ``notebook-agent map``."""
 
 TERMINAL_HELP = {

@@ -153,6 +153,8 @@ def map_command(args: argparse.Namespace) -> int:
         args.task = recipe.task
     elif not args.task:
         raise options.OptionError("map needs the TASK (with {column}s), or --recipe RUN.")
+    if opts.mode is not None and recipe is None:
+        raise options.OptionError(f"--mode {opts.mode}: how a recipe's rows go; give --recipe RUN too.")
     check_template(args.task, columns, values)
     start_pages(opts.url, columns, values)
     from .terminal import demo_shop_for
@@ -190,8 +192,10 @@ async def _map(
         try:
             if recipe is not None:  # each row replays the recipe; the model only heals
                 result = await recipe.map(
-                    rows, agent, heal=opts.heal, start_url=url, concurrency=concurrency, on_event=on_event
-                )
+                    rows, agent, heal=opts.heal, start_url=url, concurrency=concurrency, on_event=on_event,
+                    mode=opts.mode or "auto",
+                )  # fmt: skip
+                print(f"rows went {result.way}")
             else:
                 result = await agent.map(
                     args.task,

@@ -41,6 +41,17 @@ def profile(value: str | None, option: str = "--profile") -> str:
     return value
 
 
+#: How a recipe map's rows may go (agent/recipes/calls/rows.py ``MODES``).
+MAP_MODES = ("auto", "request", "page")
+
+
+def map_mode(value: object, option: str = "--mode") -> str:
+    """How a recipe map's rows go: ``auto``, ``request`` or ``page``."""
+    if value not in MAP_MODES:
+        raise OptionError(f"{option} {value}: use one of {', '.join(MAP_MODES)}.")
+    return str(value)
+
+
 def max_steps(value: object, option: str = "--max-steps") -> int:
     """At least 1: the number of model calls a run may make."""
     steps = _number(option, value, int)

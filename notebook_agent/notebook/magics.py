@@ -179,6 +179,8 @@ class AgentMagics(Magics):
                 from .recipe_magic import recipe_in
 
                 recipe = recipe_in(opts.recipe, template, namespace)
+            elif opts.mode is not None:
+                raise MapInputError(f"--mode {opts.mode}: how a recipe's rows go; give --recipe RUN too.")
         except (ValueError, OSError, MapInputError) as exc:
             print(f"%%agent: {exc}")
             return None
@@ -191,7 +193,7 @@ class AgentMagics(Magics):
         view = MapView(template, len(values), f"{chosen.provider}:{chosen.id}")
         view.max_steps = opts.max_steps or cfg.max_steps
         run = MapRun(agent, template, rows, view, name=out, concurrency=opts.concurrency or 4)
-        run.recipe, run.heal = recipe, opts.heal
+        run.recipe, run.heal, run.mode = recipe, opts.heal, opts.mode or "auto"
         STATE.runs.append(run)
         run.show()
         run.start()
@@ -255,7 +257,7 @@ class AgentMagics(Magics):
 
 
 CELL_FLAGS = ("model", "url", "max_steps", "approve", "prompt", "profile", "vision", "js", "ask", "full_page",
-              "timeout", "trace", "concurrency", "recipe", "heal", "output", "allowed_domains")  # fmt: skip
+              "timeout", "trace", "concurrency", "recipe", "heal", "mode", "output", "allowed_domains")  # fmt: skip
 """The run flags of ``%%agent`` (config/run_flags.py: the same flags, checks and messages as the terminal's)."""
 
 add_run_flags(
@@ -265,6 +267,7 @@ add_run_flags(
     concurrency="with --each: rows at a time (default 4)",
     recipe="with --each: replay RUN per row with its values, no model call (a run, a recipe file or variable)",
     heal="with --recipe: fail a row whose page differs, saying why",
+    mode="with --recipe: how rows go: auto (by the learned request once 3 rows agree both ways), request, page",
 )
 
 

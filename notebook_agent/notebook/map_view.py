@@ -215,6 +215,8 @@ class MapRun:
         self.recipe: Any = None
         """``--recipe``: each row follows this recipe (agent/recipes/recipe_map.py) instead of asking the model."""
         self.heal = True
+        self.mode = "auto"
+        """``--mode``: how the recipe's rows go (``auto``, ``request``, ``page``: agent/recipes/calls/rows.py)."""
 
     @property
     def done(self) -> bool:
@@ -245,8 +247,9 @@ class MapRun:
                 from ..agent.recipes.recipe_map import stream_recipe
 
                 events = stream_recipe(
-                    self.recipe, self.rows, self.agent, heal=self.heal, concurrency=self.concurrency, interactive=True
-                )
+                    self.recipe, self.rows, self.agent, heal=self.heal, concurrency=self.concurrency, interactive=True,
+                    mode=self.mode,
+                )  # fmt: skip
             else:
                 events = self.agent.map_stream(
                     self.task_text, self.rows, concurrency=self.concurrency, interactive=True

@@ -34,6 +34,7 @@ VALUES: dict[str, st.SearchStrategy[str]] = {
     ).map(",".join),
     "concurrency": st.integers(1, 64).map(str),
     "recipe": st.sampled_from(["-1", "priced", "recipe.json"]),
+    "mode": st.sampled_from(["auto", "request", "page"]),
     "timeout": st.floats(0.5, 600).map(lambda x: f"{x:.1f}"),
     "prompt": st.sampled_from(["custom", "terse"]),
 }
