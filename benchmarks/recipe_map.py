@@ -19,7 +19,13 @@ the same pages read) and with ``--latency`` seconds before each answer (a remote
 Then memory over ``--memory-rows`` rows of the demo
 recipe: this process's and the browser's resident memory every so many rows (flat means no row leaves anything).
 
+Last, the API-backed fixture sites (benchmarks/recipe_api.py): a recipe that learned the call behind its page, on
+the same ``--api-rows`` rows by request, by the page recipe and by a bare Playwright loop, with the right answers out
+of N for each and whether every answer by request is the page recipe's; then memory over one map of
+``--api-memory-rows`` rows by request.
+
     .venv/bin/python benchmarks/recipe_map.py [--rows 48] [--rounds 4] [--memory-rows 2000] [--no-dask]
+    .venv/bin/python benchmarks/recipe_map.py --api-only [--api-rows 200] [--api-memory-rows 10000]
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -46,6 +53,8 @@ from notebook_agent.demo import PRICE_TASK, serve_demo
 from notebook_agent.llm.scripted import ScriptedModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout: tests.agent.test_page_agent
+from recipe_api import api_sections  # benchmarks/recipe_api.py: the API-backed fixture sites
+
 from tests.agent.test_page_agent import index_of, step
 
 PRODUCTS = [
@@ -253,7 +262,7 @@ async def interleaved(settings: dict[str, Work], rows: list[Any], rounds: int) -
     for start in range(0, len(rows), size):
         chunk = rows[start : start + size]
         for name, work in settings.items():
-            (ok, tokens), seconds = await timed(lambda work=work, chunk=chunk: work(chunk))
+            (ok, tokens), seconds = await timed(partial(work, chunk))
             total = totals[name]
             total[0] += len(chunk)
             total[1] += ok
@@ -385,9 +394,9 @@ async def versus_model(browser: BrowserSession, shop: str, recipe: Recipe, name:
         truth = None  # the price the recipe read off the page (exactly, in the isolated world)
         for kind in ("recipe", "model"):
             if kind == "recipe":
-                result, seconds = await timed(lambda row=row: recipe.map([row], replayer, concurrency=1, heal=False))
+                result, seconds = await timed(partial(recipe.map, [row], replayer, concurrency=1, heal=False))
             else:
-                result, seconds = await timed(lambda row=row: agent.map(PRICE_TASK, [row], concurrency=1))
+                result, seconds = await timed(partial(agent.map, PRICE_TASK, [row], concurrency=1))
             facts = result.rows[0].facts
             price = _price(facts.output) if facts is not None and facts.success else None
             truth = price if kind == "recipe" else truth
@@ -461,6 +470,15 @@ async def memory(browser: BrowserSession, recipe: Recipe, total: int, concurrenc
 
 
 async def main(args: argparse.Namespace) -> None:
+    if args.api_only:
+        await api_sections(args.api_rows, args.rounds, args.api_memory_rows)
+        return
+    await demo_and_form(args)
+    if args.api_rows:
+        await api_sections(args.api_rows, args.rounds, args.api_memory_rows)
+
+
+async def demo_and_form(args: argparse.Namespace) -> None:
     demo_rows = [{"product": PRODUCTS[i % len(PRODUCTS)]} for i in range(args.rows)]
     form_rows = [{"name": NAMES[i % len(NAMES)], "plan": PLANS[i % len(PLANS)]} for i in range(args.rows)]
     with serve_demo() as shop, fixture_site() as site, local_cluster(args.no_dask) as executor:
@@ -533,4 +551,7 @@ if __name__ == "__main__":
     parser.add_argument("--memory-only", action="store_true", help="only the memory run (--memory-rows rows)")
     parser.add_argument("--versus-model", default="", help="only: the recipe against agent.map with this model")
     parser.add_argument("--versus-rows", type=int, default=4, help="rows of the --versus-model comparison")
+    parser.add_argument("--api-rows", type=int, default=200, help="rows per setting on the API sites (0: skip)")
+    parser.add_argument("--api-memory-rows", type=int, default=10_000, help="rows of the by-request memory run")
+    parser.add_argument("--api-only", action="store_true", help="only the API-backed sites (learned calls)")
     asyncio.run(main(parser.parse_args()))

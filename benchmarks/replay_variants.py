@@ -360,7 +360,7 @@ async def main() -> int:
                 chosen = [t for t in tasks(f"http://127.0.0.1:{port}") if wanted is None or t.id in wanted]
                 for task in chosen:
                     task.recorded = await record(browser, task)
-                    steps = [s.action for s in replayable(task.recorded)]
+                    steps = [s.action or "" for s in replayable(task.recorded)]
                     print(f"recorded {task.id}: {len(steps)} steps ({', '.join(steps)}), end state reached", flush=True)
                 for task in chosen:
                     for variant in variants:

@@ -18,6 +18,8 @@ model wrote cannot be used; :class:`AbortedError`, the run was stopped::
                 * ExtractError
             * BrowserNotFoundError (also RuntimeError)
             * BrowserTimeoutError (also TimeoutError)
+            * DirectFailed
+            * DirectRefused
             * FingerprintUnavailable
             * ScreenshotWithheld
         * BusyError (also RuntimeError)
@@ -78,6 +80,7 @@ if TYPE_CHECKING:
     from .agent.safety.secrets import SecretError
     from .agent.step.run_browser import StartUrlError
     from .agent.step.typed_output import OutputTypeError
+    from .browser.door.direct import DirectFailed, DirectRefused
     from .browser.errors import ActionError, BrowserError, BrowserTimeoutError
     from .browser.extract.tables import ExtractError
     from .browser.fingerprint.finder import FingerprintUnavailable
@@ -127,6 +130,8 @@ __all__ = [
     "BusyError",
     "ContextLengthError",
     "DeadlineExceeded",
+    "DirectFailed",
+    "DirectRefused",
     "ExtractError",
     "FingerprintUnavailable",
     "InputError",
@@ -176,6 +181,8 @@ _WHERE = {
     "BusyError": "notebook_agent.core.errors",
     "ContextLengthError": "notebook_agent.llm.errors",
     "DeadlineExceeded": "notebook_agent.llm.deadlines",
+    "DirectFailed": "notebook_agent.browser.door.direct",
+    "DirectRefused": "notebook_agent.browser.door.direct",
     "ExtractError": "notebook_agent.browser.extract.tables",
     "FingerprintUnavailable": "notebook_agent.browser.fingerprint.finder",
     "InputError": "notebook_agent.core.errors",

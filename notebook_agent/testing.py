@@ -22,10 +22,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import argparse
+
     from .agent.step.replay_pilot import ReplayPilot
     from .browser.door.redirects import Hop
     from .browser.session.browser_session import BrowserSession
     from .browser.session.browser_thread import BrowserThread
+    from .core.model import Context, StreamOptions
+    from .llm.convert import StreamingAdapter
     from .llm.local.llama_server import LocalServer
 
 __all__ = [
@@ -159,7 +163,7 @@ def moved_target(pilot: ReplayPilot, target: dict[str, Any]) -> dict[str, Any]:
 
 
 # -- the terminal's and the magics' parsers -----------------------------------------------------------------
-def parser_options(parser: Any) -> tuple[list[Any], dict[str, Any]]:
+def parser_options(parser: argparse.ArgumentParser) -> tuple[list[argparse.Action], dict[str, Any]]:
     """``(options, sub-commands)`` of an argparse parser: every action but ``-h``, and ``{name: parser}`` of its
     sub-commands, so a test can render each one's help and check each option's text in it."""
     import argparse
@@ -173,14 +177,14 @@ def parser_options(parser: Any) -> tuple[list[Any], dict[str, Any]]:
 
 
 # -- models -------------------------------------------------------------------------------------------------
-def build_request(model: Any, context: Any, options: Any) -> dict[str, Any]:
+def build_request(model: StreamingAdapter[Any], context: Context, options: StreamOptions) -> dict[str, Any]:
     """The request body a provider adapter would send for ``context`` and ``options``, without sending it."""
     body: dict[str, Any] = model._build_request(context, options)
     return body
 
 
 def sdk_client(model: Any) -> Any:
-    """The provider SDK's client an adapter streams through."""
+    """The provider SDK's client an adapter streams through (``model``: an adapter, each keeping its own)."""
     return model._client
 
 

@@ -57,7 +57,7 @@ def dump_tasks(title: str) -> None:
 
 def awaiting(coro: object, limit: int = 40) -> list[str]:
     """Where a coroutine waits: its frame, then the frame of what it awaits, down the chain."""
-    lines = []
+    lines: list[str] = []
     while coro is not None and len(lines) < limit:
         frame = getattr(coro, "cr_frame", None) or getattr(coro, "ag_frame", None) or getattr(coro, "gi_frame", None)
         if frame is not None:

@@ -118,8 +118,11 @@ def claims(source: str) -> list[tuple[int, str]]:
         return []
     lines = source.splitlines()
     found = []
-    for node in tree.body:  # type: ignore[attr-defined]
-        said = _CLAIM.search(lines[node.end_lineno - 1]) if isinstance(node, ast.Expr) else None
+    assert isinstance(tree, ast.Module)  # what compile gives for "exec" with PyCF_ONLY_AST
+    for node in tree.body:
+        if not isinstance(node, ast.Expr) or node.end_lineno is None:
+            continue
+        said = _CLAIM.search(lines[node.end_lineno - 1])
         if said:
             found.append((node.end_lineno, said.group("said")))
     return found

@@ -87,7 +87,7 @@ def test_no_two_modules_import_each_other() -> None:
 # Inside a layer: its sub-packages and what each may import of its siblings (an order, checked acyclic below).
 # A layer's root modules are either its base (imported by any part of the layer, importing none of its
 # sub-packages) or its front (the entry points, which may import every sub-package). ``__init__`` is a front.
-SUBPACKAGES = {
+SUBPACKAGES: dict[str, dict[str, set[str]]] = {
     "agent": {
         "safety": set(),
         "runs": {"safety"},
@@ -109,7 +109,7 @@ SUBPACKAGES = {
     },
     "notebook": {"views": set()},
 }
-FRONT = {
+FRONT: dict[str, set[str]] = {
     "agent": {"page_agent", "evaluate", "recipes", "run_options"},
     "browser": set(),
     "llm": {"registry", "availability"},

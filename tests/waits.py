@@ -27,7 +27,7 @@ async def wait_until(predicate: Callable[[], T | Awaitable[T]], timeout: float =
         if inspect.isawaitable(value):
             value = await value
         if value:
-            return value  # type: ignore[return-value]
+            return value
         if time.monotonic() >= deadline:
             raise AssertionError(f"{message or 'the condition'} (still not true after {timeout:g} s)")
         await asyncio.sleep(POLL_SECONDS)

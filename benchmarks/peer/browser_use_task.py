@@ -240,7 +240,8 @@ async def run(spec: dict[str, Any], workdir: str) -> dict[str, Any]:
     async def keep_open() -> None:  # run() closes the browser at its end: the final page is read first
         return None
 
-    agent.close = keep_open  # type: ignore[method-assign]
+    # browser_use is typed where it is installed (the peer's own environment), and untyped (Any) here
+    agent.close = keep_open  # type: ignore[method-assign, unused-ignore]
     history = None
     try:
         cap = spec["max_steps"] * (spec["llm_timeout"] + 180) + 120

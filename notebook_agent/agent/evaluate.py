@@ -244,7 +244,7 @@ class EvalReport:
         )
 
 
-def _fmt(value: Any) -> str:
+def _fmt(value: object) -> str:
     if isinstance(value, float):
         return f"{value:.3f}"
     if isinstance(value, list):

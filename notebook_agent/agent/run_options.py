@@ -30,9 +30,10 @@ class RunOptions:
     notebook names a model). ``url``: where the run starts (a replay: the base URL the recorded one is replaced
     by; a map: a template with ``{column}``s). ``approve``: an approval policy's name. ``output``: the answer's
     type, already found (a class, ``list[...]`` of one, or a JSON Schema dict). ``heal``: a replayed step that
-    cannot be replayed goes to the model. ``recipe``: the run or recipe a map replays per row, as typed.
-    ``max_cost``, ``max_tokens``: a run's budget, or a map's whole budget; ``row_max_cost``, ``row_max_tokens``:
-    each row's budget in a map.
+    cannot be replayed goes to the model. ``recipe``: the run or recipe a map replays per row, as typed. ``mode``:
+    how a recipe map's rows go (``auto``, ``request``, ``page``: agent/recipes/calls/rows.py). ``max_cost``,
+    ``max_tokens``: a run's budget, or a map's whole budget; ``row_max_cost``, ``row_max_tokens``: each row's budget
+    in a map.
     """
 
     model: str | None = None
@@ -53,6 +54,7 @@ class RunOptions:
     heal: bool = True
     concurrency: int | None = None
     recipe: str | None = None
+    mode: str | None = None
     max_cost: float | None = None
     max_tokens: int | None = None
     row_max_cost: float | None = None

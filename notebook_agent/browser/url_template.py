@@ -77,7 +77,7 @@ def place_of(written: str) -> Place:
     return "query" if "?" in rest else "path"
 
 
-def _text(value: Any) -> str | None:
+def _text(value: object) -> str | None:
     """A row's value as it is written, or None when there is none (missing, None, NaN, blank)."""
     if value is None or (isinstance(value, float) and math.isnan(value)) or type(value).__name__ == "NAType":
         return None

@@ -6,10 +6,10 @@ import argparse
 import asyncio
 import json
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    pass
+    from ..agent.evaluate import EvalRow, Job
 
 
 def eval_command(args: argparse.Namespace) -> int:
@@ -33,7 +33,7 @@ def eval_command(args: argparse.Namespace) -> int:
     suite = load_suite(args.suite, variables)
     variants = [Variant(name=m, model=m) for m in args.model] or suite.variants or [Variant("default")]
 
-    def progress(kind: str, job: Any, row: Any) -> None:
+    def progress(kind: str, job: Job, row: EvalRow | None) -> None:
         if row is not None:
             mark = "pass" if row.passed else "FAIL"
             print(

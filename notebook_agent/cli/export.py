@@ -10,10 +10,13 @@ A run recorded by ``notebook-agent demo`` is on the demo shop's address: the com
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .terminal import Commands
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Commands) -> None:
     ex = sub.add_parser("export", help="write a saved run as a Playwright script that replays it without a model")
     ex.add_argument("run", help="a run file, or a saved run: a position (1 oldest, -1 newest) or a run id's start")
     ex.add_argument("--runs-dir", default="agent_runs", help="where the runs are saved (default agent_runs)")

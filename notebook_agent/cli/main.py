@@ -137,8 +137,9 @@ RUN_FLAGS = ("url", "model", "max_steps", "approve", "headed", "vision", "js", "
              "allowed_domains", "max_cost", "max_tokens")  # fmt: skip
 """The run flags of ``notebook-agent run`` (config/run_flags.py: the same flags, checks and messages as %%agent)."""
 
-MAP_FLAGS = ("recipe", "heal", "url", "model", "max_steps", "approve", "output", "headed", "vision", "js", "profile",
-             "concurrency", "allowed_domains", "max_cost", "max_tokens", "row_max_cost", "row_max_tokens")  # fmt: skip
+MAP_FLAGS = ("recipe", "heal", "mode", "url", "model", "max_steps", "approve", "output", "headed", "vision", "js",
+             "profile", "concurrency", "allowed_domains", "max_cost", "max_tokens", "row_max_cost",
+             "row_max_tokens")  # fmt: skip
 """The run flags of ``notebook-agent map``."""
 
 TERMINAL_HELP = {

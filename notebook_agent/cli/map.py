@@ -27,6 +27,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ..agent.batch.map_runner import MapEvent, MapProgress
+    from ..agent.batch.map_table import MapResult
+    from ..agent.recipes.recipe import Recipe
     from ..agent.run_options import RunOptions
 
 FORMATS = (".csv", ".jsonl", ".json", ".parquet")
@@ -71,12 +74,12 @@ def read_rows(path: str) -> Any:
         raise ValueError(f"--rows {path}: not valid JSON at line {exc.lineno}: {exc.msg}.") from None
 
 
-def _cell(value: Any) -> Any:
+def _cell(value: object) -> object:
     """A value one cell can hold in any of the formats: nested data as JSON text."""
     return json.dumps(value, ensure_ascii=False, default=str) if isinstance(value, (dict, list)) else value
 
 
-def write_table(result: Any, path: str, *, raw_cells: bool = False) -> None:
+def write_table(result: MapResult, path: str, *, raw_cells: bool = False) -> None:
     """``result``'s table (:meth:`~notebook_agent.agent.batch.map_table.MapResult.records`) to ``path``, in the format
     its extension names. In a CSV, a cell a spreadsheet would run as a formula gets a single quote in front unless
     ``raw_cells`` (see :mod:`notebook_agent.agent.batch.map_cells`); the other formats keep every value as it is."""
@@ -103,7 +106,7 @@ def _time_left(seconds: float) -> str:
     return f"{seconds / 60:.0f} min" if seconds < 90 * 60 else f"{seconds / 3600:.1f} h"
 
 
-def row_line(progress: Any) -> str:
+def row_line(progress: MapProgress) -> str:
     """The line a finished row prints in the terminal: its mark, count, status, steps, seconds, answer, rows/min
     and the time left."""
     rec = progress.record
@@ -156,6 +159,8 @@ def map_command(args: argparse.Namespace) -> int:
         args.task = recipe.task
     elif not args.task:
         raise options.OptionError("map needs the TASK (with {column}s), or --recipe RUN.")
+    if opts.mode is not None and recipe is None:
+        raise options.OptionError(f"--mode {opts.mode}: how a recipe's rows go; give --recipe RUN too.")
     check_template(args.task, columns, values)
     start_pages(opts.url, columns, values)
     ask = len(values) > ASK_ABOVE and opts.max_cost is None and opts.max_tokens is None and not args.yes
@@ -180,9 +185,10 @@ def map_command(args: argparse.Namespace) -> int:
 
 
 async def _map(
-    args: argparse.Namespace, rows: Any, name: str, opts: RunOptions, recipe: Any = None, ask: bool = False
-) -> tuple[Any, bool]:
-    from ..agent.batch.map_runner import MapInterrupted
+    args: argparse.Namespace, rows: object, name: str, opts: RunOptions, recipe: Recipe | None = None, ask: bool = False
+) -> tuple[MapResult, bool]:
+    from ..agent.batch.map_budget import MapEstimated
+    from ..agent.batch.map_runner import MapInterrupted, MapProgress
     from ..browser.session.browser_session import BrowserSession
     from ..llm import get_model
 
@@ -196,10 +202,10 @@ async def _map(
         asking: set[asyncio.Task[None]] = set()
         budget = {k: v for k, v in opts.map_options().items() if k in ("max_cost", "max_tokens")}
 
-        def on_event(event: Any) -> None:
-            if event.type == "map_progress" and event.ended:
+        def on_event(event: MapEvent) -> None:
+            if isinstance(event, MapProgress) and event.ended:
                 print(row_line(event), flush=True)
-            elif event.type == "map_estimate":  # the first rows ran: go on at their cost?
+            elif isinstance(event, MapEstimated):  # the first rows ran: go on at their cost?
                 task = asyncio.get_running_loop().create_task(ask_to_go_on(event.question))
                 asking.add(task)
                 task.add_done_callback(asking.discard)
@@ -208,8 +214,9 @@ async def _map(
             if recipe is not None:  # each row replays the recipe; the model only heals
                 result = await recipe.map(
                     rows, agent, heal=opts.heal, start_url=url, concurrency=concurrency, on_event=on_event,
-                    ask_estimate=ask, **budget,
+                    mode=opts.mode or "auto", ask_estimate=ask, **budget,
                 )  # fmt: skip
+                print(f"rows went {result.way}")
             else:
                 result = await agent.map(
                     args.task,

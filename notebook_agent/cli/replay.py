@@ -15,15 +15,18 @@ import asyncio
 import json
 import sys
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..config.run_flags import add_run_flags
+
+if TYPE_CHECKING:
+    from .terminal import Commands
 
 REPLAY_FLAGS = ("heal", "url", "model", "approve", "headed")
 """The run flags of ``notebook-agent replay`` (config/run_flags.py: checked as everywhere else)."""
 
 
-def add_parser(sub: Any) -> None:
+def add_parser(sub: Commands) -> None:
     rp = sub.add_parser("replay", help="replay a saved run's actions with no model call (healing what changed)")
     rp.add_argument("run", help="a run file, or a saved run: a position (1 oldest, -1 newest) or a run id's start")
     rp.add_argument("--runs-dir", default="agent_runs", help="where the runs are saved (default agent_runs)")

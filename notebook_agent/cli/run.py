@@ -10,13 +10,14 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TextIO
 
 from .terminal import Printer, demo_shop_for, model_for, terminal_approver, terminal_ask
 
 if TYPE_CHECKING:
     from ..agent import PageAgentResult
     from ..agent.run_options import RunOptions
+    from ..core.model import Model
 
 
 def run_options(args: argparse.Namespace) -> RunOptions:
@@ -28,7 +29,7 @@ def run_options(args: argparse.Namespace) -> RunOptions:
 
 
 async def run_command(
-    task: str, opts: RunOptions, *, model: Any = None, as_json: bool, runs_dir: str | None = None
+    task: str, opts: RunOptions, *, model: Model | None = None, as_json: bool, runs_dir: str | None = None
 ) -> int:
     """Run ``task`` with ``opts``, printing its events; ``model``: a model already made (the demo's local one),
     else ``opts.model`` is resolved here. A start page on the demo shop's stable address is served again when
@@ -56,7 +57,7 @@ async def run_command(
 
 
 async def _run(
-    task: str, opts: RunOptions, model: Any, interactive: bool, out: Any, runs_dir: str | None
+    task: str, opts: RunOptions, model: Model, interactive: bool, out: TextIO, runs_dir: str | None
 ) -> PageAgentResult:
     from ..browser.session.browser_session import BrowserSession
 

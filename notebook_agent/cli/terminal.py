@@ -4,19 +4,28 @@ where a run recorded by ``notebook-agent demo`` left it."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import json
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 if TYPE_CHECKING:
     from ..agent import AnyEvent
     from ..agent.safety.approval import ApprovalAnswer, ApprovalRequest
+    from ..core.abort import AbortSignal
+    from ..core.model import Model
 
 
-def model_for(name: str | None, task: str) -> tuple[Any, str]:
+class Commands(Protocol):
+    """Where a sub-command adds its parser (argparse's sub-parsers action, of any parser class)."""
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser: ...
+
+
+def model_for(name: str | None, task: str) -> tuple[Model, str]:
     from ..config.models import choose_model
 
     model, note = choose_model(name, task)
@@ -24,7 +33,7 @@ def model_for(name: str | None, task: str) -> tuple[Any, str]:
 
 
 @contextlib.contextmanager
-def demo_shop_for(url: str | None, out: Any) -> Iterator[bool]:
+def demo_shop_for(url: str | None, out: TextIO) -> Iterator[bool]:
     """For a command about to start at ``url``: when it is a page of the demo shop's stable address
     (demo/server.py) and nothing answers there, the shop is served there again for the command's life. Yields
     whether the demo shop answers at ``url`` (served here or already), so a replay of a demo run may open it:
@@ -53,7 +62,7 @@ async def terminal_approver(request: ApprovalRequest) -> ApprovalAnswer:
     return ApprovalAnswer(False, reason or None)
 
 
-async def terminal_ask(question: str, signal: Any) -> str:
+async def terminal_ask(question: str, signal: AbortSignal) -> str:
     print(f"\n  ❓ {question}")
     return (await signal.race(asyncio.to_thread(input, "     answer: "))).strip()
 
@@ -62,7 +71,7 @@ class Printer:
     """Prints a run's events; while the model is being waited on it says so, and for how long (on a terminal
     the line counts up each second; otherwise the time is printed once the model answered)."""
 
-    def __init__(self, out: Any) -> None:
+    def __init__(self, out: TextIO) -> None:
         self.out = out
         self.live = bool(getattr(out, "isatty", lambda: False)())
         self.waiting_since: float | None = None
@@ -90,7 +99,7 @@ class Printer:
         print_event(event, self.out)
 
 
-def print_event(event: AnyEvent, out: Any) -> None:
+def print_event(event: AnyEvent, out: TextIO) -> None:
     if event.type == "step_started":
         print(f"\n── step {event.step}/{event.max_steps}", file=out)
     elif event.type == "model_output":

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..core.model import Model
+
+if TYPE_CHECKING:  # the evaluation is imported when one runs
+    from ..agent.evaluate import SuiteTask, Variant
 
 
 def choose_model(name: str | None, task: str, *, runs_dir: str | Path = "agent_runs") -> tuple[Model, str]:
@@ -40,7 +43,7 @@ def choose_model(name: str | None, task: str, *, runs_dir: str | Path = "agent_r
     return get_model(chosen), ""
 
 
-def variant_model(variant: Any, task: Any) -> Model:
+def variant_model(variant: Variant, task: SuiteTask) -> Model:
     """Model factory for evaluations: the same names as ``--model`` (``demo``, ``replay:RUN``, providers).
     Module-level, so it can be shipped to executor workers."""
     return choose_model(variant.model, task.task)[0]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from ..agent.prompt.profiles import PROFILE_NAMES
 from ..agent.safety.approval import POLICY_NAMES, PolicyName, check_policy
@@ -17,12 +17,14 @@ from ..browser.url_template import refuse_fields, url_fields
 from ..browser.urls import URLError, normalize_url
 from ..core.errors import InputError
 
+T = TypeVar("T")
+
 
 class OptionError(InputError):
     """An option value that cannot be used, said in a sentence."""
 
 
-def _number(option: str, value: Any, kind: type) -> Any:
+def _number(option: str, value: object, kind: type) -> Any:
     try:
         return kind(value)
     except (TypeError, ValueError):
@@ -39,7 +41,18 @@ def profile(value: str | None, option: str = "--profile") -> str:
     return value
 
 
-def max_steps(value: Any, option: str = "--max-steps") -> int:
+#: How a recipe map's rows may go (agent/recipes/calls/rows.py ``MODES``).
+MAP_MODES = ("auto", "request", "page")
+
+
+def map_mode(value: object, option: str = "--mode") -> str:
+    """How a recipe map's rows go: ``auto``, ``request`` or ``page``."""
+    if value not in MAP_MODES:
+        raise OptionError(f"{option} {value}: use one of {', '.join(MAP_MODES)}.")
+    return str(value)
+
+
+def max_steps(value: object, option: str = "--max-steps") -> int:
     """At least 1: the number of model calls a run may make."""
     steps = _number(option, value, int)
     if steps < 1:
@@ -49,7 +62,7 @@ def max_steps(value: Any, option: str = "--max-steps") -> int:
     return int(steps)
 
 
-def concurrency(value: Any, option: str = "--concurrency") -> int:
+def concurrency(value: object, option: str = "--concurrency") -> int:
     """At least 1: how many rows run at a time."""
     count = _number(option, value, int)
     if count < 1:
@@ -57,7 +70,7 @@ def concurrency(value: Any, option: str = "--concurrency") -> int:
     return int(count)
 
 
-def max_cost(value: Any, option: str = "--max-cost") -> float:
+def max_cost(value: object, option: str = "--max-cost") -> float:
     """A budget in dollars, above 0 (``0.50`` or ``$0.50``): the rule of ``max_cost=`` (agent/safety/budget.py)."""
     from ..agent.safety.budget import BudgetError, checked_cost
 
@@ -69,7 +82,7 @@ def max_cost(value: Any, option: str = "--max-cost") -> float:
     return cost
 
 
-def max_tokens(value: Any, option: str = "--max-tokens") -> int:
+def max_tokens(value: object, option: str = "--max-tokens") -> int:
     """A budget in tokens, a whole number above 0: the rule of ``max_tokens=``."""
     from ..agent.safety.budget import BudgetError, checked_tokens
 
@@ -81,7 +94,7 @@ def max_tokens(value: Any, option: str = "--max-tokens") -> int:
     return tokens
 
 
-def timeout(value: Any, option: str = "--timeout") -> float:
+def timeout(value: object, option: str = "--timeout") -> float:
     """Seconds to wait for an approval; more than 0."""
     seconds = _number(option, value, float)
     if not seconds > 0:
@@ -89,7 +102,7 @@ def timeout(value: Any, option: str = "--timeout") -> float:
     return float(seconds)
 
 
-def approve(value: Any, option: str = "--approve") -> PolicyName:
+def approve(value: object, option: str = "--approve") -> PolicyName:
     """One of the policy names (a function policy is for Python code, not for a typed option)."""
     try:
         return cast(PolicyName, check_policy(str(value)))
@@ -97,7 +110,7 @@ def approve(value: Any, option: str = "--approve") -> PolicyName:
         raise OptionError(f"{option}: {exc}") from None
 
 
-def model(value: Any, option: str = "--model") -> str:
+def model(value: object, option: str = "--model") -> str:
     """A model name that can be resolved later: ``demo``, ``replay:RUN`` or ``provider:model`` with a known
     provider (a missing API key is reported when a run starts, since it may be set meanwhile)."""
     name = str(value).strip()
@@ -117,7 +130,7 @@ def model(value: Any, option: str = "--model") -> str:
 _ALIAS_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
 
 
-def alias(value: Any, option: str = "--alias") -> tuple[str, str | None]:
+def alias(value: object, option: str = "--alias") -> tuple[str, str | None]:
     """``fast=openai:gpt-4.1-mini`` → (name, model); ``fast=`` → (name, None), which removes it. A name is a
     word without ``:`` (so it never looks like ``provider:model``); the model follows the model-name rule."""
     text = str(value).strip()
@@ -128,7 +141,7 @@ def alias(value: Any, option: str = "--alias") -> tuple[str, str | None]:
     return name, (model(target, option) if target else None)
 
 
-def url(value: Any, option: str = "--url") -> str:
+def url(value: object, option: str = "--url") -> str:
     """The URL to open, by the one rule every entry point uses (:func:`normalize_url`); a ``{column}`` in it is
     refused, naming it: only a map has rows to fill it (:func:`url_template`)."""
     try:
@@ -138,7 +151,7 @@ def url(value: Any, option: str = "--url") -> str:
         raise OptionError(f"{option}: {exc}") from None
 
 
-def url_template(value: Any, option: str = "--url") -> str:
+def url_template(value: object, option: str = "--url") -> str:
     """A map's start page: a URL, or a template whose ``{column}``s each row fills (browser/url_template.py, the
     one rule of every front); the rows check it when they are read."""
     text = str(value)
@@ -153,7 +166,7 @@ def url_template(value: Any, option: str = "--url") -> str:
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.]*)\}")
 
 
-def no_placeholder(option: str, value: Any) -> None:
+def no_placeholder(option: str, value: object) -> None:
     """IPython fills ``{name}`` in a magic's line from the notebook and leaves it as written when the name is
     not defined: say so instead of using the text literally."""
     if isinstance(value, str):
@@ -168,7 +181,7 @@ def no_placeholder(option: str, value: Any) -> None:
 _OUTPUT = re.compile(r"^\s*(?:(list|List|typing\.List)\[\s*(?P<inner>[^\[\]]+?)\s*\]|(?P<name>[^\[\]]+?))\s*$")
 
 
-def _checked_output(option: str, typed: str, found: Any) -> Any:
+def _checked_output(option: str, typed: str, found: T) -> T:
     from ..agent.step.typed_output import OutputSpec
 
     try:
@@ -178,7 +191,7 @@ def _checked_output(option: str, typed: str, found: Any) -> Any:
     return found
 
 
-def output_in_namespace(value: Any, namespace: Mapping[str, Any], option: str = "--output") -> Any:
+def output_in_namespace(value: object, namespace: Mapping[str, Any], option: str = "--output") -> Any:
     """The answer's type named in a notebook: ``Product``, ``list[Product]``, ``models.Product`` (found in
     ``namespace``), or a variable holding a type, ``list[...]`` or a JSON Schema dict."""
     typed = str(value)
@@ -206,7 +219,7 @@ def output_in_namespace(value: Any, namespace: Mapping[str, Any], option: str = 
     return _checked_output(option, typed, found)
 
 
-def output_from_file_or_module(value: Any, option: str = "--output") -> Any:
+def output_from_file_or_module(value: object, option: str = "--output") -> Any:
     """The answer's type for the terminal: a JSON Schema file (``schema.json``), or ``module:Class`` /
     ``list[module:Class]`` for a pydantic model, TypedDict or dataclass importable from the current folder."""
     import importlib
@@ -228,7 +241,7 @@ def output_from_file_or_module(value: Any, option: str = "--output") -> Any:
         except (ImportError, AttributeError) as exc:
             raise OptionError(f"{option} {typed}: cannot import {wanted} ({exc}).") from None
         if match is not None and match.group("inner"):
-            found = list[found]  # type: ignore[valid-type]
+            found = list[found]
         return _checked_output(option, typed, found)
     path = Path(typed).expanduser()
     try:

@@ -99,6 +99,13 @@ FLAGS: dict[str, Flag] = {
             "replay RUN per row with its values, no model call (a run, a recipe file, or a notebook variable)",
             metavar="RUN",
         ),
+        Flag(
+            ("--mode",),
+            "mode",
+            "with --recipe: how rows go: auto (by the recipe's learned request once 3 rows agree both ways, else by "
+            "the page; the default), request, or page",
+            metavar="WAY",
+        ),
     )
 }
 """Every flag of a run, by the :class:`RunOptions` field it sets."""
@@ -185,6 +192,8 @@ def run_options(
             chosen[name] = _domains(str(value))
         elif name == "concurrency":
             chosen[name] = options.concurrency(value, option)
+        elif name == "mode":
+            chosen[name] = options.map_mode(value, option)
         elif FLAGS[name].switch:
             chosen[name] = bool(value)
         else:

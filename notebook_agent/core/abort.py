@@ -37,6 +37,9 @@ class AbortedError(NotebookAgentError):
     """Raised inside a participant when its run was aborted. ``during`` says what the participant was waiting
     for ("while the action waited for approval; it did not run"), so the record can say it plainly."""
 
+    during: str
+    """What the participant was waiting for when the stop came ("" when it does not say)."""
+
     def __init__(self, reason: str = STOPPED, *, during: str = "") -> None:
         super().__init__(stopped_text(reason, during) if during else reason)
         self.reason = reason

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic_core import from_json
 
+from . import JSONValue
 from .errors import ModelOutputError
 from .text import clean_text
 
@@ -31,7 +32,7 @@ class _TooDeep(Exception):
     pass
 
 
-def _clean_value(value: Any, depth: int = 0) -> Any:
+def _clean_value(value: JSONValue, depth: int = 0) -> Any:
     """A parsed JSON value with every string (keys included) cleaned; raises _TooDeep past the limit."""
     if isinstance(value, str):
         return clean_text(value)
@@ -76,7 +77,7 @@ def _loads(text: str) -> Any:
         raise _TooDeep from None
 
 
-def _json_type(value: Any) -> str:
+def _json_type(value: JSONValue) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):

@@ -148,13 +148,13 @@ class ToolCalls:
         return stopped_text(reason or self.signal.reason, during)
 
     # ---- running ----
-    async def _execute(self, message: AssistantMessage, call: ToolCall, tool: Tool, args: Any) -> Outcome:
+    async def _execute(self, message: AssistantMessage, call: ToolCall, tool: Tool, args: object) -> Outcome:
         if self.signal.aborted:
             return Outcome(call, tool, args, error_result(self._stopped(BEFORE)), True, False, "aborted")
         settled = False
         pending: list[asyncio.Future[None]] = []
 
-        def on_update(partial: Any) -> asyncio.Future[None]:
+        def on_update(partial: object) -> asyncio.Future[None]:
             if settled:
                 done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
                 done.set_result(None)
@@ -185,7 +185,7 @@ class ToolCalls:
         return await self._finalize(message, outcome)
 
     async def _run_tool(
-        self, tool: Tool, call: ToolCall, args: Any, on_update: Callable[[Any], Any]
+        self, tool: Tool, call: ToolCall, args: object, on_update: Callable[[Any], Any]
     ) -> ToolResult | str:
         """Run ``execute`` with the call's context; after an abort the tool gets a short grace period, then
         its task is cancelled. Building the context is part of the call: if the factory fails, so does it."""
@@ -325,7 +325,7 @@ class ToolCalls:
             if self.signal.aborted:
                 break
 
-        async def run_one(slot: int, call: ToolCall, tool: Tool, args: Any) -> None:
+        async def run_one(slot: int, call: ToolCall, tool: Tool, args: object) -> None:
             outcome = await self._execute(message, call, tool, args)
             slots[slot] = outcome
             await self._end(outcome)

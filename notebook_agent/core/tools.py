@@ -78,7 +78,7 @@ class ToolResult:
         cls,
         text: str,
         *,
-        details: Any = None,
+        details: object = None,
         terminate: bool = False,
         is_error: bool = False,
         finished: Finished | None = None,
@@ -86,7 +86,7 @@ class ToolResult:
         return cls([TextContent(text=text)], details=details, terminate=terminate, is_error=is_error, finished=finished)
 
     @classmethod
-    def finish(cls, text: str, finished: Finished, *, details: Any = None) -> ToolResult:
+    def finish(cls, text: str, finished: Finished, *, details: object = None) -> ToolResult:
         """The result of a finishing action: ``text`` for the model and the record, the verdict, and the loop
         told to stop."""
         return cls.text(text, details=details, terminate=True, finished=finished)
@@ -110,7 +110,7 @@ class ToolCallContext(Generic[Deps]):
     on_update: OnUpdate
     deps: Deps = field(default=cast(Any, None), kw_only=True)
 
-    async def progress(self, update: Any) -> None:
+    async def progress(self, update: object) -> None:
         """Report progress (any value; views show text). Awaits the callback when it returns an awaitable."""
         out = self.on_update(update)
         if inspect.isawaitable(out):
@@ -121,7 +121,7 @@ class ToolCallContext(Generic[Deps]):
         return dataclasses.replace(self, on_update=on_update)
 
 
-def _no_update(_: Any) -> None:
+def _no_update(_: object) -> None:
     return None
 
 
@@ -175,7 +175,9 @@ class Tool(Generic[Ctx]):
     _schema_cache: ClassVar[dict[int, dict[str, Any]]] = {}
 
     async def execute(self, args: Any, ctx: Ctx) -> ToolResult | str:
-        """Run the call: ``args`` are the validated arguments, ``ctx`` has the signal and progress reporting."""
+        """Run the call: ``args`` are the validated arguments, ``ctx`` has the signal and progress reporting.
+        ``args`` is typed ``Any`` because its type is each tool's own (an instance of its ``parameters`` model, or
+        a dict), which an override names: ``execute(self, args: ClickParams, ctx)``."""
         raise NotImplementedError
 
     def prepare_arguments(self, raw: dict[str, Any]) -> dict[str, Any]:
@@ -269,7 +271,7 @@ class WrappedTool(Tool):
 FORWARDED_ATTRIBUTES = ("name", "description", "parameters", "execution_mode", "sort_key", "label", "risk", "facts")
 
 
-def _forwarded(attr: str, default: Any = None) -> property:
+def _forwarded(attr: str, default: object = None) -> property:
     own = f"_own_{attr}"
 
     def get(self: WrappedTool) -> Any:
@@ -277,7 +279,7 @@ def _forwarded(attr: str, default: Any = None) -> property:
             return self.__dict__[own]
         return getattr(self.inner, attr, default)
 
-    def set(self: WrappedTool, value: Any) -> None:
+    def set(self: WrappedTool, value: object) -> None:
         self.__dict__[own] = value
 
     return property(get, set, doc=f"The wrapped tool's ``{attr}`` unless set on the wrapper.")
@@ -289,14 +291,14 @@ for _attr in FORWARDED_ATTRIBUTES:
 WrappedTool.runs_on_browser = _forwarded("runs_on_browser", False)  # type: ignore[attr-defined]
 
 
-def get_argument(args: Any, name: str, default: Any = None) -> Any:
+def get_argument(args: object, name: str, default: object = None) -> Any:
     """One validated argument, whether the tool's parameters are a pydantic model or a JSON Schema (dict)."""
     if isinstance(args, dict):
         return args.get(name, default)
     return getattr(args, name, default)
 
 
-def replace_argument(args: Any, name: str, value: Any) -> Any:
+def replace_argument(args: object, name: str, value: object) -> Any:
     """A copy of validated arguments with ``name`` set to ``value`` (a pydantic model or a dict; the
     original is left alone)."""
     if isinstance(args, dict):
@@ -308,7 +310,7 @@ def replace_argument(args: Any, name: str, value: Any) -> Any:
     raise TypeError(f"cannot replace argument {name!r} in {type(args).__name__}")
 
 
-def _validation_text(name: str, problems: list[str], arguments: Any) -> str:
+def _validation_text(name: str, problems: list[str], arguments: object) -> str:
     received = json.dumps(arguments, indent=2, ensure_ascii=False, default=str)
     return f'Validation failed for tool "{name}":\n' + "\n".join(problems) + f"\n\nReceived arguments:\n{received}"
 
@@ -326,7 +328,7 @@ def inline_schema(schema: dict[str, Any]) -> dict[str, Any]:
     schema = dict(schema)
     defs = schema.pop("$defs", {})
 
-    def resolve(node: Any, seen: tuple[str, ...]) -> Any:
+    def resolve(node: object, seen: tuple[str, ...]) -> Any:
         if isinstance(node, dict):
             if "$ref" in node:
                 name = node["$ref"].split("/")[-1]
@@ -345,7 +347,7 @@ def inline_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _coerce(value: Any, schema: dict[str, Any]) -> Any:
+def _coerce(value: object, schema: dict[str, Any]) -> Any:
     """Coerce scalar strings to the schema's type (AJV ``coerceTypes`` behaviour), recursing into objects."""
     kind = schema.get("type")
     kinds = kind if isinstance(kind, list) else [kind] if kind else []

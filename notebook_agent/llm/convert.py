@@ -18,7 +18,7 @@ import copy
 import hashlib
 import re
 from collections.abc import AsyncIterator, Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from ..core.abort import AbortedError
 from ..core.aio import wait_for
@@ -166,7 +166,7 @@ def strict_schema(schema: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     normalised = copy.deepcopy(schema)
     compatible = [True]
 
-    def visit(node: Any) -> None:
+    def visit(node: object) -> None:
         if isinstance(node, list):
             for item in node:
                 visit(item)
@@ -294,7 +294,7 @@ def group_tool_results(messages: list[Message]) -> list[Message | list[ToolResul
 _END = object()
 
 
-async def _next_chunk(iterator: Any) -> Any:
+async def _next_chunk(iterator: AsyncIterator[Any]) -> Any:
     try:
         return await iterator.__anext__()
     except StopAsyncIteration:
@@ -306,11 +306,17 @@ def has_open_tool_call(builder: AssistantStreamBuilder) -> bool:
     return builder.has_open_tool_call
 
 
-class StreamingAdapter:
+State = TypeVar("State")
+"""An adapter's per-call state (what it has read of the stream so far): made by ``_new_state``, handed to
+every hook of the same call."""
+
+
+class StreamingAdapter(Generic[State]):
     """Base of the adapters: implements ``Model.stream`` around four provider hooks.
 
     Subclasses set ``api``/``default_provider`` and implement :meth:`_build_request`, :meth:`_open_stream`,
-    :meth:`_handle_chunk` and :meth:`_finish` (which raises a ProviderError for an incomplete stream).
+    :meth:`_handle_chunk` and :meth:`_finish` (which raises a ProviderError for an incomplete stream). A chunk
+    is the provider SDK's own event object, read by the subclass that knows its shape (hence ``Any``).
     """
 
     api: ClassVar[str] = ""
@@ -368,23 +374,23 @@ class StreamingAdapter:
     async def _open_stream(self, request: dict[str, Any], options: StreamOptions) -> Any:
         raise NotImplementedError
 
-    def _prepare_state(self, state: Any, request: dict[str, Any], context: Context, options: StreamOptions) -> None:
+    def _prepare_state(self, state: State, request: dict[str, Any], context: Context, options: StreamOptions) -> None:
         """Tell the per-call state about the request just built (default: nothing to tell)."""
 
-    async def _open(self, state: Any, request: dict[str, Any], options: StreamOptions) -> Any:
+    async def _open(self, state: State, request: dict[str, Any], options: StreamOptions) -> Any:
         """Open the stream; an adapter may retry here with a different request shape and update ``state``."""
         return await self._open_stream(request, options)
 
-    def _new_state(self, builder: AssistantStreamBuilder) -> Any:
-        return None
-
-    def _handle_chunk(self, state: Any, builder: AssistantStreamBuilder, chunk: Any) -> list[StreamEvent]:
+    def _new_state(self, builder: AssistantStreamBuilder) -> State:
         raise NotImplementedError
 
-    def _finish(self, state: Any, builder: AssistantStreamBuilder) -> list[StreamEvent]:
+    def _handle_chunk(self, state: State, builder: AssistantStreamBuilder, chunk: Any) -> list[StreamEvent]:
         raise NotImplementedError
 
-    async def _close_stream(self, stream: Any) -> None:
+    def _finish(self, state: State, builder: AssistantStreamBuilder) -> list[StreamEvent]:
+        raise NotImplementedError
+
+    async def _close_stream(self, stream: object) -> None:
         closer = getattr(stream, "close", None) or getattr(stream, "aclose", None)
         if closer is not None:
             result = closer()
@@ -430,7 +436,7 @@ class StreamingAdapter:
             except Exception:
                 pass
 
-        state: Any = None
+        state: State | None = None
 
         def keep_usage() -> None:
             # A failed call may still have been billed; keep whatever usage the stream reported.

@@ -188,7 +188,7 @@ def _close_unstarted(awaitable: Awaitable[Any]) -> None:
 # -- counting requests -------------------------------------------------------------------------------------
 
 
-async def _count_request(request: Any) -> None:
+async def _count_request(request: object) -> None:
     call = _CURRENT_CALL.get()
     if call is not None:
         call.requests += 1
@@ -197,7 +197,7 @@ async def _count_request(request: Any) -> None:
             call._request_sent.set()
 
 
-async def _see_response(response: Any) -> None:
+async def _see_response(response: object) -> None:
     call = _CURRENT_CALL.get()
     if call is not None:
         call.headers_received = True
@@ -209,7 +209,7 @@ def request_event_hooks() -> dict[str, list[Any]]:
     return {"request": [_count_request], "response": [_see_response]}
 
 
-def watch_requests(sdk_client: Any, path: tuple[str, ...] = ("_client",)) -> bool:
+def watch_requests(sdk_client: object, path: tuple[str, ...] = ("_client",)) -> bool:
     """Install the request counter on the SDK client's HTTP client (once); False if it cannot be watched.
 
     ``path``: where the client keeps its httpx client, as its provider's record says (openai and anthropic in

@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
+from ..core import JSONValue
 from ..core.errors import NotebookAgentError
 from .provider_record import PROVIDERS, record_of, sdk_modules
 
@@ -160,13 +161,14 @@ def _truncate(text: str, limit: int = 600) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _detail_from_body(body: Any) -> str | None:
+def _detail_from_body(body: JSONValue) -> str | None:
     """The human message inside an error body of any of the providers' shapes."""
     if isinstance(body, str):
+        text = body
         try:
-            body = json.loads(body)
+            body = json.loads(text)
         except ValueError:
-            return body or None
+            return text or None
     if isinstance(body, list) and body:
         body = body[0]
     if not isinstance(body, dict):
@@ -187,7 +189,7 @@ def _detail_from_body(body: Any) -> str | None:
     return None
 
 
-def _error_type_from_body(body: Any) -> str:
+def _error_type_from_body(body: JSONValue) -> str:
     """The provider's machine error type/code (``rate_limit_error``, ``context_length_exceeded``, ...)."""
     if isinstance(body, dict):
         err = body.get("error", body)

@@ -17,6 +17,8 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
+from .provider_options import ProviderOptions
+
 OLLAMA_DEFAULT_URL = "http://127.0.0.1:11434"
 
 
@@ -63,7 +65,7 @@ class ProviderRecord:
         first, *rest = self.api_keys
         return f"{first} (or {rest[0]})" if rest else first
 
-    def build(self, model_id: str, options: Any, **kw: Any) -> Any:
+    def build(self, model_id: str, options: ProviderOptions, **kw: Any) -> Any:
         """A model of this provider from its adapter."""
         assert self.adapter is not None
         return _imported(self.adapter)(model_id, options, **kw)

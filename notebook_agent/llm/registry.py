@@ -145,7 +145,7 @@ def get_model(name: str | None = None, *, options: ProviderOptions | None = None
     info = PROVIDERS[provider]
     opts = ProviderOptions.of(options, **{k: kw.pop(k) for k in list(kw) if k in FIELDS})
     if info.plugin is not None:
-        return info.build_plugin(model_id, **kw)  # type: ignore[no-any-return]
+        return info.build_plugin(model_id, **kw)
     if info.package and opts.client is None and not _package_available(info.package):
         raise ModelConfigError(f"{provider}: models need the {info.package} package: {info.install}")
     base_url = opts.base_url
@@ -154,4 +154,4 @@ def get_model(name: str | None = None, *, options: ProviderOptions | None = None
     key = opts.api_key if opts.client is not None else _resolve_key(info, opts.api_key, base_url)
     opts = replace(opts, api_key=key, base_url=base_url)
 
-    return info.build(model_id, opts, **kw)  # type: ignore[no-any-return]
+    return info.build(model_id, opts, **kw)

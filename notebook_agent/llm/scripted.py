@@ -138,7 +138,7 @@ class ScriptedModel:
     def prices(self) -> Prices | None:
         """What its tokens cost (see the class): given, set with ``set_prices``/listed, else free."""
         if self._prices is not _LISTED:
-            return self._prices  # type: ignore[no-any-return]
+            return self._prices
         listed = prices_for(self.id, self.provider)
         return listed if listed is not None else {}
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..agent.run_options import RunOptions
 from ..agent.safety.approval import POLICY_NAMES
@@ -22,6 +22,9 @@ from ..config.run_flags import run_options, words_parser
 from ..core.errors import error_message
 from .kernel_state import STATE
 from .views.display import show_html
+
+if TYPE_CHECKING:
+    from IPython.lib.pretty import PrettyPrinter
 
 ERROR_LINE = re.compile(r"^(%%?agent(_prompt)?( [a-z_]+)?: |usage: %agent )", re.MULTILINE)
 """How every magic error line starts (``%agent compare: ...``, ``%%agent: ...``, ``usage: %agent ...``): the
@@ -355,7 +358,7 @@ class Shown:
     and nbval. Called any other way (``get_ipython().run_line_magic``), the task displays when done.
     """
 
-    def __init__(self, coro: Any, label: str) -> None:
+    def __init__(self, coro: Coroutine[Any, Any, tuple[str, str]], label: str) -> None:
         self.label = label
         self.awaited = False
         self.task = asyncio.get_running_loop().create_task(coro)
@@ -372,7 +375,7 @@ class Shown:
             return
         show_html(*self.task.result())
 
-    def _done(self, _task: Any) -> None:
+    def _done(self, _task: object) -> None:
         if not self.awaited:
             self._show()
 
@@ -381,7 +384,7 @@ class Shown:
         yield from asyncio.wait([self.task]).__await__()
         self._show()
 
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+    def _repr_pretty_(self, p: PrettyPrinter, cycle: bool) -> None:
         p.text(f"<{self.label}: {'done' if self.task.done() else 'working'}>")
 
 

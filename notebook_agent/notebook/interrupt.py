@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from typing import Any
+from collections.abc import Callable
+from types import FrameType
+from typing import Any, TypeAlias
 
 from .kernel_state import STATE
+
+SigintHandler: TypeAlias = "Callable[[int, FrameType | None], Any] | int | None"
+"""What ``signal.getsignal(SIGINT)`` returns: a function, ``SIG_DFL`` / ``SIG_IGN``, or None (not set from Python)."""
 
 
 class RunInterrupted(asyncio.CancelledError):
@@ -22,14 +27,14 @@ class RunInterrupted(asyncio.CancelledError):
         return [f"\x1b[33m{self}\x1b[0m"]
 
 
-def _stop_on_interrupt(previous: Any) -> Any:
+def _stop_on_interrupt(previous: SigintHandler) -> SigintHandler:
     """A SIGINT handler that stops every active run, then does what ``previous`` did (ipykernel's own
     handler: cancel the awaiting cell or raise KeyboardInterrupt; or nothing while the kernel is idle)."""
     if getattr(previous, "_notebook_agent", False):
         return previous
     loop = asyncio.get_running_loop()
 
-    def handler(signum: int, frame: Any) -> Any:
+    def handler(signum: int, frame: FrameType | None) -> Any:
         if any(not run.done for run in STATE.runs):
             # signal handlers run between bytecodes on the main thread: hand the stop to the loop
             loop.call_soon_threadsafe(STATE.stop_on_interrupt)
@@ -52,7 +57,7 @@ def _wrap_sigint_for_cell(*_: Any) -> None:
         pass
 
 
-def install_interrupt(shell: Any) -> None:
+def install_interrupt(shell: object) -> None:
     """Make Kernel → Interrupt stop every active run, whether or not a cell is running.
 
     ipykernel ignores SIGINT while idle and swaps in its own handler around each message (restoring the idle
@@ -73,7 +78,7 @@ def install_interrupt(shell: Any) -> None:
         events.register("pre_run_cell", _wrap_sigint_for_cell)
 
 
-def uninstall_interrupt(shell: Any) -> None:
+def uninstall_interrupt(shell: object) -> None:
     kernel = getattr(shell, "kernel", None)
     current = getattr(kernel, "saved_sigint_handler", None)
     if getattr(current, "_notebook_agent", False):

@@ -49,7 +49,7 @@ def _running_kernel() -> Any:
     return getattr(shell, "kernel", None)
 
 
-def _subshell_count(kernel: Any) -> int:
+def _subshell_count(kernel: Any) -> int:  # ipykernel's, whose shape changes across versions
     try:
         return len(kernel.shell_channel_thread.manager.list_subshell())
     except Exception:  # ipykernel 6 has no subshells; any other shape: assume none

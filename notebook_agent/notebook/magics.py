@@ -7,11 +7,12 @@ namespace (unknown names stay as written).
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import re
 import string
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
@@ -27,6 +28,9 @@ from .interrupt import install_interrupt, uninstall_interrupt
 from .map_view import MapRun, MapView
 from .runtime import STATE, NotebookRun, make_ask_user, resolve_model
 from .views.run_view import RunView
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
 
 
 class _KeepMissing(dict[str, Any]):
@@ -48,7 +52,7 @@ def task_text(cell: str, namespace: dict[str, Any]) -> str:
 class AgentMagics(Magics):
     """``%%agent`` and ``%%agent_prompt`` (cell magics) and ``%agent WORD`` (dispatched to :class:`Commands`)."""
 
-    def __init__(self, shell: Any = None) -> None:
+    def __init__(self, shell: InteractiveShell | None = None) -> None:
         super().__init__(shell)
         self.commands = Commands(self.launch)
 
@@ -184,6 +188,8 @@ class AgentMagics(Magics):
                 from .recipe_magic import recipe_in
 
                 recipe = recipe_in(opts.recipe, template, namespace)
+            elif opts.mode is not None:
+                raise MapInputError(f"--mode {opts.mode}: how a recipe's rows go; give --recipe RUN too.")
             agent = opts.make_agent(  # each row's budget is --row-max-cost/--row-max-tokens; the map keeps its own
                 chosen,
                 row=True,
@@ -198,7 +204,7 @@ class AgentMagics(Magics):
         view.max_steps = opts.max_steps or cfg.max_steps
         budget = {k: v for k, v in opts.map_options().items() if k in ("max_cost", "max_tokens")}
         run = MapRun(agent, template, rows, view, name=out, concurrency=opts.concurrency or 4, budget=budget)
-        run.recipe, run.heal = recipe, opts.heal
+        run.recipe, run.heal, run.mode = recipe, opts.heal, opts.mode or "auto"
         STATE.runs.append(run)
         run.show()
         run.start()
@@ -262,17 +268,18 @@ class AgentMagics(Magics):
 
 
 CELL_FLAGS = ("model", "url", "max_steps", "approve", "prompt", "profile", "vision", "js", "ask", "full_page",
-              "timeout", "trace", "concurrency", "recipe", "heal", "output", "allowed_domains", "max_cost",
+              "timeout", "trace", "concurrency", "recipe", "heal", "mode", "output", "allowed_domains", "max_cost",
               "max_tokens", "row_max_cost", "row_max_tokens")  # fmt: skip
 """The run flags of ``%%agent`` (config/run_flags.py: the same flags, checks and messages as the terminal's)."""
 
 add_run_flags(
-    AgentMagics.agent.parser,  # type: ignore[attr-defined]
+    AgentMagics.agent.parser,
     CELL_FLAGS,
     output="the answer's type from the notebook: a pydantic model, TypedDict or dataclass, or list[NAME]",
     concurrency="with --each: rows at a time (default 4)",
     recipe="with --each: replay RUN per row with its values, no model call (a run, a recipe file or variable)",
     heal="with --recipe: fail a row whose page differs, saying why",
+    mode="with --recipe: how rows go: auto (by the learned request once 3 rows agree both ways), request, page",
     max_cost="a budget in dollars: the run stops (status budget) before a model call would cross it; with --each, "
     "the whole map's",
     max_tokens="a budget in tokens, as --max-cost; with --each, the whole map's",
@@ -281,7 +288,7 @@ add_run_flags(
 )
 
 
-def cell_options(args: Any, namespace: dict[str, Any]) -> RunOptions:
+def cell_options(args: argparse.Namespace, namespace: dict[str, Any]) -> RunOptions:
     """``%%agent``'s options, by the one parser: ``{name}`` left unfilled is an error, ``--output`` names a type
     in the notebook, an alias (``%agent config --alias``) names a model; with ``--each``, ``--url`` is each row's
     start page and its ``{column}``s are the rows' (browser/url_template.py)."""
@@ -317,14 +324,20 @@ def expand_line(line: str, namespace: dict[str, Any]) -> str:
 
 
 for _magic in (AgentMagics.agent, AgentMagics.agent_prompt):
-    _magic.parser.allow_abbrev = False  # type: ignore[attr-defined]  # --max-step is a typo, not --max-steps
+    _magic.parser.allow_abbrev = False  # --max-step is a typo, not --max-steps
     # magic_arguments writes the usage of every magic with one "%" (its formatter adds "%" to the name); these
     # are cell magics, so ``%%agent?`` shows ``%%agent ...``.
-    _magic.parser.prog = f"%{_magic.__name__}"  # type: ignore[attr-defined]
-    _magic.__doc__ = _magic.parser.format_help()  # type: ignore[attr-defined]
+    _magic.parser.prog = f"%{_magic.__name__}"
+    _magic.__doc__ = _magic.parser.format_help()
 
 
-def _parse(magic: Any, line: str, label: str) -> Any:
+class ParsedMagic(Protocol):
+    """A magic decorated with ``@magic_arguments``: its argparse parser hangs on it."""
+
+    parser: argparse.ArgumentParser
+
+
+def _parse(magic: ParsedMagic, line: str, label: str) -> argparse.Namespace | None:
     """The magic's options, or None after printing what is wrong in one line, with a "did you mean" for a
     misspelt option (options are never taken by a prefix)."""
     try:
@@ -347,6 +360,7 @@ def _await_display(lines: list[str]) -> list[str]:
 
 
 def load(ipython: Any) -> None:
+    """Register the magics on the IPython shell and mark it (an attribute of our own, set on the shell itself)."""
     if getattr(ipython, "_notebook_agent_loaded", False):
         return
     ipython.register_magics(AgentMagics)

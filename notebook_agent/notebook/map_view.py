@@ -23,7 +23,7 @@ from typing import Any
 
 import ipywidgets as w
 
-from ..agent import ApprovalRequested, MapFinished, MapProgress, MapResult, PageAgent, RowEvent
+from ..agent import ApprovalRequested, MapEvent, MapFinished, MapProgress, MapResult, PageAgent, RowEvent
 from ..agent.batch.map_budget import EstimateQuestion, MapEstimate, MapEstimated
 from ..browser.session.browser_session import BrowserSession
 from ..core.errors import error_message
@@ -40,7 +40,7 @@ from .views.run_view import RunView
 TABLE_ROWS = 200
 
 
-def _short(value: Any, limit: int = 60) -> str:
+def _short(value: object, limit: int = 60) -> str:
     text = " ".join(str(value).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -96,7 +96,7 @@ class MapView:
         self.costs: dict[int, str] = {}
         self.question: EstimateQuestion | None = None
 
-    def handle(self, event: Any) -> None:
+    def handle(self, event: MapEvent) -> None:
         if isinstance(event, RowEvent):
             self.events.setdefault(event.row, []).append(event.event)
             view = self.views.get(event.row)
@@ -260,7 +260,7 @@ class MapRun:
         self,
         agent: PageAgent,
         template: str,
-        rows: Any,
+        rows: object,
         view: MapView,
         *,
         name: str = "",
@@ -285,6 +285,8 @@ class MapRun:
         self.recipe: Any = None
         """``--recipe``: each row follows this recipe (agent/recipes/recipe_map.py) instead of asking the model."""
         self.heal = True
+        self.mode = "auto"
+        """``--mode``: how the recipe's rows go (``auto``, ``request``, ``page``: agent/recipes/calls/rows.py)."""
 
     @property
     def done(self) -> bool:
@@ -344,7 +346,7 @@ class MapRun:
 
                 events = stream_recipe(
                     self.recipe, self.rows, self.agent, heal=self.heal, concurrency=self.concurrency, interactive=True,
-                    ask_estimate=True, **self.budget,
+                    mode=self.mode, ask_estimate=True, **self.budget,
                 )  # fmt: skip
             else:
                 events = self.agent.map_stream(

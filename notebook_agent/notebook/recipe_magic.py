@@ -8,6 +8,7 @@ RUN is what :func:`~notebook_agent.agent.recipes.recipe.open_recipe` reads: a re
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..agent.recipes.recipe import Recipe, RecipeError, open_recipe
@@ -26,7 +27,9 @@ def recipe_in(ref: str, template: str | None, namespace: dict[str, Any]) -> Reci
     return open_recipe(ref, template=template, runs_dir=STATE.config.runs_dir)
 
 
-def recipe_command(rest: list[str], namespace: dict[str, Any], parse: Any) -> Recipe | None:
+def recipe_command(
+    rest: list[str], namespace: dict[str, Any], parse: Callable[[list[str], set[str], str], dict[str, str] | None]
+) -> Recipe | None:
     """``%agent recipe``: make the recipe, say its slots, bind it (``--out``, default ``recipe``)."""
     import shlex
 

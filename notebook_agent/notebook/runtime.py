@@ -27,6 +27,8 @@ from .views.display import LiveOutput, waiting_html
 from .views.run_view import RunView
 
 if TYPE_CHECKING:
+    from IPython.lib.pretty import PrettyPrinter
+
     from ..browser.session.browser_session import BrowserSession
     from ..core.model import Model
 
@@ -288,7 +290,7 @@ class NotebookRun(RunAnswers):
         where = f", saved to {self.saved_path}" if self.saved_path else ""
         return f"Interrupted: {name} was stopped; {kept} kept in {name}.result{where}."
 
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+    def _repr_pretty_(self, p: PrettyPrinter, cycle: bool) -> None:
         status = self.result.status if self.result else ("running" if not self.done else "error")
         p.text(f"<NotebookRun {status}: {self.task_text[:60]!r}>")
 

@@ -13,7 +13,7 @@ from notebook_agent.agent import PageAgent, load_run, save_run
 from notebook_agent.browser import BrowserSession
 from notebook_agent.llm import get_model
 from tests.browser.conftest import Servers
-from tests.llm.server import ScriptedServer, sse_reply
+from tests.llm.server import Reply, ScriptedServer, sse_reply
 from tests.llm.wire import Call, ChatWire, split
 
 
@@ -136,7 +136,7 @@ async def test_the_last_step_decodes_only_done_and_reads_the_same_prompt(
     only be done. What the model reads keeps the full schema, so the cached prompt holds; earlier steps may act."""
     wire = ChatWire()
 
-    def reply(action: dict[str, object]) -> bytes:
+    def reply(action: dict[str, object]) -> Reply:
         out = {"evaluation_previous_goal": "ok", "memory": "", "next_goal": "x", "action": action}
         return sse_reply(wire.text_items(split(json.dumps(out), 5)))
 

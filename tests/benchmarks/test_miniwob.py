@@ -8,6 +8,7 @@ import importlib.util
 import json
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from hypothesis import given, settings
@@ -19,13 +20,13 @@ BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 if str(BENCHMARKS) not in sys.path:
     sys.path.append(str(BENCHMARKS))  # after site-packages: benchmarks/miniwob.py must not shadow the package
 
-from miniwob_oracle import click, parse_state  # noqa: E402
+from miniwob_oracle import Action, Memory, State, click, parse_state  # noqa: E402
 from miniwob_plans import PLANS  # noqa: E402
 
 from notebook_agent.browser.page.snapshot import element_line  # noqa: E402
 
 
-def load_benchmark():
+def load_benchmark() -> ModuleType:
     spec = importlib.util.spec_from_file_location("miniwob_benchmark", BENCHMARKS / "miniwob.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -38,7 +39,8 @@ def test_oracle_passes_and_the_reward_comes_from_the_page(
 ) -> None:
     bench = load_benchmark()
 
-    def wrong_button(s, m):  # "Click button ONE." answered with TWO: MiniWoB itself must say -1
+    # "Click button ONE." answered with TWO: MiniWoB itself must say -1
+    def wrong_button(s: State, m: Memory) -> Action:
         return click(next(e for e in s.all(tag="button") if e.label == "TWO"))
 
     monkeypatch.setitem(PLANS, "click-test-2", wrong_button)

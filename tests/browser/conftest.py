@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any, Protocol
 from urllib.parse import parse_qs, urlparse
 
 import pytest
@@ -36,6 +37,12 @@ LOGINS: list[dict[str, str]] = []
 MADE: dict[str, str] = {}
 
 
+class Load(Protocol):
+    """The ``load`` fixture: opens a fixture page in the current tab and gives back the browser."""
+
+    async def __call__(self, name: str, *, other: bool = False) -> BrowserSession: ...
+
+
 @dataclass
 class Servers:
     main: str  # http://127.0.0.1:PORT
@@ -50,7 +57,7 @@ class Servers:
 
 def _handler(self_origin: str, other_origin: str) -> type[SimpleHTTPRequestHandler]:
     class Handler(SimpleHTTPRequestHandler):
-        def __init__(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:  # the server's arguments, passed along
             super().__init__(*args, directory=str(PAGES), **kwargs)
 
         def log_message(self, format: str, *args: object) -> None:
@@ -87,9 +94,9 @@ def _handler(self_origin: str, other_origin: str) -> type[SimpleHTTPRequestHandl
                 return self._send(code, f"<!doctype html><title>Status {code}</title><p>status {code}</p>".encode())
             path = PAGES / parsed.path.lstrip("/")
             if path.suffix == ".html" and path.is_file():
-                body = path.read_text(encoding="utf-8")
-                body = body.replace("__OTHER__", other_origin).replace("__SELF__", self_origin)
-                return self._send(200, body.encode())
+                page = path.read_text(encoding="utf-8")
+                page = page.replace("__OTHER__", other_origin).replace("__SELF__", self_origin)
+                return self._send(200, page.encode())
             super().do_GET()
 
         def do_POST(self) -> None:
@@ -161,7 +168,7 @@ async def browser(shared_browser: BrowserSession) -> AsyncIterator[BrowserSessio
 
 
 @pytest_asyncio.fixture(loop_scope="session")
-async def load(browser: BrowserSession, servers: Servers):  # type: ignore[no-untyped-def]
+async def load(browser: BrowserSession, servers: Servers) -> Load:
     """``await load("form.html")`` opens a fixture page in the current tab (``other=True``: the other site)."""
 
     async def _load(name: str, *, other: bool = False) -> BrowserSession:

@@ -4,6 +4,7 @@ same option line into the same :class:`RunOptions`, and a bad value into the sam
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -33,6 +34,7 @@ VALUES: dict[str, st.SearchStrategy[str]] = {
     ).map(",".join),
     "concurrency": st.integers(1, 64).map(str),
     "recipe": st.sampled_from(["-1", "priced", "recipe.json"]),
+    "mode": st.sampled_from(["auto", "request", "page"]),
     "timeout": st.floats(0.5, 600).map(lambda x: f"{x:.1f}"),
     "prompt": st.sampled_from(["custom", "terse"]),
     "max_cost": st.sampled_from(["0.5", "$2", "10", "0.001"]),
@@ -145,7 +147,7 @@ def test_any_value_is_taken_or_refused_alike_by_a_cell_and_the_terminal(flags: d
     ],
 )
 def test_a_bad_value_has_one_message_in_every_front(args: list[str], message: str) -> None:
-    fronts = {
+    fronts: dict[str, Callable[[list[str]], RunOptions]] = {
         "%%agent": lambda w: magic(w),
         "map": lambda w: terminal("map", w, "t", "--rows", "r.csv", "--out", "o.csv"),
     }
@@ -155,7 +157,8 @@ def test_a_bad_value_has_one_message_in_every_front(args: list[str], message: st
         fronts["replay"] = lambda w: terminal("replay", w, "-1")
         fronts["%agent replay"] = lambda w: line_options("%agent replay", ["-1", *w], LINE_REPLAY)[1]
     if args[0] in ("--max-steps", "--model", "--approve"):
-        fronts["%agent rerun"] = lambda w: line_options("%agent rerun", ["-1", *w], ("model", "max_steps", "approve"))
+        rerun = ("model", "max_steps", "approve")
+        fronts["%agent rerun"] = lambda w: line_options("%agent rerun", ["-1", *w], rerun)[1]
     for name, parse in fronts.items():
         with pytest.raises(OptionError) as caught:
             parse(args)

@@ -64,15 +64,15 @@ class Gate(Tool):
 def short(ev: AgentEvent) -> str:
     match ev.type:
         case "message_start" | "message_end":
-            return f"{'ms' if ev.type == 'message_start' else 'me'}({ev.message.role})"  # type: ignore[union-attr]
+            return f"{'ms' if ev.type == 'message_start' else 'me'}({ev.message.role})"
         case "message_update":
             return "upd"
         case "tool_execution_start":
-            return f"tes({ev.tool_name})"  # type: ignore[union-attr]
+            return f"tes({ev.tool_name})"
         case "tool_execution_update":
-            return f"teu({ev.tool_name})"  # type: ignore[union-attr]
+            return f"teu({ev.tool_name})"
         case "tool_execution_end":
-            return f"tee({ev.tool_name})"  # type: ignore[union-attr]
+            return f"tee({ev.tool_name})"
         case _:
             return ev.type
 
@@ -173,7 +173,7 @@ async def test_parallel_batch_finishes_out_of_order_results_in_source_order() ->
     # Overlap is proven by events: both updates ("started") precede the first end.
     kinds = [short(e) for e in events if e.type.startswith("tool_execution")]
     assert kinds.index("teu(b)") < kinds.index("tee(b)") and kinds.index("teu(a)") < kinds.index("tee(b)")
-    results = [e.message for e in events if e.type == "message_end" and e.message.role == "toolResult"]  # type: ignore[union-attr]
+    results = [e.message for e in events if e.type == "message_end" and e.message.role == "toolResult"]
     assert [r.tool_name for r in results] == ["a", "b"]
 
 
@@ -266,7 +266,7 @@ async def test_block_with_and_without_reason(reason: str | None) -> None:
     end = next(e for e in events if isinstance(e, ToolExecutionEnd))
     assert end.error_kind == "blocked" and not end.execution_started
     # The model saw the reason in its next request.
-    assert model.requests[1][0].messages[-1].text == msgs[2].text  # type: ignore[union-attr]
+    assert model.requests[1][0].messages[-1].text == msgs[2].text
 
 
 async def test_after_tool_call_overrides_each_field() -> None:
@@ -374,8 +374,10 @@ async def test_abort_mid_tool_with_a_tool_that_ignores_the_signal() -> None:
         "turn_end",
         "agent_end",
     ]
-    assert msgs[2].is_error and msgs[2].text == "stop now while the action ran."  # who stopped it, and when
-    assert msgs[-1].stop_reason == "aborted" and model.remaining == 1
+    stopped, last = msgs[2], msgs[-1]
+    assert isinstance(stopped, ToolResultMessage) and isinstance(last, AssistantMessage)
+    assert stopped.is_error and stopped.text == "stop now while the action ran."  # who stopped it, and when
+    assert last.stop_reason == "aborted" and model.remaining == 1
 
 
 async def test_model_error_ends_the_turn() -> None:
@@ -440,10 +442,10 @@ async def test_steering_and_follow_up() -> None:
         "user",
         "assistant",
     ]
-    assert result.messages[3].text == "also: be brief"  # type: ignore[union-attr]
-    assert result.messages[5].text == "one more thing"  # type: ignore[union-attr]
+    assert result.messages[3].text == "also: be brief"
+    assert result.messages[5].text == "one more thing"
     ctx, _ = model.requests[1]
-    assert ctx.messages[-1].text == "also: be brief"  # type: ignore[union-attr]
+    assert ctx.messages[-1].text == "also: be brief"
     assert types.count("agent_start") == 1 and types[-1] == "agent_end"
 
 

@@ -220,5 +220,5 @@ async def test_queue_mode_all_delivers_every_queued_follow_up_at_once() -> None:
         result = await agent.run("start")
         assert [m.role for m in result.messages] == expected_roles, mode
         assert len(model.requests) == requests, mode
-        texts = [m.text for m in result.messages if m.role == "user"]  # type: ignore[union-attr]
+        texts = [m.text for m in result.messages if m.role == "user"]
         assert texts == ["start", "one", "two"], mode

@@ -130,7 +130,7 @@ async def test_a_wrapped_tool_is_the_tool_it_wraps_except_for_what_it_adds() -> 
     wrapped = Shout(inner)
     for attr in ("name", "description", "parameters", "execution_mode", "sort_key", "label", "risk"):
         assert getattr(wrapped, attr) == getattr(inner, attr), attr
-    assert wrapped.runs_on_browser is True and wrapped.own_field == "mine"  # type: ignore[attr-defined]
+    assert wrapped.runs_on_browser is True and wrapped.own_field == "mine"
     assert wrapped.unavailable_reason() == "not today" and wrapped.spec() == inner.spec()
     args = wrapped.validate(wrapped.prepare_arguments({"value": "hi"}))
     assert isinstance(args, Args) and args.text == "hi"

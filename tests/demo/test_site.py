@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from playwright.async_api import Page
+from playwright.async_api import Dialog, Page
 
 from notebook_agent.demo import DemoServer
 
@@ -189,7 +189,7 @@ async def test_account_profile_and_delete(page: Page, demo_server: DemoServer) -
 
     messages: list[str] = []
 
-    async def dismiss(dialog) -> None:  # type: ignore[no-untyped-def]
+    async def dismiss(dialog: Dialog) -> None:
         messages.append(dialog.message)
         await dialog.dismiss()
 
@@ -199,7 +199,7 @@ async def test_account_profile_and_delete(page: Page, demo_server: DemoServer) -
     assert await page.inner_text("#status") == "Account deletion cancelled."
     assert page.url.endswith("account.html")
 
-    async def accept(dialog) -> None:  # type: ignore[no-untyped-def]
+    async def accept(dialog: Dialog) -> None:
         await dialog.accept()
 
     page.once("dialog", accept)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import pytest
 
 from notebook_agent.core.messages import (
     AssistantMessage,
+    Message,
     TextContent,
     ThinkingContent,
     ToolCall,
@@ -26,16 +29,25 @@ from notebook_agent.llm.errors import BadRequestError, ErrorContext, classify_er
 from notebook_agent.llm.pricing import prices_for
 from tests.llm.conftest import CLICK
 
-TARGET = {"provider": "anthropic", "api": "anthropic-messages", "model": "claude-x"}
+
+class Target(TypedDict):
+    """The model a transcript is converted for (``transform_messages``'s keywords)."""
+
+    provider: str
+    api: str
+    model: str
+
+
+TARGET: Target = {"provider": "anthropic", "api": "anthropic-messages", "model": "claude-x"}
 
 
 def assistant(*content: object, stop: str = "toolUse", **origin: str) -> AssistantMessage:
     meta = {**TARGET, **origin}
-    return AssistantMessage(content=list(content), stop_reason=stop, **meta)  # type: ignore[arg-type]
+    return AssistantMessage(content=list(content), stop_reason=stop, **meta)
 
 
 def test_errored_and_aborted_turns_are_dropped_with_their_results() -> None:
-    messages = [
+    messages: list[Message] = [
         user("a"),
         assistant(ToolCall(id="t1", name="click"), stop="error"),
         ToolResultMessage(tool_call_id="t1", tool_name="click"),
@@ -47,7 +59,7 @@ def test_errored_and_aborted_turns_are_dropped_with_their_results() -> None:
 
 
 def test_orphaned_calls_get_a_synthetic_result_before_the_next_turn() -> None:
-    messages = [
+    messages: list[Message] = [
         user("a"),
         assistant(ToolCall(id="t1", name="click"), ToolCall(id="t2", name="scroll")),
         ToolResultMessage(tool_call_id="t1", tool_name="click", content=[TextContent(text="ok")]),
@@ -135,7 +147,7 @@ def test_prices() -> None:
     assert prices_for("my-local-llama") is None
     usage = Usage(input=1_000_000, output=1_000_000, cache_read=1_000_000)
     compute_cost(usage, prices_for("gpt-4o"))
-    assert usage.cost.total == pytest.approx(2.5 + 10.0 + 1.25)
+    assert usage.cost is not None and usage.cost.total == pytest.approx(2.5 + 10.0 + 1.25)
 
 
 def test_classify_plain_exceptions() -> None:

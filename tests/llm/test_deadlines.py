@@ -17,7 +17,7 @@ from notebook_agent.core.model import Deadlines, StreamOptions
 from notebook_agent.llm import get_model
 from tests.llm.conftest import CLICK, collect, context, final
 from tests.llm.server import Cut, Drip, Hang, Pause, Reply, ScriptedServer, sse_reply
-from tests.llm.wire import WIRES, Call, ResponsesWire, Wire, anth, chat_chunk, split
+from tests.llm.wire import WIRES, AnthropicWire, Call, ResponsesWire, Wire, anth, chat_chunk, split
 
 FAST = Deadlines(first_token=0.25, idle=0.25, total=5.0)
 BOUND = 10.0
@@ -53,7 +53,7 @@ def open_text(wire: Wire) -> list[Any]:
     """Items that open the answer with the text "a" and leave the text block open."""
     if isinstance(wire, ResponsesWire):
         return [*wire.text_items(["a"], terminal=False)[:3], text_delta(wire)]
-    if wire.name == "anthropic":
+    if isinstance(wire, AnthropicWire):
         block = {"type": "text", "text": ""}
         return [*wire.start(), anth("content_block_start", index=0, content_block=block), text_delta(wire)]
     return [chat_chunk({"role": "assistant", "content": ""}), text_delta(wire)]

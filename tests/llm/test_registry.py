@@ -18,6 +18,7 @@ from notebook_agent.llm import (
     get_model,
     parse_model_name,
 )
+from notebook_agent.llm.convert import StreamingAdapter
 from notebook_agent.llm.endpoints import is_local_url
 from notebook_agent.testing import sdk_client
 from tests.llm.conftest import collect, context, final
@@ -120,4 +121,6 @@ def test_retries_and_timeout_reach_the_sdk() -> None:
     assert isinstance(model, OpenAIChatModel)
     client = sdk_client(model)
     assert client.max_retries == 5 and client.timeout == 12.5
-    assert get_model("anthropic:claude-sonnet-4-6", api_key="k").max_retries == 2  # default
+    anthropic = get_model("anthropic:claude-sonnet-4-6", api_key="k")
+    assert isinstance(anthropic, StreamingAdapter)
+    assert anthropic.max_retries == 2  # default

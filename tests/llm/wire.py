@@ -46,7 +46,7 @@ def interleave(calls: list[Call]) -> list[tuple[int, str]]:
 class Wire:
     name: ClassVar[str]
     path_suffix: ClassVar[str] = ""
-    model_id: ClassVar[str]
+    model_id: str  # per class; a test may set another on its instance
     fragmented_args: ClassVar[bool] = True
     """False for Gemini, which sends function calls whole."""
 
@@ -298,7 +298,7 @@ class AnthropicWire(Wire):
     model_id = "claude-sonnet-4-6"
 
     def start(self) -> list[StreamItem]:
-        message = {
+        message: dict[str, Any] = {
             "id": "msg_1",
             "type": "message",
             "role": "assistant",

@@ -98,7 +98,9 @@ async def test_approval_deny_reaches_the_model(shell: InteractiveShell) -> None:
     result = await run
     assert result is not None
     blocked = [s for s in result.steps if s.approval]
-    assert blocked[0].approval["decision"] == "denied" and blocked[0].approval["reason"] == "Keep my account"
+    approval = blocked[0].approval
+    assert approval is not None
+    assert approval["decision"] == "denied" and approval["reason"] == "Keep my account"
     assert "Keep my account" in blocked[0].result
     # the model's next request carried the reason
     assert "Keep my account" in (result.steps[-1].request.state if result.steps[-1].request else "")
@@ -120,6 +122,7 @@ async def test_approval_timeout_denies(shell: InteractiveShell) -> None:
     result = await run
     assert result is not None
     blocked = next(s for s in result.steps if s.approval)
+    assert blocked.approval is not None
     assert blocked.approval == {
         "decision": "denied",
         "reason": "Denied: no answer within 0.3 seconds.",
@@ -490,7 +493,8 @@ async def test_every_question_of_ask_all_can_be_answered_from_code(shell: Intera
         with pytest.raises(RuntimeError, match="Nothing is waiting"):
             run.deny("twice")
     result = await run
-    assert result is not None and result.status == "completed", result.error
+    assert result is not None
+    assert result.status == "completed", result.error
     assert len(asked) == len(result.steps) and all(s.approval and s.approval["by"] == "user" for s in result.steps)
     assert not with_class(run.view.root, "na-approval")  # no panel left open
     # the run file was written once, as the run happened: one header, one line a step, one closing line

@@ -81,6 +81,8 @@ def test_nothing_shows_a_widget_but_the_display_module() -> None:
         if path == DISPLAY_MODULE:
             continue
         for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, (ast.expr, ast.stmt)):
+                continue
             name = ""
             if isinstance(node, ast.Call):
                 func = node.func

@@ -18,7 +18,7 @@ from ...llm.scripted import ScriptedModel
 from ..safety.budget import Budget, checked_cost, checked_tokens
 from ..step.pilot import Runner
 from .map_budget import check_budgets, first_call
-from .map_rows import Isolation, ModelFactory, PilotFactory, shippable_agent
+from .map_rows import Isolation, ModelFactory, PilotFactory, RowWays, shippable_agent
 from .map_table import KeepRuns
 
 
@@ -36,6 +36,9 @@ class MapOptions:
     pilots: PilotFactory | None = None
     """Each row follows the pilot this makes for it (a recipe's rows: agent/recipes/recipe_map.py), the model
     healing the steps the pilot leaves to it."""
+    ways: RowWays | None = None
+    """Asked how each row goes, when a row may go without a run (a recipe's learned call asked directly:
+    agent/recipes/calls/rows.py); it runs the row as a run when it chooses to. Not with an executor."""
     keep_runs: KeepRuns = "all"
     """Which rows keep their whole run: ``all``, or the ``exceptions`` only (a recipe map's default: a row that
     replayed as recorded keeps its table row, and its run file when the agent has ``runs_dir``)."""
@@ -155,5 +158,5 @@ def _dumps_for(executor: concurrent.futures.Executor | None) -> Callable[[Any], 
         with contextlib.suppress(ImportError):
             import cloudpickle
 
-            return cloudpickle.dumps  # type: ignore[no-any-return]
+            return cloudpickle.dumps
     return pickle.dumps

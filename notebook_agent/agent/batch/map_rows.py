@@ -26,12 +26,13 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeAlias, TypeVar
 
 from ...browser.session.browser_session import BrowserSession
+from ...core.abort import AbortSignal
 from ...core.errors import error_message
 from ...core.model import Model
 from ..runs.events import PageEvent, RunFinished
 from ..runs.result import PageAgentResult
 from ..step.pilot import Pilot, R, Runner, piloted_agent
-from .map_table import Row
+from .map_table import MapRow, Row
 from .pool import BrowserPool
 
 Isolation: TypeAlias = Literal["tab", "context"]
@@ -45,6 +46,21 @@ class PilotFactory(Protocol):
     engine knows pilots, not what makes them. It travels to an executor's workers with the rows: plain data."""
 
     def __call__(self, values: Row, agent: Runner | None = None, start: str | None = None) -> Pilot: ...
+
+
+class RowWays(Protocol):
+    """Decides how a row goes when it need not be a run of the agent (a recipe's learned call: it may ask one
+    request instead, agent/recipes/calls/rows.py): given the row, the way to run it as a run (``by_page``), the map's
+    browser, the agent and the map's stop signal, it returns the row's result either way."""
+
+    async def __call__(
+        self,
+        row: MapRow,
+        by_page: Callable[[], Awaitable[PageAgentResult | None]],
+        browser: BrowserSession,
+        agent: Runner,
+        signal: AbortSignal,
+    ) -> PageAgentResult | None: ...
 
 
 def row_agent(agent: R, *, model: Model, browser: BrowserSession | None, own_tab: bool, start_url: str | None) -> R:
@@ -205,7 +221,7 @@ def _call(work: Callable[[], Awaitable[T]]) -> T:
     ok, value = box[0]
     if not ok:
         raise value
-    return value  # type: ignore[no-any-return]
+    return value
 
 
 async def _awaited(work: Callable[[], Awaitable[T]]) -> T:

@@ -40,6 +40,7 @@ from ...core.aio import wait_for
 from ...core.errors import error_message
 from ...llm.ledger import Ledger
 from ..runs.events import PageEvent, RunFinished
+from ..runs.result import PageAgentResult
 from ..step.pilot import Pilot, Runner
 from .map_budget import MapEstimated, MapGate
 from .map_counts import MapCounts, RowKind, row_kind
@@ -252,19 +253,25 @@ async def _drive(
                 assert browser is not None
                 own_model = options.model is not None or options.model_factory is not None
                 model = build_model(options.model, options.model_factory, rec.values) if own_model else agent.model
-                rec.result = await run_row(
-                    agent,
-                    rec.task,
-                    browser,
-                    options.isolation,
-                    model=model,
-                    start_url=rec.start_url,
-                    put=lambda event: row_event(i, event),
-                    register=started,
-                    interactive=options.interactive,
-                    pilot=_pilot(agent, options, rec),
-                    pool=pool,
-                )
+                session = browser
+
+                async def by_page() -> PageAgentResult | None:
+                    return await run_row(
+                        agent,
+                        rec.task,
+                        session,
+                        options.isolation,
+                        model=model,
+                        start_url=rec.start_url,
+                        put=lambda event: row_event(i, event),
+                        register=started,
+                        interactive=options.interactive,
+                        pilot=_pilot(agent, options, rec),
+                        pool=pool,
+                    )
+
+                ways = options.ways
+                rec.result = await (ways(rec, by_page, browser, agent, signal) if ways is not None else by_page())
             else:
                 assert shipped is not None
                 job = RowJob(i, rec.task, rec.values, rec.start_url, shipped, options.model,

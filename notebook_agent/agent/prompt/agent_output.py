@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...core import JSONValue
 from ...core.errors import ModelOutputError
 from ...core.messages import AssistantMessage, ToolCall
 from ...core.model import ToolSpec, parse_partial_json
@@ -33,7 +34,7 @@ def _closed(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def _compact(node: Any, bounds: bool = True) -> Any:
+def _compact(node: JSONValue, bounds: bool = True) -> Any:
     """The schema with what costs tokens every step but tells a model nothing removed: an optional field's
     ``anyOf: [X, null]`` with ``default: null`` becomes X (leaving it out already means "none"), the bounds of
     an action's numbers (an index or a pixel count is never negative, a wait is 1 to 10 seconds: validation
@@ -158,7 +159,7 @@ class OutputError(ModelOutputError):
     pass
 
 
-def _maybe_json(value: Any) -> Any:
+def _maybe_json(value: JSONValue) -> Any:
     """Undo double encoding: a string that holds a JSON object or list becomes that object or list."""
     if isinstance(value, str):
         text = value.strip()
@@ -257,7 +258,7 @@ def partial_output(message: AssistantMessage) -> dict[str, Any] | None:
     return found or None
 
 
-def _one_action(action: Any, tools: dict[str, Tool], repairs: list[str]) -> tuple[str, dict[str, Any]]:
+def _one_action(action: JSONValue, tools: dict[str, Tool], repairs: list[str]) -> tuple[str, dict[str, Any]]:
     available = ", ".join(tools)
     if action is None:
         raise OutputError('No action given. Put exactly one action in "action", e.g. {"wait": {"seconds": 1}}.')

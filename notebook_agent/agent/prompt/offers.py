@@ -14,8 +14,8 @@ to step and a provider's prompt cache keeps it.
 from __future__ import annotations
 
 import re
-from typing import Any
 
+from ...browser.page.snapshot import Snapshot
 from ...browser.session.browser_session import BrowserSession
 
 Calls = frozenset[str]
@@ -53,7 +53,7 @@ async def page_calls(browser: BrowserSession) -> frozenset[str]:
     return frozenset(str(name) for name in found) if isinstance(found, list) else frozenset()
 
 
-def calls_for_data(task: str, output_spec: Any, page_has_table: bool) -> bool:
+def calls_for_data(task: str, output_spec: object, page_has_table: bool) -> bool:
     """Whether a run is offered ``extract_table``: the request asks for data, the typed answer is a list of rows
     (``output_spec.takes_tables``), or the start page shows a table."""
     takes_tables = bool(getattr(output_spec, "takes_tables", False))
@@ -61,7 +61,7 @@ def calls_for_data(task: str, output_spec: Any, page_has_table: bool) -> bool:
 
 
 async def called_for(
-    browser: BrowserSession, task: str, output_spec: Any, snapshot: Any = None
+    browser: BrowserSession, task: str, output_spec: object, snapshot: Snapshot | None = None
 ) -> tuple[str | None, bool, frozenset[str]]:
     """What a run starting now on ``browser`` is offered by: the request, for a profile's actions offered on
     request, or None when the tab shows no page yet (see profiles.py); whether it calls for data; the actions

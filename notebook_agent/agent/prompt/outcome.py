@@ -27,9 +27,9 @@ import json
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from ...browser.page.page_script import announced_text
+from ...browser.page.snapshot import Snapshot
 from ...browser.session.browser_session import BrowserSession
 from ...core.aio import wait_for
 
@@ -49,7 +49,7 @@ class PageFacts:
     """What the fields hold (typed text, the chosen option), as the snapshot read them."""
 
 
-async def page_facts(browser: BrowserSession, snapshot: Any, scrub: Callable[[str], str]) -> PageFacts:
+async def page_facts(browser: BrowserSession, snapshot: Snapshot, scrub: Callable[[str], str]) -> PageFacts:
     """The facts of the tab's page (its main document) as of ``snapshot``; the regions are read by the page
     script (the isolated world the snapshot is read in, so the page's own JavaScript cannot change them): with
     the snapshot itself when it has them (one round trip a step, not two), else with a call of their own, and

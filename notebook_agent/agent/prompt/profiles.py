@@ -129,7 +129,7 @@ def asks_for(task: str, facts: ActionFacts) -> bool:
     return facts.asked_by is None or facts.asked_by(task)
 
 
-def is_local_model(model: Any) -> bool:
+def is_local_model(model: object) -> bool:
     """Whether ``model`` runs on this machine: a managed llama-server, Ollama, or an OpenAI-compatible endpoint
     the package takes for a local server (a loopback or private address serving a model that is not an
     OpenAI model name: see ``llm.chat_servers.detect_server``)."""
@@ -141,7 +141,7 @@ def is_local_model(model: Any) -> bool:
     return detect_server(str(base_url), str(getattr(model, "id", "") or "")) is not None
 
 
-def resolve_profile(name: str, model: Any) -> Profile:
+def resolve_profile(name: str, model: object) -> Profile:
     """The profile ``name`` means for ``model`` ("auto": small for a local model, else default)."""
     if name not in PROFILE_NAMES:
         raise ValueError(f"Unknown profile {name!r}: use one of {', '.join(PROFILE_NAMES)}.")

@@ -19,7 +19,7 @@ from typing import Any
 
 from ...browser.actions import action_facts
 from ...core.text import clean_text
-from ..runs.result import PageStep
+from ..runs.result import PageAgentResult, PageStep
 from ..safety.approval import format_args
 from .outcome import Outcome, PageFacts, addresses_agent, find_outcome, request_words
 from .untrusted_text import neutralise
@@ -229,7 +229,7 @@ def _dead_index(previous: Sequence[PageStep]) -> int | None:
     return index if isinstance(index, int) and any(g in last.result for g in gone) else None
 
 
-def earlier_run_note(previous: Any) -> str:
+def earlier_run_note(previous: PageAgentResult) -> str:
     """The history's first note in a follow-up run: what the earlier run was asked, did and ended with, so
     the model continues from there (its steps are not resent one by one: the new request is a new run)."""
     acted = [s for s in previous.steps if s.action and s.action != "done"]
@@ -247,7 +247,7 @@ def earlier_run_note(previous: Any) -> str:
     )
 
 
-def resume_url(previous: Any, here: str) -> str | None:
+def resume_url(previous: PageAgentResult, here: str) -> str | None:
     """Where a follow-up of ``previous`` starts: the page that run ended on, unless the tab is there already
     (``here``); None when there is none to go to."""
     url = next((s.url for s in reversed(previous.steps) if s.url), "")

@@ -89,9 +89,15 @@ def answer_for(answer: Any, page_text: str, values: Mapping[str, Any]) -> tuple[
             shown = rule.line.replace("{_value}", "…").replace("{_index}", "")
             return "", None, f"the page has no line like {shown!r} to read {rule.recorded!r} from"
         got[f"_{i + 1}"] = value
+    return answer_from(answer, got, values)
+
+
+def answer_from(answer: Answer, got: Mapping[str, str], values: Mapping[str, Any]) -> tuple[str, Any, str | None]:
+    """``(text, data, problem)`` of one row from the values its reads gave (``{"_1": "129.00"}``), however they were
+    read: off the row's page (:func:`answer_for`) or out of a learned call's answer (calls/rows.py)."""
     filled = {**values, **got}
 
-    def build(node: Any) -> Any:
+    def build(node: object) -> Any:
         if isinstance(node, dict) and READ in node:
             raw = got[f"_{node[READ]}"]
             return _typed(raw, str(node.get("kind") or "str"))
@@ -118,4 +124,4 @@ def _typed(raw: str, kind: str) -> Any:
     return raw
 
 
-__all__ = ["Answer", "answer_for", "answer_of", "escape"]
+__all__ = ["Answer", "answer_for", "answer_from", "answer_of", "escape"]

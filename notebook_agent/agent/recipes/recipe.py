@@ -8,9 +8,14 @@ fingerprint of an element it acted on, the URL of a page it was on. Each becomes
 the page's URL pattern and title (what the step checks before it acts: the page it expects), and for the
 answer the lines of the last page its values were read from.
 
+When the recorded page's answer came from one JSON response of the page's own script, the recipe also learns that
+call (:mod:`.calls`: the request with slots, where each answer field sits in the response), so a map can ask it
+directly for each row, checked against the page (``recipe.map(rows, agent, mode="auto")``); ``recipe.call_note``
+says why no call was learned.
+
 ``await recipe.map(rows)`` (:mod:`.recipe_map`) replays it per row with the row's values. A recipe is plain data:
 ``recipe.save(path)`` writes JSON, ``Recipe.load(path)`` reads it back and says clearly what is wrong with a
-file that is not one.
+file that is not one. A file of version 1 (before calls were learned) loads as a recipe without a call.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ...browser.actions import action_facts
 from ..step.replay_pilot import replayable
 from .answer import Answer, answer_of
+from .calls.learn import learn_call
+from .calls.template import LearnedCall, url_origin
 from .slots import (
     RecipeError,
     check_names,
@@ -37,7 +44,9 @@ from .slots import (
 )
 
 FORMAT = "notebook_agent.recipe"
-VERSION = 1
+VERSION = 2
+#: The versions this one reads: 1 has no learned call.
+READS = (1, 2)
 #: Where a slot may be found in a step, by action: its arguments as typed, and URLs encoded as URLs are.
 URL_ENCODINGS = ("q", "u", "")
 
@@ -84,13 +93,25 @@ class Recipe(BaseModel):
     run_id: str = ""
     """The run it was made from."""
     settings: dict[str, Any] = Field(default_factory=dict)
+    call: LearnedCall | None = None
+    """The call behind the page, learned from the recording's network log (:mod:`.calls`), or None."""
+    call_note: str = ""
+    """Why no call was learned ("" when one was)."""
 
     # -- making one --------------------------------------------------------------------------------------------
     @classmethod
-    def from_run(cls, run: Any, params: Mapping[str, Any] | None = None, *, template: str | None = None) -> Recipe:
+    def from_run(
+        cls,
+        run: Any,
+        params: Mapping[str, Any] | None = None,
+        *,
+        template: str | None = None,
+        approve_effects: bool = False,
+    ) -> Recipe:
         """The recipe of ``run`` (a result or a run file). ``params``: ``{name: value the run used}``; or
         ``template``: the task template the run was made from (a map's), whose ``{column}`` values are read out
-        of the run's task."""
+        of the run's task. ``approve_effects``: the person approves, once, that a learned call whose effect the
+        recording approved (an order placed) is sent for every row of a map; the recipe file records it."""
         if isinstance(run, (str, Path)):
             from ..runs.run_file import load_run
 
@@ -103,7 +124,7 @@ class Recipe(BaseModel):
         given = dict(params or {})
         if template is not None:
             given = {**values_from_task(template, run.task), **given}
-        return _build(run, check_names(given), template)
+        return _build(run, check_names(given), template, approve_effects)
 
     # -- a file ------------------------------------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
@@ -131,8 +152,14 @@ class Recipe(BaseModel):
             raise RecipeError(
                 f'{where} is not a recipe (no "format": {FORMAT!r}); make one with Recipe.from_run(result, ...).'
             )
-        if data.get("version") != VERSION:
-            raise RecipeError(f"{where} is a recipe of version {data.get('version')!r}; this version reads {VERSION}.")
+        if data.get("version") not in READS:
+            raise RecipeError(
+                f"{where} is a recipe of version {data.get('version')!r}; this version reads "
+                f"{' and '.join(map(str, READS))}."
+            )
+        if data.get("version") == 1 and ("call" in data or "call_note" in data):
+            raise RecipeError(f"{where} says it is of version 1, which has no learned call, yet holds one.")
+        data = {**data, "version": VERSION}
         try:
             recipe = cls.model_validate(data)
         except ValidationError as exc:
@@ -161,6 +188,10 @@ class Recipe(BaseModel):
             raise RecipeError(f"The recipe's templates do not fit its slots: {exc}") from None
         if not self.steps:
             raise RecipeError("The recipe has no steps: its run did no action that ran.")
+        if self.call is not None:
+            origins = {url_origin(u) for u in [self.start_url or "", *(s.url for s in self.steps)]} - {""}
+            origins |= {url_origin(str(s.args.get("url") or "")) for s in self.steps} - {""}
+            self.call.check({o for o in origins if "{" not in o}, set(self.names), len(self.answer.reads))
 
     # -- using one -----------------------------------------------------------------------------------------------
     @property
@@ -193,9 +224,25 @@ class Recipe(BaseModel):
 
     def __repr__(self) -> str:
         slots = ", ".join(f"{s.name}={s.recorded!r}" for s in self.slots)
+        call = "learned call" if self.call is not None else "no call"
         return (
-            f"Recipe({self.task!r}, {len(self.steps)} steps, slots: {slots or 'none'}, reads {len(self.answer.reads)})"
+            f"Recipe({self.task!r}, {len(self.steps)} steps, slots: {slots or 'none'}, reads {len(self.answer.reads)}, "
+            f"{call})"
         )
+
+    def _repr_html_(self) -> str:
+        """The recipe in a notebook: its slots, and its learned call (redacted templates, field paths, a sample row)
+        or why it has none."""
+        from .calls.show import recipe_html
+
+        return recipe_html(self)
+
+    def to_python(self) -> str:
+        """A short plain script that asks the learned call with httpx for one row (beside ``to_playwright(result)``,
+        the recorded run as a Playwright script); a :class:`RecipeError` when no call was learned."""
+        from .calls.show import to_python
+
+        return to_python(self)
 
 
 def values_from_task(template: str, task: str) -> dict[str, str]:
@@ -227,7 +274,7 @@ def _group(name: str, names: list[str]) -> str:
 _SLOT_WORDS = {"text": "typed text", "option": "chosen option", "url": "URL"}
 
 
-def _build(run: Any, params: dict[str, str], template: str | None) -> Recipe:
+def _build(run: Any, params: dict[str, str], template: str | None, approve_effects: bool = False) -> Recipe:
     steps = replayable(run)
     if not steps:
         raise RecipeError(f"Run {run.run_id or run.task!r} has no action that ran, so it makes no recipe.")
@@ -276,15 +323,19 @@ def _build(run: Any, params: dict[str, str], template: str | None) -> Recipe:
             f"The run never typed, chose or went to {params[name]!r} ({name}), so it cannot be a slot: give the value "
             "exactly as the run used it."
         )
+    answer = answer_of(done, run, params) if done is not None else Answer()
+    call, note = learn_call(run, params, answer, approve_effects)
     return Recipe(
         task=template if template is not None else templated(run.task, params)[0],
         slots=[Slot(name=n, recorded=v, used=used[n]) for n, v in params.items()],
         steps=out,
         start_url=start_url,
-        answer=answer_of(done, run, params) if done is not None else Answer(),
+        answer=answer,
         output_type=run.output_type,
         run_id=run.run_id,
         settings={k: run.settings.get(k) for k in ("max_steps", "approval", "output") if k in run.settings},
+        call=call,
+        call_note=note,
     )
 
 

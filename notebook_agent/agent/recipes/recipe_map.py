@@ -13,11 +13,16 @@ come back into input order, and a worker lost mid-map has its rows run again els
 finished row is kept. ``agent.stop()``, Interrupt and Ctrl-C keep every finished row
 (:class:`~notebook_agent.agent.batch.map_runner.MapInterrupted`).
 
+When the recipe learned the call behind its page (:mod:`.calls`), ``mode="auto"`` (the default) asks that request
+for each row instead of driving the page, once the first rows went both ways and agreed; ``mode="request"`` asks
+it for every row, ``mode="page"`` never (:mod:`.calls.rows`). A row the request cannot answer goes by the page.
+
 The result is a map result (:class:`RecipeMapResult`: ``to_pandas()``, ``retry()``) whose table has, after
-``steps``, each row's ``replayed``, ``healed`` and ``failed`` step counts; ``tokens`` is zero for a row nothing
-healed. A row that replayed as recorded keeps its table row but not its run (``keep_runs="exceptions"``, the
-default here: ``keep_runs="all"`` keeps every run), so a long map holds its table and the rows worth looking into,
-and memory does not grow with runs nobody reads.
+``steps``, each row's ``replayed``, ``healed`` and ``failed`` step counts, its ``way`` (``request``, ``page``,
+``both`` for a row checked both ways, ``fallback`` for a row the request could not answer) and ``way_note``;
+``tokens`` is zero for a row nothing healed. A row that replayed as recorded keeps its table row but not its run
+(``keep_runs="exceptions"``, the default here: ``keep_runs="all"`` keeps every run), so a long map holds its table and
+the rows worth looking into, and memory does not grow with runs nobody reads.
 """
 
 from __future__ import annotations
@@ -32,16 +37,28 @@ from ..batch.map_runner import MapEvent, _consume, _drive, start_pages
 from ..batch.map_table import MapInputError, MapResult, MapRow, normalise_rows
 from ..step.pilot import Runner
 from .answer import READ
+from .calls.rows import Mode, RequestWay
 from .recipe_pilot import Recipe, RecipeRows, row_values
 from .slots import RecipeError, fill
 
-#: The step counts a recipe's table adds after ``steps``.
-REPLAY_COLUMNS = ("replayed", "healed", "failed")
+#: The step counts a recipe's table adds after ``steps``, then how each row went.
+REPLAY_COLUMNS = ("replayed", "healed", "failed", "way", "way_note")
 
 
 @dataclasses.dataclass(repr=False)
 class RecipeMapResult(MapResult):
-    """A map result of a recipe: the table has each row's replayed / healed / failed step counts."""
+    """A map result of a recipe: the table has each row's replayed / healed / failed step counts, and which way it
+    went (``way``, ``way_note``); :attr:`way` says which way the map went and why."""
+
+    ways: RequestWay | None = dataclasses.field(default=None, compare=False)
+
+    @property
+    def way(self) -> str:
+        """``by request: its learned call: 3 rows agreed both ways`` or ``by the page: ...``: the map's way and why."""
+        if self.ways is None:
+            return ""
+        going = {"request": "by request", "check": "checking its call", "page": "by the page"}[self.ways.way]
+        return f"{going}: {self.ways.why}"
 
     def table_columns(self) -> list[str]:
         columns = super().table_columns()
@@ -52,13 +69,23 @@ class RecipeMapResult(MapResult):
 
     def records(self) -> list[dict[str, Any]]:
         columns = self.table_columns()
+        ways = self.ways.ways if self.ways is not None else {}
         out = []
         for row, record in zip(self.rows, super().records(), strict=True):
             counts = row.facts.replay_counts if row.facts is not None else {}
+            way, note = ways.get(row.index, ("page" if row.status != "not_started" else "", ""))
+            got = {**counts, "way": way, "way_note": note or None}
             names = [c for c in columns if c not in record]
-            record |= {name: counts.get(kind, 0) for name, kind in zip(names, REPLAY_COLUMNS, strict=True)}
+            record |= {name: got.get(kind, 0) for name, kind in zip(names, REPLAY_COLUMNS, strict=True)}
             out.append({c: record.get(c) for c in columns})
         return out
+
+    def way_counts(self) -> dict[str, int]:
+        """How many rows went each way (``{"request": 97, "both": 3}``)."""
+        counts: dict[str, int] = {}
+        for way, _ in (self.ways.ways if self.ways is not None else {}).values():
+            counts[way] = counts.get(way, 0) + 1
+        return counts
 
     @property
     def healed_rows(self) -> list[int]:
@@ -67,7 +94,10 @@ class RecipeMapResult(MapResult):
 
     def summary(self) -> str:
         tokens = sum(r.facts.tokens for r in self.rows if r.facts is not None)
-        return f"{super().summary()} · {len(self.healed_rows)} healed · {tokens:,} tokens"
+        ways = ", ".join(f"{n} {w}" for w, n in self.way_counts().items() if w != "page" or len(self.way_counts()) > 1)
+        went = f" · {ways}" if ways else ""
+        why = f" · {self.way}" if self.way and self.way != "by the page: mode='page'" else ""
+        return f"{super().summary()} · {len(self.healed_rows)} healed · {tokens:,} tokens{went}{why}"
 
 
 def default_agent() -> Runner:
@@ -125,16 +155,27 @@ def plan_recipe(recipe: Recipe, rows: Any, agent: Runner, options: MapOptions) -
             raise MapInputError(f"Row {i}: {exc}") from None
         start = page or (fill(recipe.start_url, filled) if recipe.start_url else None)
         records.append(MapRow(index=i, values=row, task=fill(recipe.task, filled).strip(), start_url=start))
-    return RecipeMapResult(template=recipe.task, columns=columns, rows=records, options=options, agent=agent)
+    ways = options.ways if isinstance(options.ways, RequestWay) else None
+    return RecipeMapResult(template=recipe.task, columns=columns, rows=records, options=options, agent=agent, ways=ways)
 
 
-def _options(recipe: Recipe, heal: bool, url: str | None, kwargs: dict[str, Any]) -> MapOptions:
-    """A recipe map's options: each row in a context of its own, keeping only the runs worth a look."""
+def _options(
+    recipe: Recipe, heal: bool, url: str | None, kwargs: dict[str, Any], agent: Runner | None = None
+) -> MapOptions:
+    """A recipe map's options: each row in a context of its own, keeping only the runs worth a look, and the way
+    each row goes (``mode``, ``checks``, ``patience``: :mod:`.calls.rows`)."""
     kwargs.setdefault("isolation", "context")
     kwargs.setdefault("keep_runs", "exceptions")
+    mode: Mode = kwargs.pop("mode", "auto")
+    checks, patience = kwargs.pop("checks", 3), kwargs.pop("patience", 5)
     if kwargs.get("executor") is not None and kwargs.get("model") is None and kwargs.get("model_factory") is None:
         kwargs["model"] = "demo"  # each worker builds the healing model by name; give model= for a real one
-    return MapOptions(pilots=RecipeRows(recipe, heal, url), **kwargs)
+    if url is not None and recipe.call is not None and mode == "auto":
+        mode = "page"  # the same site on another base URL: its rows replay there, and so drive the page
+    ways = RequestWay(
+        recipe, mode, checks=checks, patience=patience, executor=kwargs.get("executor") is not None, agent=agent
+    )
+    return MapOptions(pilots=RecipeRows(recipe, heal, url), ways=ways, **kwargs)
 
 
 async def map_recipe(
@@ -150,10 +191,12 @@ async def map_recipe(
     """``recipe.map(rows, agent, ...)``: options as ``agent.map``'s (``concurrency=4``, ``isolation="context"``
     by default here, ``executor=``, ``model=``/``model_factory=`` for the healing model, ``start_url=`` each
     row's start page, a ``{column}`` template filled as ``agent.map`` fills it; else the agent's ``start_url``;
-    else the recorded start with the row's values) plus ``heal`` and ``url`` (the same site on another base URL).
+    else the recorded start with the row's values) plus ``heal``, ``url`` (the same site on another base URL),
+    ``mode`` (``auto``, ``request`` or ``page``), ``checks`` (rows checked both ways first, 3) and ``patience``
+    (fallbacks in a row before the map goes back to the page, 5).
     A row starting on another site than the recording's replays every recorded URL on that site."""
     given, agent = agent, _agent_for(recipe, agent)
-    result = plan_recipe(recipe, rows, agent, _options(recipe, heal, url, options))
+    result = plan_recipe(recipe, rows, agent, _options(recipe, heal, url, options, agent))
     done = await _consume(_drive(agent, result, list(range(len(result.rows))), given), result, on_event)
     assert isinstance(done, RecipeMapResult)
     return done
@@ -164,7 +207,7 @@ async def stream_recipe(
 ) -> AsyncGenerator[MapEvent, None]:
     """:func:`map_recipe` as its events (``RowEvent``, ``MapProgress``, ``MapFinished``), for a view."""
     given, agent = agent, _agent_for(recipe, agent)
-    result = plan_recipe(recipe, rows, agent, _options(recipe, heal, url, options))
+    result = plan_recipe(recipe, rows, agent, _options(recipe, heal, url, options, agent))
     async with contextlib.aclosing(_drive(agent, result, list(range(len(result.rows))), given)) as events:
         async for event in events:
             yield event

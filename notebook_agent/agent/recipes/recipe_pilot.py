@@ -71,6 +71,9 @@ def bind(recipe: Recipe, values: Mapping[str, Any]) -> Bound:
 class RecipePilot(ReplayPilot):
     """A replay of ``recipe`` with ``row``'s values; its last step reads the answer from the page."""
 
+    keeps_calls = False
+    """A row learns nothing from the page's calls, so its run does not keep them (agent/step/run.py)."""
+
     def __init__(
         self,
         recipe: Recipe,

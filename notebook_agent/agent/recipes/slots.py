@@ -26,7 +26,15 @@ from pydantic import BaseModel, ConfigDict
 from ...core.errors import InputError
 
 #: How a slot's value is written where it was found: as it is, or URL-encoded as a query value or a path part.
-ENCODINGS: dict[str, Callable[[str], str]] = {"": lambda v: v, "q": quote_plus, "u": lambda v: quote(v, safe="")}
+ENCODINGS: dict[str, Callable[[str], str]] = {
+    "": lambda v: v,
+    "q": quote_plus,
+    "u": lambda v: quote(v, safe=""),
+    "l": str.lower,
+    "lq": lambda v: quote_plus(v.lower()),
+    "lu": lambda v: quote(v.lower(), safe=""),
+}
+"""``l``, ``lq`` and ``lu``: the value in lower case (a learned call's request may carry it so: calls/)."""
 #: What may not be in a slot name (it is a template field name).
 BAD_NAME = re.compile(r"[{}:!.\[\]]")
 NUMBER = r"[-+]?\d[\d,]*(?:\.\d+)?"
@@ -53,7 +61,7 @@ class _Filler(string.Formatter):
 
     def format_field(self, value: Any, format_spec: str) -> str:
         if format_spec not in ENCODINGS:
-            raise RecipeError(f"Unknown slot encoding {format_spec!r} (known: '', 'q', 'u').")
+            raise RecipeError(f"Unknown slot encoding {format_spec!r} (known: {', '.join(map(repr, ENCODINGS))}).")
         return str(ENCODINGS[format_spec](_text(value)))
 
 

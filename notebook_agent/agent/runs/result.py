@@ -73,6 +73,9 @@ class PageStep:
     request: StepRequest | None = field(default=None, repr=False)
     output: AssistantMessage | None = field(default=None, repr=False)
     """The model's raw response (kept for replay and the inspector)."""
+    calls: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    """The page's own fetch and XHR calls answered while this step ran, with their JSON answers, redacted
+    (browser/page/call_log.py): what a recipe learns the call behind the page from (agent/recipes/calls/)."""
 
     @property
     def asks_model(self) -> bool:

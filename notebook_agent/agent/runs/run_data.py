@@ -13,6 +13,8 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
+from ...core import JSONValue
+
 
 class Table(Protocol):
     """What the run's data needs of an extracted table (``browser.extract.ExtractedTable``)."""
@@ -22,7 +24,7 @@ class Table(Protocol):
     rows: list[list[str]]
 
 
-def to_json(value: Any) -> Any:
+def to_json(value: object) -> JSONValue:
     """Any answer as plain JSON: pydantic models, dataclasses, TypedDicts and lists of them."""
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json")
@@ -47,7 +49,7 @@ def _pandas() -> Any:
     return pandas
 
 
-def to_pandas(value: Any) -> Any:
+def to_pandas(value: object) -> Any:
     """A DataFrame of an answer: one row per item of a list (or of a model's one list field), else one row."""
     pd = _pandas()
     data = to_json(value)
@@ -70,7 +72,7 @@ class RunData:
         self.tables: dict[str, Any] = {}
         self.output: Any = None
 
-    def action_finished(self, action: str, details: Any) -> None:
+    def action_finished(self, action: str, details: object) -> None:
         if not isinstance(details, dict):
             return
         table = details.get("table")
@@ -79,7 +81,7 @@ class RunData:
             table.rows = [[self.scrub(c) for c in row] for row in table.rows]
             self.tables[table.name] = table
 
-    def finished(self, answer: Any) -> None:
+    def finished(self, answer: object) -> None:
         """The finishing action's checked answer (None: the run has no typed answer)."""
         if answer is not None:
             self.output = answer
@@ -99,7 +101,7 @@ def dropped_notes(tables: Mapping[str, Any]) -> list[str]:
     return [f"{name} is missing {why}" for name, t in tables.items() for why in getattr(t, "dropped", None) or []]
 
 
-def table_to_dict(table: Any) -> dict[str, Any]:
+def table_to_dict(table: Table) -> dict[str, Any]:
     """A table as it is kept in a run file."""
     return {
         "columns": list(table.columns),
@@ -126,21 +128,21 @@ def table_from_dict(name: str, data: Mapping[str, Any]) -> Any:
     )
 
 
-def field_diff(a: Any, b: Any, path: str = "output", *, limit: int = 20) -> list[str]:
+def field_diff(a: object, b: object, path: str = "output", *, limit: int = 20) -> list[str]:
     """Where two answers differ, field by field: ``output/0/price: 54.99 ≠ 59.99`` (see :func:`differences`)."""
     return [f"{where}: {x} ≠ {y}" for where, x, y in differences(a, b, path, limit=limit)]
 
 
-def differences(a: Any, b: Any, path: str = "output", *, limit: int = 20) -> list[tuple[str, str, str]]:
+def differences(a: object, b: object, path: str = "output", *, limit: int = 20) -> list[tuple[str, str, str]]:
     """(where, value in a, value in b) for each field where two answers differ. Numbers compare by value (2
     equals 2.0, but not True); lists of different lengths say so once; at most ``limit`` entries."""
     out: list[tuple[str, str, str]] = []
 
-    def show(v: Any) -> str:
+    def show(v: object) -> str:
         text = json.dumps(v, ensure_ascii=False, default=str)
         return text if len(text) <= 60 else text[:59] + "…"
 
-    def walk(x: Any, y: Any, where: str) -> None:
+    def walk(x: object, y: object, where: str) -> None:
         if len(out) >= limit:
             return
         if isinstance(x, dict) and isinstance(y, dict):

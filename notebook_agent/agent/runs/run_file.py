@@ -155,7 +155,7 @@ class RunWriter:
         if not self.started:
             raise RuntimeError(f"{self.path}: the header line must be written before any other line")
 
-    def _scrub(self, node: Any) -> Any:
+    def _scrub(self, node: object) -> Any:
         """``node`` with ``redact`` applied to every string in it (keys included)."""
         return node if self.redact is None else map_strings(node, self.redact)
         if isinstance(node, str):

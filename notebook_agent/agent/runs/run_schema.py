@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
+from ...core import JSONValue
 from ...core.errors import InputError
 from ...core.messages import Usage
 from ...core.text import clean_text, map_strings
@@ -101,23 +102,23 @@ def _where(loc: tuple[int | str, ...]) -> str:
     return ".".join(str(part) for part in loc) or "(the line)"
 
 
-def _found(value: Any) -> str:
+def _found(value: object) -> str:
     shown = repr(value)
     return f"{type(value).__name__} {shown[:60]}{'…' if len(shown) > 60 else ''}"
 
 
-def check_record(kind: str, record: Any, where: str) -> dict[str, Any]:
+def check_record(kind: str, record: JSONValue, where: str) -> dict[str, Any]:
     """``record`` (one decoded line of kind ``run``, ``step`` or ``end``) as checked, JSON-ready data with every
     field the schema knows, or a :class:`RunFileError`. ``where``: the file and line, for the message."""
     if not isinstance(record, dict):
         raise RunFileError(f"{where}: a line of a run file is a JSON object, not {_found(record)}.")
-    record = map_strings(record, clean_text)
+    fields: dict[str, Any] = map_strings(record, clean_text)
     schema = SCHEMAS[kind]
     try:
-        checked = schema.model_validate(record)
+        checked = schema.model_validate(fields)
     except ValidationError as exc:
         first = exc.errors()[0]
-        step = record.get("index") if kind == "step" else None
+        step = fields.get("index") if kind == "step" else None
         which = f" (step {step})" if isinstance(step, int) and not isinstance(step, bool) else ""
         part = {"run": "header", "step": "step", "end": "closing line"}[kind]
         more = f" ({exc.error_count() - 1} more problems)" if exc.error_count() > 1 else ""

@@ -206,7 +206,7 @@ def decide(policy: PolicyName | PolicyFunction, request: ApprovalRequest) -> Dec
 def check_policy(policy: object) -> PolicyName | PolicyFunction:
     """Validate a policy given by a user (a name or a callable) with a message that lists the choices."""
     if callable(policy):
-        return policy  # type: ignore[return-value]
+        return policy
     if isinstance(policy, str) and policy in POLICY_NAMES:
         return policy  # type: ignore[return-value]
     raise ValueError(f"Unknown approval policy {policy!r}. Use one of {', '.join(POLICY_NAMES)} or a function.")

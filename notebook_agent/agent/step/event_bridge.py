@@ -3,7 +3,8 @@ leave a run.
 
 One job, kept apart from the run's hooks: as the model streams, the reflection so far (parsed and capped, the
 same for every output mode); as the action runs, its start, progress and end (the step's result, timing and
-data recorded on the way); when the turn ends, the step, and its screenshot started in the background.
+data recorded on the way); when the turn ends, the page's fetch and XHR calls taken onto the step (redacted), the
+step, and its screenshot started in the background.
 """
 
 from __future__ import annotations
@@ -65,6 +66,9 @@ class LoopEvents:
             run.put(ActionFinished(step))
         elif isinstance(event, TurnEnd):
             await run.screenshots.collect()  # keep one in flight, in step order
+            if run.calls is not None and run.browser is not None:
+                calls = await run.browser.call(run.calls.take)
+                step.calls = [map_strings(call, run.redactor.scrub_text) for call in calls]
             run.put(StepFinished(step))
             if run.agent.screenshots and run.browser is not None:
                 run.screenshots.start(run.browser, step)

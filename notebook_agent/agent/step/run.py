@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ...browser.page.actionable import unfilled, unfit
+from ...browser.page.call_log import CallLog
 from ...browser.page.snapshot import ElementInfo
 from ...browser.session.browser_session import BrowserSession
 from ...browser.session.tracing import Trace, begin_group, start_trace, stop_trace
@@ -134,8 +135,12 @@ class PageRun:
             async with self.lease as browser:
                 st.browser = browser
                 try:
+                    await self._watch_calls(browser)
                     await self._drive(browser)
                 finally:
+                    if st.calls is not None:
+                        with contextlib.suppress(Exception):
+                            await browser.call(st.calls.detach)
                     self.gate.close()  # nothing stays held at the browser's door for a run that has ended
                     st.trace_path = await stop_trace(browser, self.trace, st.runs_dir, st.run_id)
                     with contextlib.suppress(Exception):  # the last step's screenshot, before the browser may close
@@ -154,6 +159,17 @@ class PageRun:
             st.recorder.close(result)
             self.agent.last_result = result
             st.emit(RunFinished(result))
+
+    async def _watch_calls(self, browser: BrowserSession) -> None:
+        """Keep the page's own fetch and XHR calls on each step (browser/page/call_log.py), so a recipe made from
+        this run can learn the call behind the page; a pilot that learns nothing from them (a recipe's row) says
+        so with ``keeps_calls = False``."""
+        st = self.state
+        if not getattr(st.pilot, "keeps_calls", True):
+            return
+        log = CallLog(lambda page: browser.tab_id(page) >= 0)
+        await browser.call(log.attach, browser.context)
+        st.calls = log
 
     async def _drive(self, browser: BrowserSession) -> None:
         st, agent = self.state, self.agent

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
+from ...browser.page.call_log import CallLog
 from ...browser.page.snapshot import Snapshot
 from ...browser.session.browser_session import BrowserSession
 from ...core.abort import AbortController
@@ -113,6 +114,8 @@ class RunState:
     start_read: Snapshot | Exception | None = None
     """Step 1's snapshot, read at the start to choose the tools by (page_read.py), until step 1 takes it."""
     trace_path: str | None = None
+    calls: CallLog | None = None
+    """The page's fetch and XHR calls, taken onto each step as it ends (None for a recipe's row: it learns none)."""
 
     def __post_init__(self) -> None:
         agent = self.agent

@@ -170,7 +170,7 @@ async def run_action(
 
     if context is None:
 
-        async def no_update(_: Any) -> None:
+        async def no_update(_: object) -> None:
             return None
 
         context = ToolCallContext(f"act-{name}", signal or AbortSignal(), on_update or no_update)
@@ -178,7 +178,7 @@ async def run_action(
     return ToolResult.text(result) if isinstance(result, str) else result
 
 
-def _coerce_primitive(tool: Tool, value: Any) -> dict[str, Any]:
+def _coerce_primitive(tool: Tool, value: object) -> dict[str, Any]:
     """``{"wait": 3}`` → ``{"seconds": 3}``: put a bare value on the tool's first required field (or first)."""
     schema = tool.json_schema()
     props = list(schema.get("properties", {}))

@@ -46,7 +46,7 @@ class ActionHost(Protocol):
 
     def watch(self) -> AbstractAsyncContextManager[ActionWatch]: ...
 
-    def finish(self, text: str, *, is_error: bool = False, details: Any = None) -> ToolResult: ...
+    def finish(self, text: str, *, is_error: bool = False, details: object = None) -> ToolResult: ...
 
     async def switch_tab(self, tab_id: int) -> Page: ...
 
@@ -141,6 +141,7 @@ class BrowserTool(Tool):
         self._ctx: ToolCallContext | None = None
 
     async def run(self, args: Any, signal: AbortSignal) -> str | ToolResult:
+        """The action itself; ``args``: the validated arguments, of the type the subclass's ``run`` names."""
         raise NotImplementedError
 
     @property
@@ -160,7 +161,7 @@ class BrowserTool(Tool):
         finally:
             self._ctx = None
 
-    async def _execute(self, args: Any, signal: AbortSignal) -> ToolResult | str:
+    async def _execute(self, args: object, signal: AbortSignal) -> ToolResult | str:
         asked = self.browser.effects_asked
         error: str | None = None
         out: str | ToolResult = ""

@@ -59,7 +59,7 @@ class DoneTool(Tool):
         script=_done_script,
     )
 
-    async def execute(self, args: Any, ctx: ToolCallContext) -> ToolResult:
+    async def execute(self, args: DoneParams, ctx: ToolCallContext) -> ToolResult:
         return ToolResult.finish(
             args.text, Finished(args.text, args.success), details={"success": args.success, "text": args.text}
         )

@@ -4,7 +4,8 @@ the route on the browser context (``route``: the ``Door``, with the domain rule 
 tab's own DevTools interception for what the route never sees, such as beacons and keepalive fetches sent while
 a page unloads (``tab_door``, on the per-tab DevTools of ``tab_devtools``), and a WebSocket route that judges the
 handshake and every frame (``sockets``); redirect hops are judged before the browser follows them
-(``redirects``).
+(``redirects``); and a request a recipe asks directly through the context's request client, which no route sees,
+is judged by the same rules before it leaves (``direct``).
 
 May import ``browser.page`` (the tabs it asks and the frozen ones it does not wait for) besides the base modules.
 """

@@ -133,7 +133,7 @@ async def _probe(target: Target) -> Any:
     return None if "error" in res else res
 
 
-async def _changed(target: Target, before: Any, signal: AbortSignal, timeout: float) -> bool:
+async def _changed(target: Target, before: object, signal: AbortSignal, timeout: float) -> bool:
     """Wait until the target differs from ``before``, then until two probes agree (rows still arriving)."""
     deadline = time.monotonic() + timeout
     now = None

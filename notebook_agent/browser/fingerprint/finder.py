@@ -33,6 +33,7 @@ from typing import Any
 from playwright.async_api import ElementHandle, Frame, Locator, Page, Playwright
 from playwright.async_api import Error as PlaywrightError
 
+from ...core import JSONValue
 from ...core.aio import wait_for
 from ..errors import BrowserError, first_line
 from ..page.page_script import _clean_json
@@ -214,7 +215,7 @@ async def fingerprint_at(frame: Frame, element: str) -> Fingerprint:
     return await _completed(frame, json.loads(_clean_json(raw or "null")), k)
 
 
-async def _completed(frame: Frame, parts: Any, k: str) -> Fingerprint:
+async def _completed(frame: Frame, parts: JSONValue, k: str) -> Fingerprint:
     """The fingerprint from the element's ``parts`` (marked ``k``): its frames and its best locator added."""
     if not isinstance(parts, dict):
         raise FingerprintUnavailable("The element is not in the given frame, or it left the page.")

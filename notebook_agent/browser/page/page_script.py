@@ -23,6 +23,8 @@ from typing import Any
 from playwright.async_api import BrowserContext, ElementHandle, Frame, Page, Playwright
 from playwright.async_api import Error as PlaywrightError
 
+from ...core import JSONValue
+
 #: The Playwright selector engine the page script is registered as (see :func:`register_page_engine`).
 ENGINE = "notebook_agent"
 
@@ -112,7 +114,7 @@ async def announced_text(page: Page, *, timeout: float) -> list[tuple[str, str]]
     return announced_pairs(await call_page_api(page.main_frame, {"op": "announced"}, timeout=timeout))
 
 
-def announced_pairs(found: Any) -> list[tuple[str, str]]:
+def announced_pairs(found: JSONValue) -> list[tuple[str, str]]:
     """The page script's answer to "announced" (its own op, or read with a snapshot) as ``(kind, text)`` pairs;
     what is not such a list is nothing."""
     if not isinstance(found, list):

@@ -42,12 +42,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 # Re-exported: the built-in actions read the page through it from here.
 from .page_script import call_page_api as call_page_api
 
 MISSING = "__notebook_agent_missing__"
+F = TypeVar("F")  # a frame, the key of a snapshot's frame results (Playwright's, or a test's stand-in)
 
 #: The default text budget of a full-page snapshot (about 10k tokens): a 1,500-row table otherwise sends 47k
 #: tokens on every step. The lines nearest the viewport are kept and the state says what was cut.
@@ -261,7 +262,7 @@ def _distance(box: tuple[float, float, float, float], view_h: float) -> float:
     return 0.0
 
 
-def merge_frames(results: dict[Any, FrameResult], main: Any, full_page: bool) -> list[_Line]:
+def merge_frames(results: dict[F, FrameResult], main: F, full_page: bool) -> list[_Line]:
     """Flatten frames into one document-order list; child frames appear where their iframe is."""
     main_data = results[main].data
     view: Rect = (0.0, 0.0, float(main_data["vw"]), float(main_data["vh"]))
@@ -269,7 +270,7 @@ def merge_frames(results: dict[Any, FrameResult], main: Any, full_page: bool) ->
     frame_order = {frame: i for i, frame in enumerate(results)}
     lines: list[_Line] = []
 
-    def expand(frame: Any, depth0: int, ox: float, oy: float, clip: Rect, visiting: set[int]) -> None:
+    def expand(frame: F, depth0: int, ox: float, oy: float, clip: Rect, visiting: set[int]) -> None:
         res = results.get(frame)
         if res is None or id(frame) in visiting:
             return
@@ -328,8 +329,8 @@ def _pages(px: int, vh: int) -> str:
 
 
 def build_snapshot(
-    results: dict[Any, FrameResult],
-    main: Any,
+    results: dict[F, FrameResult],
+    main: F,
     *,
     full_page: bool,
     max_elements: int | None = None,

@@ -238,7 +238,7 @@ def _driver_in_new_session() -> Iterator[None]:
                     kwargs.setdefault("start_new_session", True)
                 return await original(program, *args, **kwargs)
 
-            asyncio.create_subprocess_exec = create_subprocess_exec  # type: ignore[assignment]
+            asyncio.create_subprocess_exec = create_subprocess_exec
         _patch_depth += 1
     try:
         yield

@@ -81,7 +81,7 @@ class SessionReading:
         :class:`~notebook_agent.browser.errors.ActionError` saying why not."""
         found = self._prefetch.take(self._prefetch_key(index))
         if found is not None:
-            return await found  # type: ignore[no-any-return]
+            return await found
         return await self._reader.resolve(index, self._tabs.current)
 
     @on_browser_loop

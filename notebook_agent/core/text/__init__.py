@@ -30,7 +30,7 @@ def has_lone_surrogates(text: str) -> bool:
     return _SURROGATE.search(text) is not None
 
 
-def map_strings(node: Any, change: Callable[[str], str]) -> Any:
+def map_strings(node: object, change: Callable[[str], str]) -> Any:
     """``node`` (JSON-like: dicts, lists, tuples, scalars) with ``change`` applied to every string in it, keys
     included; other values are kept as they are. For rules that must hold for every string a record holds."""
     if isinstance(node, str):

@@ -38,7 +38,7 @@ from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from ..errors import ModelConfigError
 from ..provider_options import FIELDS, ProviderOptions
@@ -108,7 +108,11 @@ def find_llama_server(version: str = LLAMA_CPP_PYTHON_VERSION) -> Path | None:
     return cached if cached.is_file() and os.access(cached, os.X_OK) else None
 
 
-def _say(log: Any, text: str, *, end: str = "\n") -> None:
+class Log(Protocol):  # where build progress is written: print's shape (a text and end=); None writes nothing
+    def __call__(self, text: str, /, *, end: str = "\n") -> object: ...
+
+
+def _say(log: Log | None, text: str, *, end: str = "\n") -> None:
     if log is not None:
         log(text, end=end)
 
@@ -117,12 +121,11 @@ def _print(text: str, end: str = "\n") -> None:
     print(text, end=end, file=sys.stderr, flush=True)
 
 
-def build_llama_server(version: str = LLAMA_CPP_PYTHON_VERSION, *, log: Any = _print) -> Path:
+def build_llama_server(version: str = LLAMA_CPP_PYTHON_VERSION, *, log: Log | None = _print) -> Path:
     """Build ``llama-server`` from the llama.cpp vendored in the ``llama-cpp-python`` sdist; return its path.
 
     Needs cmake and a C++ compiler (ninja is used when present). Builds once per version into the cache; a
-    lock file makes concurrent callers wait for the first build instead of building twice.
-    """
+    lock file makes concurrent callers wait for the first build instead of building twice."""
     target = cached_server_path(version)
     target.parent.mkdir(parents=True, exist_ok=True)
     import fcntl
@@ -134,7 +137,7 @@ def build_llama_server(version: str = LLAMA_CPP_PYTHON_VERSION, *, log: Any = _p
         return _build_locked(version, target, log)
 
 
-def _build_locked(version: str, target: Path, log: Any) -> Path:
+def _build_locked(version: str, target: Path, log: Log | None) -> Path:
     cmake = shutil.which("cmake")
     compiler = next((c for c in ("c++", "g++", "clang++") if shutil.which(c)), None)
     if cmake is None or compiler is None:
@@ -189,7 +192,7 @@ def _build_locked(version: str, target: Path, log: Any) -> Path:
 _STEP = re.compile(rb"^\[(\d+)/(\d+)\]")
 
 
-def _run(cmd: list[str], out: IO[str], log_path: Path, what: str, progress: Any = None) -> None:
+def _run(cmd: list[str], out: IO[str], log_path: Path, what: str, progress: Log | None = None) -> None:
     out.write(f"$ {' '.join(cmd)}\n")
     out.flush()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -212,7 +215,7 @@ def _run(cmd: list[str], out: IO[str], log_path: Path, what: str, progress: Any 
         )
 
 
-def ensure_llama_server(*, build: bool = True, log: Any = _print) -> Path:
+def ensure_llama_server(*, build: bool = True, log: Log | None = _print) -> Path:
     """The llama-server binary to use, building it if there is none (``build=False``: raise instead)."""
     found = find_llama_server()
     if found is not None:
@@ -403,7 +406,7 @@ _SERVERS: dict[Path, LocalServer] = {}
 _LOCK = threading.Lock()
 
 
-def get_server(model: str | Path, *, build: bool = True, log: Any = _print, **start_kw: Any) -> LocalServer:
+def get_server(model: str | Path, *, build: bool = True, log: Log | None = _print, **start_kw: Any) -> LocalServer:
     """The running server for ``model`` (a path or ``hf:`` reference), started (and llama-server built) on
     first use in this process."""
     path = model_file(model)
@@ -437,9 +440,8 @@ def get_local_model(path: str, **kw: Any) -> OpenAIChatModel:
     llama-server, in schema mode.
 
     Keyword arguments: ``context`` (tokens, default 8192), ``threads``, ``port`` (the server's loopback port,
-    default a free one), ``server_args`` (extra llama-server
-    flags), ``build`` (False: fail rather than build llama-server); the rest go to the adapter
-    (``output_mode=``, ``max_retries=``, ``timeout=``, ``http_client=``...).
+    default a free one), ``server_args`` (extra llama-server flags), ``build`` (False: fail rather than build
+    llama-server); the rest go to the adapter (``output_mode=``, ``max_retries=``, ``timeout=``, ``http_client=``...).
     """
     from ..providers.openai_chat import OpenAIChatModel
 

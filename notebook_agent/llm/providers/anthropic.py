@@ -12,7 +12,16 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Unpack
 
-from ...core.messages import AssistantMessage, ImageContent, TextContent, ThinkingContent, ToolCall, Usage, UserMessage
+from ...core.messages import (
+    AssistantMessage,
+    ImageContent,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
 from ...core.model import AssistantStreamBuilder, Context, StreamEvent, StreamOptions
 from ..convert import (
     IMAGE_PLACEHOLDER,
@@ -72,7 +81,7 @@ def _image_block(image: ImageContent) -> dict[str, Any]:
     return {"type": "image", "source": {"type": "base64", "media_type": image.mime_type, "data": image.data}}
 
 
-class AnthropicModel(StreamingAdapter):
+class AnthropicModel(StreamingAdapter[_AnthState]):
     """``anthropic:<model>``: the Messages API, streamed."""
 
     api = "anthropic-messages"
@@ -141,7 +150,7 @@ class AnthropicModel(StreamingAdapter):
         return out
 
     @staticmethod
-    def _tool_result(result: Any) -> dict[str, Any]:
+    def _tool_result(result: ToolResultMessage) -> dict[str, Any]:
         text = result_text(result)
         images = result_images(result)
         content: str | list[dict[str, Any]]

@@ -13,6 +13,7 @@ import binascii
 from dataclasses import dataclass, field
 from typing import Any, Unpack
 
+from ...core import JSONValue
 from ...core.messages import AssistantMessage, ImageContent, TextContent, ThinkingContent, ToolCall, Usage, UserMessage
 from ...core.model import AssistantStreamBuilder, Context, StreamEvent, StreamOptions
 from ..convert import (
@@ -75,7 +76,7 @@ _LEGACY_SCHEMA_KEYS = {
 }
 
 
-def legacy_schema(schema: Any) -> Any:
+def legacy_schema(schema: JSONValue) -> Any:
     """A JSON Schema cut down to the OpenAPI subset of Gemini's legacy ``parameters`` field."""
     if isinstance(schema, list):
         return [legacy_schema(s) for s in schema]
@@ -116,7 +117,7 @@ def _inline(image: ImageContent) -> dict[str, Any]:
     return {"inline_data": {"mime_type": image.mime_type, "data": base64.b64decode(image.data)}}
 
 
-def google_usage(meta: Any) -> Usage:
+def google_usage(meta: object) -> Usage:
     prompt = int(getattr(meta, "prompt_token_count", None) or 0)
     cached = int(getattr(meta, "cached_content_token_count", None) or 0)
     thoughts = int(getattr(meta, "thoughts_token_count", None) or 0)
@@ -136,7 +137,7 @@ class _GemState:
     block_reason: str | None = None
 
 
-class GoogleModel(StreamingAdapter):
+class GoogleModel(StreamingAdapter[_GemState]):
     """``google:<model>``: Gemini ``streamGenerateContent`` (SSE) through ``client.aio``."""
 
     api = "google-generative-ai"
@@ -333,7 +334,7 @@ class GoogleModel(StreamingAdapter):
             state.finish_reason = _enum_name(candidate.finish_reason)
         return events
 
-    def _part(self, state: _GemState, builder: AssistantStreamBuilder, part: Any) -> list[StreamEvent]:
+    def _part(self, state: _GemState, builder: AssistantStreamBuilder, part: object) -> list[StreamEvent]:
         signature = getattr(part, "thought_signature", None)
         encoded = base64.b64encode(signature).decode() if isinstance(signature, bytes) and signature else None
         call = getattr(part, "function_call", None)
@@ -394,6 +395,6 @@ class GoogleModel(StreamingAdapter):
         return builder.finish("length" if reason == "MAX_TOKENS" else "stop")
 
 
-def _enum_name(value: Any) -> str:
+def _enum_name(value: object) -> str:
     name = getattr(value, "value", value)
     return str(name)

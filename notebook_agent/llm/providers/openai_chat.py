@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Unpack
 
+from ...core import JSONValue
 from ...core.messages import Usage
 from ...core.model import AssistantStreamBuilder, Context, StreamEvent, StreamOptions, ToolSpec
 from ...core.tool_arguments import MalformedToolCallError
@@ -110,7 +111,7 @@ class _ChatState:
     last: tuple[Any, ...] | None = None
     seq: int = 0
 
-    def new_key(self, hint: Any) -> tuple[Any, ...]:
+    def new_key(self, hint: object) -> tuple[Any, ...]:
         self.seq += 1
         self.last = ("tool", hint, self.seq)
         return self.last
@@ -126,7 +127,7 @@ def _as_dict(chunk: Any) -> dict[str, Any]:
     return dict(chunk)
 
 
-class OpenAIChatModel(StreamingAdapter):
+class OpenAIChatModel(StreamingAdapter[_ChatState]):
     """``openai:<model>``: Chat Completions through ``openai.AsyncOpenAI``.
 
     ``server=`` says which kind of server ``base_url`` is (see ``chat_servers.py`` for the detection).
@@ -344,7 +345,7 @@ class OpenAIChatModel(StreamingAdapter):
         return events
 
     @staticmethod
-    def _content_part(builder: AssistantStreamBuilder, part: Any) -> list[StreamEvent]:
+    def _content_part(builder: AssistantStreamBuilder, part: JSONValue) -> list[StreamEvent]:
         """One chunk of an array ``content`` (Mistral): text, or thinking made of text parts."""
         if isinstance(part, str):
             return builder.text_delta("text", part) if part else []

@@ -51,7 +51,7 @@ class _RespState:
     streamed: set[str] = field(default_factory=set)
 
 
-class OpenAIResponsesModel(StreamingAdapter):
+class OpenAIResponsesModel(StreamingAdapter[_RespState]):
     """``openai-responses:<model>``: the Responses API, streamed."""
 
     api = "openai-responses"
@@ -207,7 +207,7 @@ class OpenAIResponsesModel(StreamingAdapter):
         return events
 
     def _complete_args(
-        self, state: _RespState, builder: AssistantStreamBuilder, key: str, final: Any
+        self, state: _RespState, builder: AssistantStreamBuilder, key: str, final: object
     ) -> list[StreamEvent]:
         """Feed whatever part of the final arguments string the deltas did not carry."""
         if not isinstance(final, str):

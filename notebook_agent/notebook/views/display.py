@@ -17,9 +17,12 @@ checks the source), so a new widget cannot be shown without a static form.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...core.text.shown import html_block, shown
+
+if TYPE_CHECKING:
+    import ipywidgets as w
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 """The mime type of a widget view in a display bundle."""
@@ -45,7 +48,7 @@ def waiting_html(title: str, what: str) -> str:
 class LiveOutput:
     """One live widget in the current cell, with its static form beside it, until :meth:`settle`."""
 
-    def __init__(self, widget: Any, html: str, text: str) -> None:
+    def __init__(self, widget: w.DOMWidget, html: str, text: str) -> None:
         from IPython.display import display
 
         bundle = dict(widget._repr_mimebundle_() or {})

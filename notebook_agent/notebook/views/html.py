@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...core.text.shown import html_block, shown
+
+if TYPE_CHECKING:
+    from ...agent.runs.result import PageStep
 
 CSS = """
 <style>
@@ -65,7 +68,7 @@ TONES = {"ok": "#1a7f37", "bad": "#cf222e", "warn": "#9a6700", "dim": "#57606a"}
 """The colours of the ``na-ok`` ... classes, for the saved record's inline styles."""
 
 
-def result_label(step: Any) -> tuple[str, str]:
+def result_label(step: PageStep) -> tuple[str, str]:
     """How a step's result is labelled, the same in the live card and the saved record: ``Stopped`` (the run was
     stopped while the action waited or ran: not an error of the action), ``Error``, ``Failed`` (a done that
     did not succeed) or ``Result``; and its tone (a key of :data:`TONES`)."""
@@ -133,7 +136,7 @@ def markdown_html(text: str) -> str:
     return "".join(out)
 
 
-def data_html(value: Any, type_name: str = "", *, limit: int = 20) -> str:
+def data_html(value: object, type_name: str = "", *, limit: int = 20) -> str:
     """A typed answer as a small table (inline styles, so the saved record shows it too): one row per item of
     a list, one row per field of an object; every cell escaped, the first ``limit`` rows only."""
     from ...agent.runs.run_data import to_json
@@ -146,7 +149,7 @@ def data_html(value: Any, type_name: str = "", *, limit: int = 20) -> str:
             return (data_html(rest, type_name, limit=limit) if rest else "") + data_html(data[lists[0]], limit=limit)
     cell = "border:1px solid #d0d7de;padding:2px 6px;text-align:left;vertical-align:top"
 
-    def text(v: Any) -> str:
+    def text(v: object) -> str:
         said = v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
         return esc(said if len(said) <= 200 else said[:199] + "…")
 

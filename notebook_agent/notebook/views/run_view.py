@@ -14,7 +14,7 @@ import asyncio
 import base64
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import ipywidgets as w
 
@@ -98,6 +98,9 @@ def summary_html(result: PageAgentResult) -> str:
     if result.replay_counts:
         output += f"<div class='na-kv na-dim'>{esc(result.replay_text())}</div>"
     return html_block(head + (shown if answer else "") + output + detail)
+
+
+T = TypeVar("T")
 
 
 class RunView:
@@ -301,8 +304,8 @@ class RunView:
     def _drop_wait_warning(self, widget: w.HTML) -> None:
         self._wait_warnings = [(x, what) for x, what in self._wait_warnings if x is not widget]
 
-    def _resolver(self, fut: asyncio.Future[Any]) -> Callable[[Any], None]:
-        def resolve(value: Any) -> None:
+    def _resolver(self, fut: asyncio.Future[T]) -> Callable[[T], None]:
+        def resolve(value: T) -> None:
             def _set() -> None:
                 if not fut.done():
                     fut.set_result(value)

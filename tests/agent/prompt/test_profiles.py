@@ -12,11 +12,17 @@ from notebook_agent.agent import PageAgent
 from notebook_agent.agent.prompt.agent_output import MACRO_NAME, agent_output
 from notebook_agent.agent.prompt.profiles import PROFILES, resolve_profile
 from notebook_agent.browser import BrowserSession
+from notebook_agent.core.abort import AbortSignal
 from notebook_agent.core.tools import tool
 from notebook_agent.llm.providers.openai_chat import OpenAIChatModel
 from notebook_agent.llm.scripted import ScriptedModel
 from notebook_agent.llm.tokens import count_tokens
 from tests.browser.conftest import Servers
+
+
+async def answer(question: str, signal: AbortSignal) -> str:
+    """An ``on_ask_user`` that is never asked: it turns the ask_user action on."""
+    return "yes"
 
 
 def chat(model_id: str, base_url: str, provider: str = "openai") -> OpenAIChatModel:
@@ -59,7 +65,9 @@ async def test_small_offers_fewer_shorter_actions_and_keeps_what_was_asked_for(b
 
     default = PageAgent(model=ScriptedModel([]), profile="default").tools(browser)
     small = PageAgent(model=ScriptedModel([]), profile="small").tools(browser)
-    assert list(small) == [n for n in default if n in PROFILES["small"].actions]  # same order, fewer
+    small_actions = PROFILES["small"].actions
+    assert small_actions is not None
+    assert list(small) == [n for n in default if n in small_actions]  # same order, fewer
     assert {"hover", "scroll_horizontally", "switch_tab"} <= set(default) - set(small)
     assert small["click_element_by_index"].description == "Click element [index]."
     assert default["click_element_by_index"].description != small["click_element_by_index"].description
@@ -68,7 +76,7 @@ async def test_small_offers_fewer_shorter_actions_and_keeps_what_was_asked_for(b
         model=ScriptedModel([]),
         profile="small",
         enable_javascript=True,
-        on_ask_user=lambda q: "yes",
+        on_ask_user=answer,
         custom_tools={"lookup": lookup},
         output=Price,
     ).tools(browser)
@@ -88,7 +96,9 @@ async def test_a_run_sends_its_profiles_prompt_and_actions(browser: BrowserSessi
         members = spec.parameters["properties"]["action"]["anyOf"]
         sent[name] = (context.system_prompt or "", [next(iter(m["properties"])) for m in members], spec)
     assert "Example." in sent["small"][0] and "Example." not in sent["default"][0]
-    assert sent["small"][1] == [n for n in sent["default"][1] if n in PROFILES["small"].actions]
+    small_actions = PROFILES["small"].actions
+    assert small_actions is not None
+    assert sent["small"][1] == [n for n in sent["default"][1] if n in small_actions]
     tokens = {n: count_tokens(s[0]) + count_tokens(str(s[2].parameters)) for n, s in sent.items()}
     assert tokens["small"] < tokens["default"], tokens
 
@@ -140,7 +150,7 @@ async def test_the_fixed_prompt_as_sent_with_every_capability_fits_its_budget(
         browser=browser,
         profile=profile,
         enable_javascript=True,
-        on_ask_user=lambda q, s: "x",
+        on_ask_user=answer,
         output=Contact,
         start_url=servers.url("form.html"),
         max_steps=1,

@@ -344,7 +344,7 @@ def test_page_text_cannot_break_or_forge_the_state(parts: list[str]) -> None:
     run.steps.append(step)
     notes = run.observer.observe(step, run.steps, page_text, 5)
     history: list[PageStep | str] = [f"A dialog said '{page_text}'"]
-    state = state_message(page_text or "task", step, 5, history + notes, page_text, now=NOW)
+    state = state_message(page_text or "task", step, 5, [*history, *notes], page_text, now=NOW)
     state.encode("utf-8")  # never a lone surrogate
     for tag in ("<agent_state>", "<user_request>", "</user_request>", "<browser_state>", "</browser_state>"):
         assert state.count(tag) == 1, tag

@@ -84,5 +84,5 @@ async def test_a_worker_killed_mid_map_loses_no_finished_row(dask_client: Any, s
     before = dict(list(finished.items())[:4])
     assert all(result.rows[i].facts is not None and result.rows[i].facts.run_id == rid for i, rid in before.items())
     # and every row that ended after it ran in a process that lived (the killed one's row went elsewhere)
-    after = {int(result.rows[i].worker.rsplit(":", 1)[1]) for i in list(finished)[4:]}  # type: ignore[union-attr]
+    after = {int(result.rows[i].worker.rsplit(":", 1)[1]) for i in list(finished)[4:]}
     assert after and killed[0] not in after

@@ -28,11 +28,11 @@ async def test_the_start_page_is_the_maps_and_moves_the_recording_to_its_site() 
             ),
         ):
             assert [r.start_url for r in mapped.rows] == [page, page]
-            assert [r.result.answer for r in mapped.rows] == ANSWERS  # type: ignore[union-attr]
+            assert [r.result.answer for r in mapped.rows] == ANSWERS
             assert mapped.healed_rows == []
             for row in mapped.rows:  # every address the row went to is on the site it started on
-                assert {s.url.split("/")[2] for s in row.result.steps} == {page.split("/")[2]}  # type: ignore[union-attr]
+                assert {s.url.split("/")[2] for s in row.result.steps} == {page.split("/")[2]}
         # without a start page, the recorded one
         mapped = await recipe.map(ROWS, PageAgent(model="demo", screenshots=False))
         assert [r.start_url for r in mapped.rows] == [recorded_on.page("index.html")] * 2
-        assert [r.facts.answer for r in mapped.rows] == ANSWERS  # type: ignore[union-attr]
+        assert [r.facts.answer for r in mapped.rows] == ANSWERS

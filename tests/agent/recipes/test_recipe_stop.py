@@ -103,6 +103,7 @@ def test_ctrl_c_in_plain_code_keeps_every_finished_row() -> None:
         try:
             out = recipe.map_sync(ROWS, agent, concurrency=2, on_event=_after(3, _ctrl_c))
         except MapInterrupted as stopped:
+            assert isinstance(stopped.result, RecipeMapResult)
             _kept_as_finished(stopped.result, 3)
         else:  # say what the map saw, so a failure is more than "did not raise"
             pytest.fail(f"Ctrl-C was lost: the map returned {out.summary()}; SIGINT handler before it: {handler!r}")

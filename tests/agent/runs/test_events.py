@@ -26,7 +26,8 @@ from notebook_agent.agent import (
 from notebook_agent.agent.prompt.agent_output import MACRO_NAME, agent_output
 from notebook_agent.agent.prompt.state_message import MEMORY_MAX
 from notebook_agent.browser import BrowserSession
-from notebook_agent.llm.scripted import ScriptedCall, ScriptedModel
+from notebook_agent.core.abort import AbortSignal
+from notebook_agent.llm.scripted import Response, ScriptedCall, ScriptedModel
 from tests.agent.test_page_agent import index_of, step
 from tests.browser.conftest import Servers
 
@@ -39,7 +40,7 @@ OUTPUT = {
 }
 # The same output in the three shapes a model sends it: a tool call, JSON in text after some words (the text
 # and json_schema output modes), and a tool-call envelope written as text.
-SHAPES = {
+SHAPES: dict[str, Response] = {
     "tool call": ScriptedCall(MACRO_NAME, OUTPUT),
     "json in text": "Here is my answer:\n" + json.dumps(OUTPUT),
     "envelope in text": json.dumps({"name": MACRO_NAME, "arguments": OUTPUT}),
@@ -177,7 +178,7 @@ async def test_a_stop_during_a_wait_is_recorded_as_a_stop_not_an_error(
     stop (the views say "Stopped", never "Error"), not the bare "Operation aborted" the core loop used to write."""
     script, during = WAITS[wait]
 
-    async def ask(question: str) -> str:
+    async def ask(question: str, signal: AbortSignal) -> str:
         agent.stop()  # the person stops the run instead of answering
         await asyncio.Event().wait()
         return ""

@@ -333,8 +333,8 @@ def test_any_text_only_changes_the_script_s_constants(text: str) -> None:
     if "<secret>" in text:  # a placeholder is meant to change the script: os.environ[...]
         return
     for mode in ("sync", "async"):
-        source = to_playwright(hostile_run(text), mode=mode)  # type: ignore[arg-type]
-        assert shape(source) == shape(to_playwright(hostile_run("benign"), mode=mode))  # type: ignore[arg-type]
+        source = to_playwright(hostile_run(text), mode=mode)
+        assert shape(source) == shape(to_playwright(hostile_run("benign"), mode=mode))
 
 
 def test_a_run_file_with_wrong_types_is_refused_before_export(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ import re
 
 import pytest
 from PIL import Image
+from PIL.GifImagePlugin import GifImageFile
 
 from notebook_agent.agent import PageAgent
 from notebook_agent.agent.prompt.agent_output import agent_output
@@ -42,6 +43,7 @@ async def test_a_run_becomes_a_gif_and_a_record_of_thumbnails(browser: BrowserSe
     data = result.to_gif()
     with Image.open(io.BytesIO(data)) as image:
         # frames that look the same as the one before are merged (done leaves the page as it was)
+        assert isinstance(image, GifImageFile)
         assert image.format == "GIF" and image.n_frames >= 2 and image.width <= 640
     html = record_html(result)
     embedded = [len(m) * 3 // 4 for m in re.findall(r"base64,([A-Za-z0-9+/=]+)", html)]

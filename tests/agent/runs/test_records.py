@@ -80,7 +80,7 @@ async def test_a_secret_that_shows_up_anywhere_is_kept_out_of_the_run_file_and_t
     assert sum(isinstance(e, StepFinished) for e in events) == len(result.steps)
 
 
-_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
+_text = st.text(st.characters(exclude_categories=["Cs"]), max_size=12)
 _record = st.recursive(
     st.one_of(_text, st.integers(), st.none(), st.booleans()),
     lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_text, inner, max_size=4)),

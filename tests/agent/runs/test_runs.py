@@ -13,10 +13,11 @@ from notebook_agent.agent import PageAgentResult, PageStep, StepRequest
 from notebook_agent.agent.runs.run_file import compare_runs, find_run, list_runs, load_run, result_to_dict, save_run
 from notebook_agent.core.messages import AssistantMessage, Cost, TextContent, ToolCall, Usage
 
+#: One step of a made-up run: the action, its arguments (JSON) and its result.
+Action = tuple[str, dict[str, Any], str]
 
-def make_result(
-    run_id: str, actions: list[tuple[str, dict, str]], *, prompt: str = "You are a browser agent.\n"
-) -> PageAgentResult:
+
+def make_result(run_id: str, actions: list[Action], *, prompt: str = "You are a browser agent.\n") -> PageAgentResult:
     steps = []
     for i, (name, args, res) in enumerate(actions, 1):
         steps.append(
@@ -73,7 +74,7 @@ def make_result(
     )
 
 
-ACTIONS = [
+ACTIONS: list[Action] = [
     ("input_text", {"index": 1, "text": "a"}, "Typed 'a'"),
     ("click", {"index": 2}, "Clicked"),
     ("done", {"text": "found"}, "found"),
@@ -157,7 +158,7 @@ async def test_steps_reach_the_file_as_they_finish(tmp_path: Path, browser: Any,
         return agent_output("done", {"text": "ok", "success": True})
 
     class Waiting(ScriptedModel):
-        async def stream(self, context: Any, options: Any) -> Any:  # type: ignore[override]
+        async def stream(self, context: Any, options: Any) -> Any:
             if len(self.requests) == 2:
                 await third(context)
             async for event in super().stream(context, options):

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from notebook_agent.agent import PageAgent
+from notebook_agent.agent import PageAgent, PolicyName
 from notebook_agent.browser import BrowserSession
 from notebook_agent.llm.scripted import ScriptedModel
 from tests.agent.safety.test_egress import ANY_POLICY, POLICIES, Sites, carries_secret, run, serve_sites
@@ -211,7 +211,8 @@ async def test_a_run_without_a_door_after_one_with_it_opens_its_sockets(browser:
         step("wait", {"seconds": 1}),
         step("done", {"text": "ok", "success": True}),
     ]
-    for approval, arrives in (("deny-risky", False), ("auto", True)):
+    cases: tuple[tuple[PolicyName, bool], ...] = (("deny-risky", False), ("auto", True))
+    for approval, arrives in cases:
         sites.log.clear()
         agent = PageAgent(
             model=ScriptedModel(list(script)),

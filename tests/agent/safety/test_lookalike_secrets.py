@@ -22,7 +22,7 @@ from notebook_agent.agent.safety.secrets import Redactor, SecretVault
 from notebook_agent.browser import BrowserSession
 from notebook_agent.core.model import Context
 from notebook_agent.core.text.lookalike import key
-from notebook_agent.llm.scripted import ScriptedModel
+from notebook_agent.llm.scripted import Response, ScriptedModel
 from tests.agent.test_page_agent import state
 from tests.browser.conftest import Servers
 
@@ -98,7 +98,7 @@ class Found(BaseModel):
 
 def spelling_model(spelling: str, seen: list[str]) -> Any:
     def factory(row: dict[str, Any]) -> ScriptedModel:
-        def answer(ctx: Context) -> object:
+        def answer(ctx: Context) -> Response:
             seen.append(state(ctx))
             return agent_output("done", {"text": f"It says {spelling}", "success": True, "data": {"value": spelling}})
 

@@ -18,7 +18,7 @@ from notebook_agent.browser import BrowserSession
 from notebook_agent.llm import get_model
 from tests.browser import conftest as site
 from tests.browser.conftest import Servers
-from tests.llm.server import ScriptedServer, sse_reply
+from tests.llm.server import Reply, ScriptedServer, sse_reply
 from tests.llm.wire import Call, ChatWire, split
 
 PASSWORD = "hunter2-correct-horse"
@@ -32,7 +32,7 @@ def server() -> Iterator[ScriptedServer]:
     srv.stop()
 
 
-def output(action: str, args: dict[str, object], n: int) -> str:
+def output(action: str, args: dict[str, object], n: int) -> Reply:
     payload = json.dumps(
         {"evaluation_previous_goal": "ok", "memory": "", "next_goal": action, "action": {action: args}}
     )

@@ -6,10 +6,11 @@ try. The bounds below are hang guards (a minute), not speed limits: what is chec
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
-from notebook_agent.agent import PageAgent
+from notebook_agent.agent import PageAgent, PageAgentResult
 from notebook_agent.agent.prompt.agent_output import agent_output
 from notebook_agent.browser import BrowserSession
 from notebook_agent.browser.page import reader as reader_module
@@ -17,7 +18,7 @@ from notebook_agent.llm.scripted import ScriptedModel
 from tests.browser.conftest import Servers
 
 
-async def run(browser: BrowserSession, url: str, *steps: dict) -> object:
+async def run(browser: BrowserSession, url: str, *steps: dict[str, Any]) -> PageAgentResult:
     script = [agent_output(s["action"], s["args"]) for s in steps]
     script.append(agent_output("done", {"text": "ok", "success": True}))
     agent = PageAgent(model=ScriptedModel(script), browser=browser, start_url=url, max_steps=len(script))
@@ -31,8 +32,9 @@ async def test_a_run_ending_on_a_bad_page_leaves_the_session_clean_for_the_next(
     monkeypatch.setattr(reader_module, "MAIN_FRAME_TIMEOUT", 3.0)  # a page that cannot be read fails sooner
     first = await asyncio.wait_for(run(browser, servers.url(bad), {"action": "wait", "args": {"seconds": 1}}), 60)
     if first.status == "error":  # the page could not be read: the error says what, how long and what to try
-        assert first.error.startswith("Reading the page at "), first.error
-        assert "timed out after 3 s" in first.error and "go_to_url" in first.error
+        error = first.error or ""
+        assert error.startswith("Reading the page at "), error
+        assert "timed out after 3 s" in error and "go_to_url" in error
     second = await asyncio.wait_for(run(browser, servers.url("form.html")), 60)
     assert second.status == "completed", second.error
     assert second.steps[0].url == servers.url("form.html")

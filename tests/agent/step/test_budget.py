@@ -6,7 +6,9 @@ before anything runs."""
 from __future__ import annotations
 
 import copy
+import io
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -46,9 +48,15 @@ def model_using(usages: list[tuple[int, int]], prices: dict[str, float] | None =
     return ScriptedModel(script, on_exhausted=done, prices=PRICES if prices is None else prices)
 
 
-def agent_for(browser: BrowserSession, model: ScriptedModel, **budget: float) -> PageAgent[None]:
+def agent_for(browser: BrowserSession, model: ScriptedModel, **budget: Any) -> PageAgent[None]:
     return PageAgent(
-        model=model, browser=browser, custom_tools={"note": note}, max_steps=8, screenshots=False, **budget
+        model=model,
+        browser=browser,
+        custom_tools={"note": note},
+        max_steps=8,
+        screenshots=False,
+        max_cost=budget.get("max_cost"),
+        max_tokens=budget.get("max_tokens"),
     )
 
 
@@ -90,9 +98,10 @@ async def test_max_cost_stops_at_the_model_prices_and_the_status_is_every_views(
     assert "Stopped" in record_html(result) and "$0.0960" in record_html(result)
     lines: list[str] = []
 
-    class Out:
-        def write(self, text: str) -> None:
+    class Out(io.StringIO):
+        def write(self, text: str) -> int:
             lines.append(text)
+            return len(text)
 
     print_event(type("E", (), {"type": "run_finished", "result": result})(), Out())
     said = "".join(lines)
@@ -107,12 +116,13 @@ async def test_a_budget_that_cannot_be_kept_is_refused_before_the_run(browser: B
     with pytest.raises(BudgetError, match=r"^max_cost=0\.5 cannot be kept: the prices of scripted:scripted are not"):
         agent_for(browser, unpriced, max_cost=0.5)
     agent_for(browser, unpriced, max_tokens=500)  # tokens can be counted without prices
-    for bad, message in [
+    cases: list[tuple[dict[str, Any], str]] = [
         ({"max_cost": -1}, "max_cost must be a number of dollars above 0, got -1."),
         ({"max_cost": "a lot"}, "max_cost must be a number of dollars above 0, got 'a lot'."),
         ({"max_tokens": 0}, "max_tokens must be a whole number of tokens above 0, got 0."),
         ({"max_tokens": 2.5}, "max_tokens must be a whole number of tokens above 0, got 2.5."),
-    ]:
+    ]
+    for bad, message in cases:
         with pytest.raises(BudgetError) as caught:
             agent_for(browser, model_using([]), **bad)
         assert str(caught.value) == message

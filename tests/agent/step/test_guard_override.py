@@ -28,7 +28,7 @@ ELEMENTS: dict[int, dict[str, Any]] = {
     5: {"tag": "input", "text": "", "attributes": {"type": "password", "name": "pw"}},
     6: {"tag": "textarea", "text": "", "attributes": {"name": "note"}},
 }
-MOVES = st.one_of(
+MOVES: st.SearchStrategy[tuple[str, dict[str, Any]]] = st.one_of(
     st.tuples(st.just("click_element_by_index"), st.sampled_from(sorted(ELEMENTS)).map(lambda i: {"index": i})),
     st.tuples(
         st.just("input_text"),

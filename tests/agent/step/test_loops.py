@@ -122,7 +122,8 @@ def test_a_refused_move_made_again_at_once_runs_and_is_not_held_against_the_run(
     guard.page("p")
     refusals = play(guard, [(BUTTON, 0, "p")] * 7)
     assert [r is None for r in refusals] == [True, False, True, False, True, False, True]  # a rule, then loops
-    assert refusals[1] is not None and "just now" in refusals[1] and "make it again: it will run" in refusals[3]
+    assert refusals[1] is not None and "just now" in refusals[1]
+    assert refusals[3] is not None and "make it again: it will run" in refusals[3]
     assert guard.stuck is None and guard.refused == [] and len(guard.insisted) == 3
     assert guard.refusal("input_text", {"index": 1, "text": "ada"}, FIELD, 8) is not None
     assert guard.refusal("input_text", {"index": 1, "text": "ada"}, FIELD, 9) is None
@@ -314,7 +315,9 @@ async def test_the_decoding_schema_offers_each_form_action_only_what_it_can_act_
     def indices(action: str) -> list[int]:
         return list(members[action][action]["properties"]["index"]["enum"])
 
-    text = browser.last_snapshot.text
+    snapshot = browser.last_snapshot
+    assert snapshot is not None
+    text = snapshot.text
     field, button, dropdown = (index_of_text(text, n) for n in ("Search />", "<button>Search", "<select"))
     assert indices("input_text") == [field]
     assert indices("click_element_by_index") == sorted([field, button, dropdown])
@@ -367,7 +370,7 @@ async def test_a_model_that_means_to_submit_empty_fields_can(browser: BrowserSes
     assert await browser.page.inner_text("#out") == "Wrong password"
 
 
-def test_the_small_profile_cautions_a_move_made_again_at_once() -> None:
+def test_the_small_profile_refuses_once_a_move_made_again_at_once() -> None:
     """A 1.5B model clicked "Save" three times after it had worked: with ``guard_repeats`` (the small profile) the
     second click in a row is refused once, kept out of decoding until a new page, and runs when insisted on."""
     save = {"tag": "button", "text": "Save", "attributes": {}}
@@ -390,7 +393,7 @@ def test_the_small_profile_cautions_a_move_made_again_at_once() -> None:
     assert blocked.exclusions({5: save}) == {}
 
 
-def test_the_small_profile_cautions_a_click_on_an_empty_text_field() -> None:
+def test_the_small_profile_refuses_once_a_click_on_an_empty_text_field() -> None:
     """A 1.5B model clicked the empty password field again and again to "fill" it: with ``guard_empty_fields`` (the
     small profile) such a click is refused once with how to type instead, and runs when insisted on. A field that
     holds text, a field that is not for text, and other profiles are not refused."""
@@ -415,7 +418,7 @@ def test_the_small_profile_cautions_a_click_on_an_empty_text_field() -> None:
     assert PROFILES["small"].guard_empty_fields and not PROFILES["default"].guard_empty_fields
 
 
-async def test_after_a_caution_naming_fields_the_small_profile_decodes_only_typing_into_them(
+async def test_after_a_rule_naming_fields_the_small_profile_decodes_only_typing_into_them(
     browser: BrowserSession,
 ) -> None:
     """The small profile's guide: right after "fill the password first" (a submit with it empty) or "type, do

@@ -7,10 +7,12 @@ import asyncio
 import contextlib
 import socket
 import time
+from collections.abc import AsyncIterator
 
 from notebook_agent.agent import PageAgent
 from notebook_agent.agent.prompt.agent_output import agent_output
 from notebook_agent.browser import BrowserSession
+from notebook_agent.core.model import Context, StreamEvent, StreamOptions
 from notebook_agent.llm.scripted import ScriptedModel
 from tests.browser.conftest import Servers
 from tests.waits import wait_until
@@ -64,9 +66,9 @@ async def test_a_second_run_on_a_busy_browser_is_refused(browser: BrowserSession
     gate = asyncio.Event()
 
     class Slow(ScriptedModel):
-        async def stream(self, context: object, options: object) -> object:  # type: ignore[override]
+        async def stream(self, context: Context, options: StreamOptions) -> AsyncIterator[StreamEvent]:
             await gate.wait()
-            async for event in super().stream(context, options):  # type: ignore[arg-type]
+            async for event in super().stream(context, options):
                 yield event
 
     first = PageAgent(

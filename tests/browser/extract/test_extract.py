@@ -93,7 +93,9 @@ async def test_aria_grid_and_unnamed_repeated_headers(browser: BrowserSession) -
         "<div role=row style='display:none'><span role=gridcell>hidden</span></div>"
         "<div role=row><span role=gridcell>c</span><span role=gridcell>d</span><span role=gridcell>e</span></div></div>"
     )
-    cols, rows = await read_table(page.main_frame, await page.query_selector("#g span[role=gridcell]"))
+    cell = await page.query_selector("#g span[role=gridcell]")
+    assert cell is not None
+    cols, rows = await read_table(page.main_frame, cell)
     base = page.url
     assert cols == ["Name", "Name 2", "Name 2 link", "column 3", "column 3 link"]
     assert rows == [
@@ -191,7 +193,9 @@ async def test_read_items_from_the_container(browser: BrowserSession) -> None:
         "<ol id=r><li class=hit><a href='/a'>Alpha</a><p class=snippet>first</p></li>"
         "<li class=hit><a href='/b'>Beta</a><p class=snippet>second <i>one</i></p></li></ol>"
     )
-    cols, rows = await read_items(page.main_frame, await page.query_selector("#r"))
+    container = await page.query_selector("#r")
+    assert container is not None
+    cols, rows = await read_items(page.main_frame, container)
     assert cols == ["a", "snippet", "link"]
     assert rows == [["Alpha", "first", urljoin(page.url, "/a")], ["Beta", "second one", urljoin(page.url, "/b")]]
 
@@ -289,7 +293,8 @@ def layouts(draw: st.DrawFn) -> tuple[list[tuple[str, list[list[tuple[int, int, 
 
 
 def render_layout(groups: list[tuple[str, list[list[tuple[int, int, int, int, str]]]]]) -> tuple[str, list[str]]:
-    html, texts = ["<table id=t>"], []
+    html = ["<table id=t>"]
+    texts: list[str] = []
     for kind, rows in groups:
         html.append(f"<{kind}>")
         height = len(rows)

@@ -652,7 +652,8 @@ async def test_role_positions_are_what_get_by_role_counts_and_one_read_equals_th
     Playwright's ``get_by_role`` finds. And the fingerprint read by snapshot index in one query
     (``fingerprint_at``, before every action) is the one read from a handle (``fingerprint_of``)."""
     page = browser.page
-    light, shadow = [], []
+    light: list[str] = []
+    shadow: list[str] = []
     for i, it in enumerate(elems):
         a = f"data-truth=t{i}" + (" style='display:none'" if it.hidden else "")
         (shadow if it.shadow else light).append(ROLE_KINDS[it.kind].format(a=a, n=it.name))

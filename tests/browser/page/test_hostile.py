@@ -99,7 +99,7 @@ async def test_a_popup_storm_is_capped_and_a_runs_popups_close_with_it(
 
     def click(label: str) -> Any:
         def make(ctx: Context) -> Any:
-            return agent_output("click_element_by_index", {"index": idx(ctx.messages[-1].text, label)})  # type: ignore[union-attr]
+            return agent_output("click_element_by_index", {"index": idx(ctx.messages[-1].text, label)})
 
         return make
 
@@ -132,9 +132,9 @@ async def test_a_screenshot_of_a_page_that_draws_no_frame_is_an_error_not_a_hang
     import asyncio
 
     from notebook_agent.browser.errors import BrowserTimeoutError
-    from notebook_agent.browser.page import reader
+    from notebook_agent.browser.page import pictures
 
-    monkeypatch.setattr(reader, "CAPTURE_TIMEOUT", 1.0)
+    monkeypatch.setattr(pictures, "CAPTURE_TIMEOUT", 1.0)
     async with BrowserSession() as b:
         await b.page.set_content("<p>busy</p>")
         assert (await b.screenshot(format="jpeg", mask_sensitive=False)).startswith(b"\xff\xd8")

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from notebook_agent.browser import BrowserSession
 from notebook_agent.core.text.lookalike import CaseInsensitive, key
 from tests.agent.safety.test_lookalike_secrets import INVISIBLE, spelled
-from tests.browser.conftest import Servers
+from tests.browser.conftest import Load, Servers
 from tests.browser.page.test_screenshot_mask import green, masked, pixels
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -131,7 +131,7 @@ async def test_every_spelling_of_a_hidden_value_is_painted_over(
     assert await browser.page.locator("notebook-agent-mask").count() == 0
 
 
-async def test_the_spellings_redaction_finds_are_the_ones_the_mask_finds(browser: BrowserSession, load) -> None:  # type: ignore[no-untyped-def]
+async def test_the_spellings_redaction_finds_are_the_ones_the_mask_finds(browser: BrowserSession, load: Load) -> None:
     """The page follows Python's rule, not its own: a character whose case fold is not its lower case (ß folds
     to ss, ς to σ, ﬀ to ff) is found in a case-insensitive value, and one that only looks alike without being a
     compatibility form of it (Cyrillic а for Latin a) is not, as in redaction."""

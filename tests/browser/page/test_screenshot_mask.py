@@ -6,8 +6,10 @@ unmasked one green."""
 from __future__ import annotations
 
 import base64
+from typing import Any
 
 import pytest
+from playwright.async_api import Frame
 
 from notebook_agent.agent.runs.events import ScreenshotTaken
 from notebook_agent.agent.runs.result import PageStep
@@ -16,6 +18,7 @@ from notebook_agent.browser import BrowserSession
 from notebook_agent.browser.page import mask as mask_module
 from notebook_agent.browser.page.mask import ScreenshotWithheld
 from notebook_agent.browser.session.page_reads import target_crop
+from tests.browser.conftest import Load
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -66,7 +69,7 @@ async def centres(browser: BrowserSession) -> dict[str, tuple[float, float]]:
     return out
 
 
-async def test_hidden_values_are_painted_over_in_text_fields_and_frames(browser: BrowserSession, load) -> None:  # type: ignore[no-untyped-def]
+async def test_hidden_values_are_painted_over_in_text_fields_and_frames(browser: BrowserSession, load: Load) -> None:
     await load("secret_echo.html")
     where = await centres(browser)
     points = list(where.values())
@@ -90,7 +93,7 @@ async def test_hidden_values_are_painted_over_in_text_fields_and_frames(browser:
     assert all(green(p) for p in after)
 
 
-async def test_values_are_read_from_a_function_before_each_picture(browser: BrowserSession, load) -> None:  # type: ignore[no-untyped-def]
+async def test_values_are_read_from_a_function_before_each_picture(browser: BrowserSession, load: Load) -> None:
     await load("secret_echo.html")
     where = await centres(browser)
     typed: set[str] = set()
@@ -100,7 +103,7 @@ async def test_values_are_read_from_a_function_before_each_picture(browser: Brow
         assert all(masked(p) for p in await pixels(browser, await browser.screenshot(), [where["echo"]]))
 
 
-async def test_approval_crop_is_masked(browser: BrowserSession, load) -> None:  # type: ignore[no-untyped-def]
+async def test_approval_crop_is_masked(browser: BrowserSession, load: Load) -> None:
     await load("secret_echo.html")
     snap = await browser.snapshot()
     index = next(i for i, e in snap.elements.items() if e.attributes.get("id") == "shown")
@@ -111,7 +114,7 @@ async def test_approval_crop_is_masked(browser: BrowserSession, load) -> None:  
     assert all(masked(p) for p in await pixels(browser, crop, [(40, 20), (200, 20)]))
 
 
-async def test_a_page_that_removes_the_mask_gets_no_picture(browser: BrowserSession, load) -> None:  # type: ignore[no-untyped-def]
+async def test_a_page_that_removes_the_mask_gets_no_picture(browser: BrowserSession, load: Load) -> None:
     await load("secret_unmask.html")
     with browser.hiding([SECRET]):
         with pytest.raises(ScreenshotWithheld, match="removed, hidden or replaced"):
@@ -129,13 +132,13 @@ async def test_a_page_that_removes_the_mask_gets_no_picture(browser: BrowserSess
 
 async def test_a_frame_the_page_script_cannot_search_means_no_picture(
     browser: BrowserSession,
-    load,
-    monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]
+    load: Load,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     await load("secret_echo.html")
     real = mask_module.call_page_api
 
-    async def failing(frame, op, *, timeout=10.0):  # type: ignore[no-untyped-def]
+    async def failing(frame: Frame, op: dict[str, Any], *, timeout: float = 10.0) -> Any:  # as call_page_api
         if op["op"] == "hide" and frame.parent_frame is not None:
             raise TimeoutError("the frame's page script did not answer")
         return await real(frame, op, timeout=timeout)
@@ -151,7 +154,7 @@ async def test_a_frame_the_page_script_cannot_search_means_no_picture(
     assert await browser.page.locator("notebook-agent-mask").count() == 0
 
 
-async def test_a_frame_that_does_not_render_its_mask_means_no_picture(browser: BrowserSession, load) -> None:  # type: ignore[no-untyped-def]
+async def test_a_frame_that_does_not_render_its_mask_means_no_picture(browser: BrowserSession, load: Load) -> None:
     """A frame of another site renders in its own process: the picture shows its last rendered frame, so the
     capture waits until the frame has rendered its boxes, and takes no picture when it does not."""
     await load("secret_echo.html")

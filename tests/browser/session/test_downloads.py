@@ -23,7 +23,7 @@ def idx(text: str, label: str) -> int:
 
 def click(label: str) -> Any:
     def make(ctx: Context) -> Any:
-        return agent_output("click_element_by_index", {"index": idx(ctx.messages[-1].text, label)})  # type: ignore[union-attr]
+        return agent_output("click_element_by_index", {"index": idx(ctx.messages[-1].text, label)})
 
     return make
 

@@ -17,6 +17,7 @@ import pytest
 
 from notebook_agent.agent import ActionProgress, PageAgent, RunFinished
 from notebook_agent.agent.prompt.agent_output import agent_output
+from notebook_agent.agent.prompt.offers import Calls
 from notebook_agent.agent.safety.approval import ApprovalAnswer, ApprovalRequest
 from notebook_agent.agent.safety.effects import describe_effects
 from notebook_agent.browser import BrowserSession
@@ -229,8 +230,10 @@ def test_stop_from_another_thread_ends_a_run_whose_action_waits_on_the_browser_t
 
             original = agent.tools
 
-            def tools(b: BrowserSession, task: str | None = None, **offer: Any) -> Any:
-                out = original(b, task, **offer)
+            def tools(
+                browser: BrowserSession, task: str | None = None, *, data: bool | None = None, page: Calls = frozenset()
+            ) -> dict[str, Tool]:
+                out = original(browser, task, data=data, page=page)
                 for tool in out.values():  # every browser action now blocks until stopped
                     if getattr(tool, "runs_on_browser", False):
                         tool.execute = slow_wait  # type: ignore[method-assign]

@@ -208,10 +208,10 @@ def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
     }
     import huggingface_hub.file_download as file_download  # huggingface_hub < 1.0 copies some of the constants
 
-    for name, value in patches.items():
-        monkeypatch.setattr(hub_constants, name, value)
-        if hasattr(file_download, name):
-            monkeypatch.setattr(file_download, name, value)
+    for constant, setting in patches.items():
+        monkeypatch.setattr(hub_constants, constant, setting)
+        if hasattr(file_download, constant):
+            monkeypatch.setattr(file_download, constant, setting)
     monkeypatch.setattr(hub_constants, "HF_STORED_TOKENS_PATH", str(home / "stored_tokens"), raising=False)
     monkeypatch.setattr(hub_constants, "AGENT_HARNESSES_PATH", str(home / ".agent_harnesses.json"), raising=False)
     forget_agent_registry(monkeypatch)
@@ -279,7 +279,7 @@ def test_get_model_hf_and_local_hf_start_the_server_on_the_downloaded_file(
         served = Path(argv[argv.index("-m") + 1])
         assert served == model_file(f"hf:{REPO}/{FILE}") and served.read_bytes() == CONTENT
         assert argv[argv.index("-a") + 1] == "tiny-q4_k_m"  # the file's name, not the cache's blob hash
-        assert model.id == "tiny-q4_k_m" and model.provider == "local"  # type: ignore[attr-defined]
+        assert model.id == "tiny-q4_k_m" and model.provider == "local"
 
         again = get_model(f"local:hf:{REPO}/{FILE}")
         assert again.base_url == model.base_url  # type: ignore[attr-defined]  # the same server

@@ -19,7 +19,7 @@ from notebook_agent.llm import get_model
 from notebook_agent.llm.providers.chat_servers import LOCAL_DEFAULT_TEMPERATURE, detect_server
 from notebook_agent.llm.providers.openai_chat import OpenAIChatModel
 from tests.llm.conftest import CLICK, TYPE_TEXT, collect, context, final
-from tests.llm.server import ScriptedServer, json_reply, sse_reply
+from tests.llm.server import ScriptedServer, StreamItem, json_reply, sse_reply
 from tests.llm.wire import ChatWire, chat_chunk, split
 
 FORCED = StreamOptions(tool_choice="click", parallel_tool_calls=False)
@@ -161,7 +161,10 @@ async def test_unforced_calls_keep_plain_tools(server: ScriptedServer) -> None:
 
 async def test_format_error_inside_the_stream_is_malformed_not_overload(server: ScriptedServer) -> None:
     error = {"error": {"code": 500, "message": LLAMA_FORMAT_ERROR, "type": "server_error"}}
-    items = [chat_chunk({"role": "assistant", "content": '{"index"'}), f"data: {json.dumps(error)}\n\n"]
+    items: list[StreamItem] = [
+        chat_chunk({"role": "assistant", "content": '{"index"'}),
+        f"data: {json.dumps(error)}\n\n",
+    ]
     server.enqueue(sse_reply(items))
     model = local_model(server, output_mode="tools", max_retries=2)
     msg = final(await collect(model, context(tools=[CLICK]), FORCED))

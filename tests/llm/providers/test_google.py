@@ -128,7 +128,7 @@ async def test_signatures_not_replayed_to_another_model(server: ScriptedServer) 
 
 
 async def test_missing_and_duplicate_ids_are_generated(server: ScriptedServer) -> None:
-    parts = [
+    parts: list[dict[str, Any]] = [
         {"functionCall": {"name": "click", "args": {"index": 1}, "id": "dup"}},
         {"functionCall": {"name": "click", "args": {"index": 2}, "id": "dup"}},
         {"functionCall": {"name": "type_text", "args": {"index": 3, "text": "x"}}, "thoughtSignature": "AAEC"},

@@ -8,6 +8,7 @@ from typing import Any
 from notebook_agent.core.messages import (
     AssistantMessage,
     ImageContent,
+    Message,
     TextContent,
     ThinkingContent,
     ToolCall,
@@ -125,7 +126,7 @@ async def test_tool_result_images_follow_as_user_message(server: ScriptedServer)
 
 
 async def test_user_images_and_orphaned_call(server: ScriptedServer) -> None:
-    history = [
+    history: list[Message] = [
         user("look", ImageContent(data=PNG, mime_type="image/jpeg")),
         AssistantMessage(
             provider="openai",
@@ -303,5 +304,6 @@ async def test_mistral_request_shape(server: ScriptedServer) -> None:
 
 async def test_mistral_default_endpoint() -> None:
     model = get_model("mistral:mistral-large-latest", api_key="k")
+    assert isinstance(model, OpenAIChatModel)
     assert model.base_url and model.base_url.startswith("https://api.mistral.ai/v1")
     assert model.provider == "mistral" and model.id == "mistral-large-latest"
