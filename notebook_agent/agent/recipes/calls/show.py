@@ -10,7 +10,6 @@ The script holds only what the recipe file holds: templates and paths, never a c
 from __future__ import annotations
 
 import string
-from typing import Any
 
 from ....core.text.shown import html_block, shown
 from ..answer import READ
