@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ..agent.batch.map_budget import EstimateQuestion
     from ..agent.batch.map_runner import MapEvent, MapProgress
     from ..agent.batch.map_table import MapResult
     from ..agent.recipes.recipe import Recipe
@@ -244,7 +245,7 @@ def _free(name: str) -> bool:
         return False  # a model that cannot be built says so when the map starts
 
 
-async def ask_to_go_on(question: Any) -> None:
+async def ask_to_go_on(question: EstimateQuestion) -> None:
     """The map's first rows ran: say what the whole would cost at their rate, and ask whether to go on."""
     print(f"\n  {question.estimate.text()}", flush=True)
     answer = await asyncio.to_thread(input, "  go on with the rest? [y]es / [N]o: ")

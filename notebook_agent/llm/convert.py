@@ -340,8 +340,7 @@ class StreamingAdapter(Generic[State]):
         return f"{type(self).__name__}({self.provider}:{self.id})"
 
     local: bool = False
-    """The model runs on this machine or the local network (a llama-server, Ollama, a local compatible server):
-    its tokens cost nothing unless prices were set for it."""
+    """The model runs locally (a llama-server, Ollama, a compatible server nearby): free unless priced."""
 
     @property
     def prices(self) -> Prices | None:

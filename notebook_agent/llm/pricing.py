@@ -11,7 +11,6 @@ models) costs nothing (``{}``) and still counts its tokens. ``prices=`` given to
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from ..core.errors import InputError
 
@@ -80,7 +79,7 @@ def set_prices(table: str | Mapping[str, Mapping[str, float] | None], /, **price
             USER_PRICES[key] = entry
 
 
-def _checked(name: str, entry: Any) -> Prices:
+def _checked(name: str, entry: object) -> Prices:
     if not isinstance(entry, Mapping):
         raise PriceError(f"The prices of {name!r} must be a mapping such as {{'input': 0.4, 'output': 1.6}}.")
     unknown = [k for k in entry if k not in PRICE_KEYS]

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 from ...core.errors import InputError
 from ...core.messages import Usage
@@ -37,14 +36,14 @@ class BudgetError(InputError):
     or a map budget smaller than one row: said before anything runs."""
 
 
-def checked_cost(value: Any, name: str = "max_cost") -> float | None:
+def checked_cost(value: object, name: str = "max_cost") -> float | None:
     """``value`` as a cost budget: None (none), or dollars above 0 (``0.5``, ``"0.5"``, ``"$0.50"``); anything
     else is a :class:`BudgetError` in one sentence naming ``name``."""
     number = _positive(value.strip().removeprefix("$") if isinstance(value, str) else value, name, "dollars")
     return None if number is None else number
 
 
-def checked_tokens(value: Any, name: str = "max_tokens") -> int | None:
+def checked_tokens(value: object, name: str = "max_tokens") -> int | None:
     """``value`` as a token budget: None (none), or a whole number above 0 (``10000``, ``"10_000"``)."""
     number = _positive(value, name, "tokens")
     if number is not None and number != int(number):
@@ -52,12 +51,14 @@ def checked_tokens(value: Any, name: str = "max_tokens") -> int | None:
     return None if number is None else int(number)
 
 
-def _positive(value: Any, name: str, unit: str) -> float | None:
+def _positive(value: object, name: str, unit: str) -> float | None:
     if value is None:
         return None
     said = f"{name} must be {'a whole number of tokens' if unit == 'tokens' else 'a number of dollars'} above 0"
     if isinstance(value, bool):
         raise BudgetError(f"{said}, not {value!r}.")
+    if not isinstance(value, (str, int, float)):
+        raise BudgetError(f"{said}, got {value!r}.")
     try:
         number = float(value)
     except (TypeError, ValueError):
