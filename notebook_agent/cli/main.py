@@ -126,12 +126,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-RUN_FLAGS = ("url", "model", "max_steps", "approve", "headed", "vision", "js", "profile", "trace", "output",
-             "allowed_domains")  # fmt: skip
+RUN_FLAGS = ("url", "model", "max_steps", "approve", "headed", "vision", "js", "profile", "trace", "tracing",
+             "output", "allowed_domains")  # fmt: skip
 """The run flags of ``notebook-agent run`` (config/run_flags.py: the same flags, checks and messages as %%agent)."""
 
 MAP_FLAGS = ("recipe", "heal", "url", "model", "max_steps", "approve", "output", "headed", "vision", "js", "profile",
-             "concurrency", "allowed_domains")  # fmt: skip
+             "concurrency", "allowed_domains", "tracing")  # fmt: skip
 """The run flags of ``notebook-agent map``."""
 
 TERMINAL_HELP = {

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..config.run_flags import add_run_flags
 
-REPLAY_FLAGS = ("heal", "url", "model", "approve", "headed")
+REPLAY_FLAGS = ("heal", "url", "model", "approve", "headed", "tracing")
 """The run flags of ``notebook-agent replay`` (config/run_flags.py: checked as everywhere else)."""
 
 

@@ -129,12 +129,16 @@ class AgentMagics(Magics):
         if previous is not None:
             note = " · ".join(filter(None, [note, f"follows up run {previous.run_id}"]))
         view = RunView(task, f"{chosen.provider}:{chosen.id}", opts.max_steps or 0, note=note)
-        agent = (replace(opts, url=None) if replay is not None else opts).make_agent(
-            chosen,
-            on_ask_user=make_ask_user(view) if opts.ask else None,
-            screenshots=cfg.screenshots,
-            system_prompt=system_prompt,
-        )
+        try:
+            agent = (replace(opts, url=None) if replay is not None else opts).make_agent(
+                chosen,
+                on_ask_user=make_ask_user(view) if opts.ask else None,
+                screenshots=cfg.screenshots,
+                system_prompt=system_prompt,
+            )
+        except ValueError as exc:  # a setting the agent refuses before anything runs (--tracing, its packages missing)
+            print(f"{label}: {exc}")
+            return None
         pilot = None
         if replay is not None:  # %agent replay: the recorded actions, this agent's model heals
             try:
@@ -178,12 +182,16 @@ class AgentMagics(Magics):
         except (ValueError, OSError, MapInputError) as exc:
             print(f"%%agent: {exc}")
             return None
-        agent = opts.make_agent(
-            chosen,
-            own_tab=True,
-            screenshots=cfg.screenshots,
-            system_prompt=STATE.prompt_override(opts.prompt),
-        )
+        try:
+            agent = opts.make_agent(
+                chosen,
+                own_tab=True,
+                screenshots=cfg.screenshots,
+                system_prompt=STATE.prompt_override(opts.prompt),
+            )
+        except ValueError as exc:  # a setting the agent refuses before anything runs (--tracing, its packages missing)
+            print(f"%%agent: {exc}")
+            return None
         view = MapView(template, len(values), f"{chosen.provider}:{chosen.id}")
         view.max_steps = opts.max_steps or cfg.max_steps
         run = MapRun(agent, template, rows, view, name=out, concurrency=opts.concurrency or 4)
@@ -251,7 +259,7 @@ class AgentMagics(Magics):
 
 
 CELL_FLAGS = ("model", "url", "max_steps", "approve", "prompt", "profile", "vision", "js", "ask", "full_page",
-              "timeout", "trace", "concurrency", "recipe", "heal", "output", "allowed_domains")  # fmt: skip
+              "timeout", "trace", "tracing", "concurrency", "recipe", "heal", "output", "allowed_domains")  # fmt: skip
 """The run flags of ``%%agent`` (config/run_flags.py: the same flags, checks and messages as the terminal's)."""
 
 add_run_flags(

@@ -107,6 +107,7 @@ class Runner(Protocol):
     start_url: str | None
     max_steps: int
     trace: bool
+    tracing: bool | None
     output_spec: OutputSpec | None
     secrets: SecretVault
     custom_tools: dict[str, Tool | None]
