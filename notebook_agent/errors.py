@@ -39,6 +39,7 @@ model wrote cannot be used; :class:`AbortedError`, the run was stopped::
             * SecretError
             * StartUrlError
             * ToolPlanError
+            * TracingUnavailable
             * URLError
         * LLMError
             * DeadlineExceeded
@@ -73,6 +74,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .agent.batch.map_table import MapInputError
+    from .agent.otel.settings import TracingUnavailable
     from .agent.prompt.agent_output import OutputError
     from .agent.recipes.slots import RecipeError
     from .agent.runs.run_schema import RunFileError
@@ -164,6 +166,7 @@ __all__ = [
     "ToolPlanError",
     "TraceBusyError",
     "TraceRefusedError",
+    "TracingUnavailable",
     "URLError",
 ]
 
@@ -215,6 +218,7 @@ _WHERE = {
     "ToolPlanError": "notebook_agent.core.planner",
     "TraceBusyError": "notebook_agent.browser.session.tracing",
     "TraceRefusedError": "notebook_agent.browser.session.tracing",
+    "TracingUnavailable": "notebook_agent.agent.otel.settings",
     "URLError": "notebook_agent.browser.urls",
 }
 

@@ -22,6 +22,8 @@ from ..core.loop import AfterHook
 from ..core.model import Model, StreamOptions
 from ..core.tools import Deps, Tool
 from .batch.map_runner import RowMaps
+from .otel.settings import check_tracing
+from .otel.switch import run_spans
 from .prompt.offers import Calls
 from .prompt.profiles import resolve_profile
 from .prompt.toolset import offered_tools
@@ -63,6 +65,9 @@ class PageAgent(RowMaps, Replays, Generic[Deps]):
     :mod:`notebook_agent.browser.session.tracing`); and it is refused with ``secrets`` (its pictures are not masked).
     ``max_cost`` (dollars) and ``max_tokens``: a run's budget; the run stops before a model call that would cross
     it, or at most one step after, with status ``budget`` (see :mod:`.safety.budget`); in a map each row's.
+    ``tracing``: send each run (and replay, and map) as an OpenTelemetry trace over OTLP: ``None`` (default) when the
+    ``OTEL_EXPORTER_OTLP_*ENDPOINT`` settings name an endpoint, ``True`` always, ``False`` never (see
+    :mod:`.otel.settings`; ``pip install "notebook-agent[otel]"``).
     """
 
     def __init__(
@@ -93,6 +98,7 @@ class PageAgent(RowMaps, Replays, Generic[Deps]):
         allow_javascript_with_secrets: bool = False,
         runs_dir: str | None = None,
         trace: bool = False,
+        tracing: bool | None = None,
         output: Any = None,
         profile: str = "auto",
         deps: Deps = None,  # type: ignore[assignment]
@@ -112,6 +118,7 @@ class PageAgent(RowMaps, Replays, Generic[Deps]):
             allow_javascript=allow_javascript_with_secrets,
             trace=trace,
         )
+        check_tracing(tracing)
         self.output_spec = OutputSpec(output) if output is not None else None
         self.model = _resolve_model(model)
         check_priced(self.model, self.max_cost)
@@ -135,6 +142,8 @@ class PageAgent(RowMaps, Replays, Generic[Deps]):
         self.screenshots = screenshots
         self.full_page = full_page
         self.trace = trace
+        self.tracing = tracing
+        """Send runs as OpenTelemetry traces: None follows the ``OTEL_*`` settings (agent/otel/settings.py)."""
         self.after_tool_call = after_tool_call
         self.stream_options = stream_options or StreamOptions()
         self.runs_dir = runs_dir
@@ -268,18 +277,22 @@ class PageAgent(RowMaps, Replays, Generic[Deps]):
         controller = AbortController()
 
         async def work(put: Callable[[PageEvent], None]) -> None:
+            # tracing is one more consumer of the page events (None when off: no OpenTelemetry module is imported)
+            follows = continue_from.run_id if continue_from is not None else ""
+            spans = run_spans(self.tracing, self.model, kind=_kind(pilot, follows), follows=follows)
             run = PageRun(
                 self,
                 task.strip(),
                 controller,
-                put,
+                spans.consumer(put) if spans is not None else put,
                 browser=browser if browser is not None else self.browser,
                 interactive=interactive,
                 runs_dir=self.runs_dir or runs_dir,
                 previous=continue_from,
                 pilot=pilot,
             )
-            await run.execute()
+            with spans.around(run.state.redactor, task) if spans is not None else contextlib.nullcontext():
+                await run.execute()
 
         with self.held_by(controller):
             async for event in events_of(work, controller):
@@ -306,6 +319,13 @@ class PageAgent(RowMaps, Replays, Generic[Deps]):
             "secrets": sorted(self.secrets.names) if self.secrets else [],
             "output": self.output_spec.name if self.output_spec is not None else None,
         }
+
+
+def _kind(pilot: Pilot | None, follows: str) -> str:
+    """What a trace calls a run: ``replay`` or ``recipe`` (by its pilot), ``follow_up`` or ``run``."""
+    if pilot is not None:
+        return type(pilot).__name__.removesuffix("Pilot").lower() or "piloted"
+    return "follow_up" if follows else "run"
 
 
 def _resolve_model(model: Model | str | None) -> Model:

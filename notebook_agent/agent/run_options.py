@@ -28,7 +28,8 @@ class RunOptions:
 
     ``model``: a model name (``provider:model``, ``demo``, ``replay:RUN``), resolved by the front (an alias in a
     notebook names a model). ``url``: where the run starts (a replay: the base URL the recorded one is replaced
-    by; a map: a template with ``{column}``s). ``approve``: an approval policy's name. ``output``: the answer's
+    by; a map: a template with ``{column}``s). ``approve``: an approval policy's name. ``tracing``: send the run as an
+    OpenTelemetry trace (None: as the ``OTEL_*`` settings say). ``output``: the answer's
     type, already found (a class, ``list[...]`` of one, or a JSON Schema dict). ``heal``: a replayed step that
     cannot be replayed goes to the model. ``recipe``: the run or recipe a map replays per row, as typed. ``mode``:
     how a recipe map's rows go (``auto``, ``request``, ``page``: agent/recipes/calls/rows.py). ``max_cost``,
@@ -48,6 +49,7 @@ class RunOptions:
     ask: bool = False
     full_page: bool = False
     trace: bool = False
+    tracing: bool | None = None
     headed: bool = False
     output: Any = None
     allowed_domains: tuple[str, ...] = ()
@@ -86,6 +88,8 @@ class RunOptions:
         kwargs.update(enable_javascript=self.js, full_page=self.full_page, trace=self.trace, profile=self.profile)
         if self.allowed_domains:
             kwargs["allowed_domains"] = list(self.allowed_domains)
+        if self.tracing is not None:
+            kwargs["tracing"] = self.tracing
         return kwargs
 
     def make_agent(self, model: Any = None, *, row: bool = False, **more: Any) -> PageAgent[Any]:

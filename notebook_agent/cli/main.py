@@ -133,12 +133,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-RUN_FLAGS = ("url", "model", "max_steps", "approve", "headed", "vision", "js", "profile", "trace", "output",
-             "allowed_domains", "max_cost", "max_tokens")  # fmt: skip
+RUN_FLAGS = ("url", "model", "max_steps", "approve", "headed", "vision", "js", "profile", "trace", "tracing",
+             "output", "allowed_domains", "max_cost", "max_tokens")  # fmt: skip
 """The run flags of ``notebook-agent run`` (config/run_flags.py: the same flags, checks and messages as %%agent)."""
 
 MAP_FLAGS = ("recipe", "heal", "mode", "url", "model", "max_steps", "approve", "output", "headed", "vision", "js",
-             "profile", "concurrency", "allowed_domains", "max_cost", "max_tokens", "row_max_cost",
+             "profile", "concurrency", "allowed_domains", "tracing", "max_cost", "max_tokens", "row_max_cost",
              "row_max_tokens")  # fmt: skip
 """The run flags of ``notebook-agent map``."""
 

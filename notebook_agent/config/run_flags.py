@@ -77,6 +77,13 @@ FLAGS: dict[str, Flag] = {
         Flag(("--ask",), "ask", "let the agent ask you questions (ask_user)", switch=True),
         Flag(("--full-page",), "full_page", "show the model the whole page, not just the viewport", switch=True),
         Flag(("--trace",), "trace", "record a Playwright trace of the run (trace.zip)", switch=True),
+        Flag(
+            ("--tracing",),
+            "tracing",
+            "send the run as an OpenTelemetry trace to the OTLP endpoint of OTEL_EXPORTER_OTLP_ENDPOINT (default: "
+            "only when that is set)",
+            switch=True,
+        ),
         Flag(("--headed",), "headed", "show the browser window", switch=True),
         Flag(
             ("--output",),

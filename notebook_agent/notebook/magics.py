@@ -138,14 +138,14 @@ class AgentMagics(Magics):
         if previous is not None:
             note = " · ".join(filter(None, [note, f"follows up run {previous.run_id}"]))
         view = RunView(task, f"{chosen.provider}:{chosen.id}", opts.max_steps or 0, note=note)
-        try:  # a cost budget for a model whose prices are unknown is refused here, in one sentence
+        try:  # refused here in one sentence: a cost budget without prices, --tracing without its packages
             agent = (replace(opts, url=None) if replay is not None else opts).make_agent(
                 chosen,
                 on_ask_user=make_ask_user(view) if opts.ask else None,
                 screenshots=cfg.screenshots,
                 system_prompt=system_prompt,
             )
-        except ValueError as exc:
+        except ValueError as exc:  # a setting the agent refuses before anything runs (--tracing, its packages missing)
             print(f"{label}: {exc}")
             return None
         pilot = None
@@ -268,8 +268,8 @@ class AgentMagics(Magics):
 
 
 CELL_FLAGS = ("model", "url", "max_steps", "approve", "prompt", "profile", "vision", "js", "ask", "full_page",
-              "timeout", "trace", "concurrency", "recipe", "heal", "mode", "output", "allowed_domains", "max_cost",
-              "max_tokens", "row_max_cost", "row_max_tokens")  # fmt: skip
+              "timeout", "trace", "tracing", "concurrency", "recipe", "heal", "mode", "output", "allowed_domains",
+              "max_cost", "max_tokens", "row_max_cost", "row_max_tokens")  # fmt: skip
 """The run flags of ``%%agent`` (config/run_flags.py: the same flags, checks and messages as the terminal's)."""
 
 add_run_flags(

@@ -3,7 +3,7 @@
 executor's worker (``map_rows``), the rows, template and table as plain data (``map_table``), their counts
 (``map_counts``) and CSV cells (``map_cells``), and clean contexts reused across rows (``pool``).
 
-May import ``agent.safety``, ``agent.runs`` and ``agent.step`` (the pilots rows follow, and ``Runner``: what a row
-uses of the agent) and the layers below ``agent``; the agent it runs is handed in, so nothing here imports
-:mod:`notebook_agent.agent.page_agent`.
+May import ``agent.safety``, ``agent.runs``, ``agent.step`` (the pilots rows follow, and ``Runner``: what a row
+uses of the agent), ``agent.otel`` (a map's trace) and the layers below ``agent``; the agent it runs is handed in,
+so nothing here imports :mod:`notebook_agent.agent.page_agent`.
 """

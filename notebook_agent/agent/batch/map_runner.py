@@ -39,6 +39,7 @@ from ...core.abort import AbortController, AbortedError
 from ...core.aio import wait_for
 from ...core.errors import error_message
 from ...llm.ledger import Ledger
+from ..otel.switch import map_trace
 from ..runs.events import PageEvent, RunFinished
 from ..runs.result import PageAgentResult
 from ..step.pilot import Pilot, Runner
@@ -235,6 +236,10 @@ async def _drive(
         return True
 
     async def one(i: int) -> None:
+        with trace.row(result.rows[i]) as parent:  # the row's span (traced maps): its run nests under it
+            await one_row(i, parent)
+
+    async def one_row(i: int, parent: dict[str, str]) -> None:
         rec = result.rows[i]
         was = row_kind(rec.status, rec.success)
         rec.status = "running"
@@ -276,7 +281,7 @@ async def _drive(
                 assert shipped is not None
                 job = RowJob(i, rec.task, rec.values, rec.start_url, shipped, options.model,
                              options.model_factory, options.isolation, cdp_url,
-                             options.pilots)  # fmt: skip
+                             options.pilots, parent)  # fmt: skip
                 outcome = await signal.race(asyncio.wrap_future(options.executor.submit(run_row_job, job)))
                 rec.result, rec.error, rec.worker = outcome.result, outcome.error, outcome.worker
                 if rec.result is not None:
@@ -318,6 +323,7 @@ async def _drive(
     for i in todo:
         result.rows[i] = result.rows[i].fresh()
     clock = _Clock(result.rows)
+    trace = map_trace(agent.tracing, rows=len(todo), secrets=agent.secrets)
     task: asyncio.Task[None] | None = None
 
     # abort() may come from any thread (a widget, a signal handler): the rows are stopped on this loop
@@ -359,6 +365,7 @@ async def _drive(
                 result.rows[i].status = "stopped"
         result.elapsed_s += clock.elapsed
         result.note = gate.note
+        trace.finish([result.rows[i] for i in todo])
     yield MapFinished(result)
 
 

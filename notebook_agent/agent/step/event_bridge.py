@@ -65,6 +65,10 @@ class LoopEvents:
             self._action_ended(step, event)
             run.put(ActionFinished(step))
         elif isinstance(event, TurnEnd):
+            if step.output is None and step.model_ms == 0 and event.message.stop_reason == "error":
+                # a call the provider failed never reaches extract_tool_calls: its time and usage are the step's too
+                step.model_ms = (time.perf_counter() - self.turn_started) * 1000
+                step.usage = event.message.usage
             await run.screenshots.collect()  # keep one in flight, in step order
             if run.calls is not None and run.browser is not None:
                 calls = await run.browser.call(run.calls.take)

@@ -115,6 +115,7 @@ class Runner(Protocol):
     max_cost: float | None
     max_tokens: int | None
     trace: bool
+    tracing: bool | None
     output_spec: OutputSpec | None
     secrets: SecretVault
     custom_tools: dict[str, Tool | None]
