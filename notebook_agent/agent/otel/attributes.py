@@ -173,5 +173,5 @@ def _text(text: str) -> dict[str, str]:
     return {"type": "text", "content": text}
 
 
-def as_json(value: Any) -> str:
+def as_json(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)

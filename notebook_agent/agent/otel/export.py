@@ -21,9 +21,14 @@ import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .settings import traces_endpoint, warn_once
+
+if TYPE_CHECKING:  # the types only: nothing of OpenTelemetry is imported until tracing is on
+    from opentelemetry.context import Context
+    from opentelemetry.sdk.trace.export import SpanExporter
+    from opentelemetry.trace import Span
 
 NAME = "notebook_agent"
 SERVICE = "notebook-agent"
@@ -114,7 +119,7 @@ class OneWarning:
     logged about it), and the endpoint rests for :data:`REST_S` (its spans dropped at once) before it is tried
     again."""
 
-    def __init__(self, inner: Any, endpoint: str) -> None:
+    def __init__(self, inner: SpanExporter, endpoint: str) -> None:
         self.inner = inner
         self.endpoint = endpoint
         self.resting_until = 0.0
@@ -157,14 +162,14 @@ def current_context() -> Any:
     return context.get_current()
 
 
-def context_of(span: Any) -> Any:
+def context_of(span: Span) -> Context:
     """A context whose current span is ``span`` (to start children in)."""
     from opentelemetry import trace
 
     return trace.set_span_in_context(span)
 
 
-def attach(ctx: Any) -> object:
+def attach(ctx: Context) -> object:
     from opentelemetry import context
 
     return context.attach(ctx)
@@ -176,7 +181,7 @@ def detach(token: object) -> None:
     context.detach(token)  # type: ignore[arg-type]
 
 
-def carrier_of(span: Any) -> dict[str, str]:
+def carrier_of(span: Span) -> dict[str, str]:
     """``span`` as a W3C ``traceparent`` carrier, to travel with a row to another process."""
     from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
@@ -198,7 +203,7 @@ def kind(client: bool) -> Any:
     return SpanKind.CLIENT if client else SpanKind.INTERNAL
 
 
-def failed(span: Any, description: str) -> None:
+def failed(span: Span, description: str) -> None:
     from opentelemetry.trace import Status, StatusCode
 
     span.set_status(Status(StatusCode.ERROR, description[:500]))

@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...core.model import Model
 from ..runs.events import (
@@ -40,6 +40,9 @@ from ..safety.secrets import Redactor
 from . import attributes as attrs
 from . import export
 from .settings import warn_once
+
+if TYPE_CHECKING:
+    from opentelemetry.context import Context
 
 
 class RunSpans:
@@ -137,7 +140,9 @@ class RunSpans:
         elif isinstance(event, RunFinished):
             self._close(event.result)
 
-    def _child(self, parent: Any, name: str, start_ns: int, facts: dict[str, Any], *, client: bool = False) -> Any:
+    def _child(
+        self, parent: Context | None, name: str, start_ns: int, facts: dict[str, Any], *, client: bool = False
+    ) -> Any:
         """A span started at ``start_ns`` under the span whose context is ``parent``."""
         return self.tracer.start_span(
             name,

@@ -13,6 +13,7 @@ from .settings import INSTALL, available, content_wanted, tracing_on, warn_once
 
 if TYPE_CHECKING:
     from ...core.model import Model
+    from ..safety.secrets import SecretVault
     from .map_spans import RowRecord
     from .run_spans import RunSpans
 
@@ -54,7 +55,7 @@ class NoMapTrace:
         return None
 
 
-def map_trace(choice: bool | None, *, rows: int, secrets: Any = None) -> MapTrace:
+def map_trace(choice: bool | None, *, rows: int, secrets: SecretVault | None = None) -> MapTrace:
     """The trace of a map of ``rows`` rows run by an agent with ``tracing=choice`` (``secrets``: its secret vault,
     kept out of the row spans as out of the runs'): :class:`NoMapTrace` when it is not traced."""
     if not tracing_on(choice) or not available():
