@@ -4,7 +4,10 @@
 # supported ipykernel, in .venv-floor.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-echo "== ruff"; .venv/bin/ruff check notebook_agent tests benchmarks && .venv/bin/ruff format --check -q notebook_agent tests benchmarks
+# one command a line: under `set -e` a failure before `&&` would not stop the script
+echo "== ruff"
+.venv/bin/ruff check notebook_agent tests benchmarks
+.venv/bin/ruff format --check -q notebook_agent tests benchmarks
 echo "== mypy"; .venv/bin/mypy
 echo "== docs: mkdocs build --strict (a broken link, anchor or API reference fails it)"
 # (not --quiet: it hides the warnings, and strict mode then does not count them)

@@ -170,7 +170,8 @@ print(json.dumps({answer}, ensure_ascii=False))
 
 
 def to_python(recipe: Recipe) -> str:
-    """The script (see the module docstring); a :class:`~notebook_agent.agent.recipes.slots.RecipeError` when the recipe learned no call."""
+    """The script (see the module docstring); a :class:`~notebook_agent.agent.recipes.slots.RecipeError` when the
+    recipe learned no call."""
     from ..slots import RecipeError
 
     call = recipe.call
