@@ -4,7 +4,8 @@
 adapter, key variables and SDK) and the connection settings (``provider_options``); ``availability`` says which can
 be used here. The adapters are in ``providers`` and the models on this machine in ``local``; what they share:
 the stream driver (``convert``), errors translated from the SDKs (``errors``), deadlines and request counting
-(``deadlines``), local endpoints (``endpoints``), prices (``pricing``) and token counts (``tokens``). ``scripted``
+(``deadlines``), an httpx transport with a pool per event loop that keeps an SDK on httpx (``loop_transport``),
+local endpoints (``endpoints``), prices (``pricing``) and token counts (``tokens``). ``scripted``
 is a model that plays a script (tests, demos). Importing this package never imports google-genai, which is
 optional.
 """
