@@ -167,20 +167,45 @@ class RunWriter:
         return node
 
 
+MAX_SAVED_DEPTH = 200
+"""How deeply a saved value may nest: deeper (absurd model output) is a note. Counted, not left to the recursion
+limit, which another library may have raised: a line saved under a raised limit would not load under the usual one."""
+
+
 def _line(record: dict[str, Any]) -> str:
-    """One JSON line. Text is cleaned of lone surrogates; a value that cannot be serialised (absurdly deep
-    model output) is replaced by a note rather than losing the whole line."""
+    """One JSON line. Text is cleaned of lone surrogates; a value that cannot be serialised (nested deeper than
+    :data:`MAX_SAVED_DEPTH`, or cyclic) is replaced by a note rather than losing the whole line."""
+    safe = {key: value if _shallow(value) else _unsaved(value) for key, value in record.items()}
     try:
-        return clean_text(json.dumps(record, ensure_ascii=False, default=str)) + "\n"
-    except (ValueError, RecursionError):
-        safe = {}
-        for key, value in record.items():
+        return clean_text(json.dumps(safe, ensure_ascii=False, default=str)) + "\n"
+    except (ValueError, RecursionError):  # what the walk cannot see (a value whose str() fails, say): key by key
+        for key, value in safe.items():
             try:
                 json.dumps(value, default=str)
-                safe[key] = value
             except (ValueError, RecursionError):
-                safe[key] = {"unserialisable": f"{type(value).__name__} too deep or cyclic to save"}
+                safe[key] = _unsaved(value)
         return clean_text(json.dumps(safe, ensure_ascii=False, default=str)) + "\n"
+
+
+def _unsaved(value: object) -> dict[str, str]:
+    return {"unserialisable": f"{type(value).__name__} too deep or cyclic to save"}
+
+
+def _shallow(value: object, limit: int = MAX_SAVED_DEPTH) -> bool:
+    """Whether ``value`` nests no deeper than ``limit`` (walked without recursion; a cycle is deep)."""
+    todo: list[tuple[object, int]] = [(value, 0)]
+    while todo:
+        node, depth = todo.pop()
+        if isinstance(node, dict):
+            children: Any = node.values()
+        elif isinstance(node, (list, tuple)):
+            children = node
+        else:
+            continue
+        if depth >= limit:
+            return False
+        todo.extend((child, depth + 1) for child in children)
+    return True
 
 
 def run_head(result: PageAgentResult) -> dict[str, Any]:

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from notebook_agent.agent import PageAgentResult, PageStep, StepRequest
 from notebook_agent.agent.runs.run_file import compare_runs, find_run, list_runs, load_run, result_to_dict, save_run
@@ -283,3 +285,35 @@ def test_a_full_disk_leaves_no_truncated_screenshot_or_prompt(tmp_path: Path, mo
     assert (tmp_path / "prompts" / "v1.md").read_text() == "old prompt"
     leftovers = [p.name for p in tmp_path.rglob("*.tmp")]
     assert leftovers == []
+
+
+@settings(max_examples=25, deadline=None)
+@given(depth=st.integers(0, 400), limit=st.sampled_from([1_000, 20_000]), in_list=st.booleans())
+def test_how_deep_a_value_may_be_saved_does_not_hang_on_the_recursion_limit(
+    depth: int, limit: int, in_list: bool
+) -> None:
+    """A value nested up to MAX_SAVED_DEPTH is saved as it is, a deeper one as the note, whatever the recursion
+    limit (another library may raise it): a file saved under a raised limit still loads under the usual one."""
+    import sys
+    import tempfile
+
+    from notebook_agent.agent.runs.run_file import MAX_SAVED_DEPTH
+
+    value: Any = "bottom"
+    for _ in range(depth):
+        value = [value] if in_list else {"x": value}
+    result = make_result("deep", [("done", {"text": "x"}, "x")])
+    result.steps[0].args = {"text": value}  # the args dict itself is one level
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit)
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            path = save_run(result, Path(folder))
+            sys.setrecursionlimit(before)
+            loaded = load_run(path)
+    finally:
+        sys.setrecursionlimit(before)
+    if depth + 1 <= MAX_SAVED_DEPTH:
+        assert loaded.steps[0].args == {"text": value}
+    else:
+        assert loaded.steps[0].args == {"unserialisable": "dict too deep or cyclic to save"}
