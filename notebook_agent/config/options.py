@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar, cast
 
@@ -280,9 +281,28 @@ def did_you_mean(word: str, known: Iterable[str]) -> str:
     if not typed.startswith("-"):
         return ""
     options = sorted({k for k in known if k.startswith("--")} if typed.startswith("--") else set(known))
-    close = difflib.get_close_matches(typed, options, n=1, cutoff=0.75)
+    close = difflib.get_close_matches(typed, options, n=5, cutoff=0.75)
+    # the fewest edits (a swap of two neighbours is one), then the same letters: --modle is --model, not --mode
+    close = sorted(close, key=lambda k: (_edits(typed, k), _letters_apart(typed, k)))
     close = close or [k for k in options if k.startswith(typed) or typed.startswith(k)][:1]
     return f" Did you mean {close[0]}?" if close else ""
+
+
+def _letters_apart(a: str, b: str) -> int:
+    """Letters one word has and the other lacks (0 for the same letters in another order)."""
+    ca, cb = Counter(a), Counter(b)
+    return sum((ca - cb).values()) + sum((cb - ca).values())
+
+
+def _edits(a: str, b: str) -> int:
+    """Edits from ``a`` to ``b``: insertions, deletions, substitutions and swaps of neighbours (each one)."""
+    d = [[i + j if i * j == 0 else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[len(a)][len(b)]
 
 
 def unknown_options_message(message: str, known: Iterable[str]) -> str:

@@ -188,3 +188,21 @@ def test_options_make_the_agent_they_describe() -> None:
     assert (plain.max_steps, plain.approval, plain.vision, plain.start_url) == (20, "auto", False, None)
     with pytest.raises(TypeError, match="no field colour"):
         RunOptions().with_defaults(colour="blue")
+
+
+ALL_OPTIONS = sorted({name for flag in FLAGS.values() for name in flag.names if name.startswith("--")})
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_two_neighbouring_letters_swapped_suggest_the_option_they_spell(data: st.DataObject) -> None:
+    """Whatever flags the fronts add (--mode beside --model, --tracing beside --trace), a swap of two neighbouring
+    letters of one option is a hint for that option, not for another one an edit away."""
+    from notebook_agent.config.options import did_you_mean
+
+    option = data.draw(st.sampled_from(ALL_OPTIONS))
+    i = data.draw(st.integers(2, len(option) - 2))
+    typo = option[:i] + option[i + 1] + option[i] + option[i + 2 :]
+    if typo in ALL_OPTIONS or typo == option:
+        return
+    assert did_you_mean(typo, ALL_OPTIONS) == f" Did you mean {option}?"
