@@ -33,6 +33,7 @@ model wrote cannot be used; :class:`AbortedError`, the run was stopped::
             * OptionError
             * OutputTypeError (also TypeError)
             * RecipeError
+                * CallMiss
             * RunFileError
             * SecretError
             * StartUrlError
@@ -72,6 +73,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .agent.batch.map_table import MapInputError
     from .agent.prompt.agent_output import OutputError
+    from .agent.recipes.calls.template import CallMiss
     from .agent.recipes.slots import RecipeError
     from .agent.runs.run_schema import RunFileError
     from .agent.safety.secrets import SecretError
@@ -123,6 +125,7 @@ __all__ = [
     "BrowserNotFoundError",
     "BrowserTimeoutError",
     "BusyError",
+    "CallMiss",
     "ContextLengthError",
     "DeadlineExceeded",
     "DirectFailed",
@@ -172,6 +175,7 @@ _WHERE = {
     "BrowserNotFoundError": "notebook_agent.browser.session.launch",
     "BrowserTimeoutError": "notebook_agent.browser.errors",
     "BusyError": "notebook_agent.core.errors",
+    "CallMiss": "notebook_agent.agent.recipes.calls.template",
     "ContextLengthError": "notebook_agent.llm.errors",
     "DeadlineExceeded": "notebook_agent.llm.deadlines",
     "DirectFailed": "notebook_agent.browser.door.direct",
