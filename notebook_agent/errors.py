@@ -35,6 +35,7 @@ model wrote cannot be used; :class:`AbortedError`, the run was stopped::
             * OutputTypeError (also TypeError)
             * PriceError
             * RecipeError
+                * CallMiss
             * RunFileError
             * SecretError
             * StartUrlError
@@ -76,6 +77,7 @@ if TYPE_CHECKING:
     from .agent.batch.map_table import MapInputError
     from .agent.otel.settings import TracingUnavailable
     from .agent.prompt.agent_output import OutputError
+    from .agent.recipes.calls.template import CallMiss
     from .agent.recipes.slots import RecipeError
     from .agent.runs.run_schema import RunFileError
     from .agent.safety.budget import BudgetError
@@ -130,6 +132,7 @@ __all__ = [
     "BrowserTimeoutError",
     "BudgetError",
     "BusyError",
+    "CallMiss",
     "ContextLengthError",
     "DeadlineExceeded",
     "DirectFailed",
@@ -182,6 +185,7 @@ _WHERE = {
     "BrowserTimeoutError": "notebook_agent.browser.errors",
     "BudgetError": "notebook_agent.agent.safety.budget",
     "BusyError": "notebook_agent.core.errors",
+    "CallMiss": "notebook_agent.agent.recipes.calls.template",
     "ContextLengthError": "notebook_agent.llm.errors",
     "DeadlineExceeded": "notebook_agent.llm.deadlines",
     "DirectFailed": "notebook_agent.browser.door.direct",

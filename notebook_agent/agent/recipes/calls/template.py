@@ -38,9 +38,9 @@ NEVER_IN_TEMPLATE = re.compile(r"<secret>|\[redacted|" + re.escape(NOT_KEPT))
 PLAIN_HEADERS = ("accept", "content-type", "x-requested-with")
 
 
-class CallMiss(Exception):
+class CallMiss(RecipeError):
     """A row's request could not give its answer (the message says which field, status or shape): the row goes
-    by the page instead."""
+    by the page instead, so a map never raises it; it reaches a caller only of the request code itself."""
 
 
 class Token(BaseModel):
