@@ -10,9 +10,12 @@ Figures, not asserts. Baselines:
   against the bare Playwright action the step performs;
 - memory: resident set size before and after the runs.
 
-Run: .venv/bin/python benchmarks/agent_step.py [--step | --fixed] [--repeats N]  (--step: only the step against a
-bare click; --fixed: only the fixed prompt figures; --repeats: how many times each page's clicks are measured, 3
-unless given)
+- tracing: the same steps with OpenTelemetry tracing off, on (spans to a local OTLP receiver that answers at once)
+  and on with the prompts captured: the step's time each way, and the time the run spends making spans.
+
+Run: .venv/bin/python benchmarks/agent_step.py [--step | --fixed | --tracing] [--repeats N]  (--step: only the step
+against a bare click; --fixed: only the fixed prompt figures; --tracing: only the cost of tracing (needs the [otel]
+extra); --repeats: how many times each page's clicks are measured, 3 unless given)
 """
 
 from __future__ import annotations
@@ -21,11 +24,14 @@ import argparse
 import asyncio
 import itertools
 import json
+import os
 import resource
 import statistics
 import sys
 import tempfile
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -198,6 +204,99 @@ async def step_against_bare(browser: BrowserSession, steps: int = STEPS, repeats
     )
 
 
+class Receiver(BaseHTTPRequestHandler):
+    """An OTLP/HTTP endpoint that takes every export and answers at once (an empty ExportTraceServiceResponse)."""
+
+    spans_bytes = 0
+
+    def do_POST(self) -> None:
+        Receiver.spans_bytes += len(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+async def tracing_cost(browser: BrowserSession, steps: int = STEPS, repeats: int = 3) -> None:
+    """The checkbox run of :func:`step_against_bare` on the small form (screenshots off, so the step is at its
+    cheapest and tracing's share at its largest) with tracing off, on, and on with the prompts and page text
+    captured; the variants interleaved ``repeats`` times. ``spans``: the time the run itself spends in the tracing
+    consumer per step (making spans; sending them is on the exporter's thread), measured around each call; ``cpu``:
+    this process's CPU time per step, the run and the sending of its spans included (Chromium's is not), which a
+    busy machine disturbs less than the step's wall time."""
+    from notebook_agent.agent.otel.export import flush
+    from notebook_agent.agent.otel.run_spans import RunSpans
+
+    spent: list[float] = []
+    handle = RunSpans.handle
+
+    def timed(self: RunSpans, event: Any) -> None:
+        t0 = time.perf_counter()
+        handle(self, event)
+        spent.append(time.perf_counter() - t0)
+
+    RunSpans.handle = timed  # type: ignore[method-assign]
+    receiver = ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=receiver.serve_forever, daemon=True).start()
+    os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = f"http://127.0.0.1:{receiver.server_address[1]}"
+    variants = {"off": (False, ""), "on": (True, ""), "on+content": (True, "true")}
+    per_step: dict[str, list[float]] = {v: [] for v in variants}
+    in_spans: dict[str, list[float]] = {v: [] for v in variants}
+    cpu: dict[str, list[float]] = {v: [] for v in variants}
+    print(f"\ntracing: {steps} clicks on checkboxes x {repeats} repeats, small form, screenshots off (ms per step):")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "s.html").write_text(small_form().replace("<body>", "<body>" + CHECKBOXES, 1))
+        server, port = serve(root)
+        url = f"http://127.0.0.1:{port}/s.html"
+        try:
+            await browser.page.goto(url)
+            by_id = {e.attributes.get("id"): i for i, e in (await browser.snapshot()).elements.items()}
+            script = [agent_output("click_element_by_index", {"index": by_id[f"c{i}"]}) for i in range(steps)]
+            script.append(agent_output("done", {"text": "ok", "success": True}))
+            for _ in range(repeats):
+                for name, (on, content) in variants.items():
+                    os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = content
+                    await browser.page.goto(url)
+                    agent = PageAgent(
+                        model=ScriptedModel(list(script)),
+                        browser=browser,
+                        screenshots=False,
+                        max_steps=steps + 1,
+                        tracing=on,
+                    )
+                    spent.clear()
+                    cpu0 = time.process_time()
+                    result = await agent.run("tick every checkbox")
+                    await asyncio.to_thread(flush)  # its spans sent: the next variant starts with nothing queued
+                    cpu[name].append((time.process_time() - cpu0) * 1000 / len(result.steps))
+                    assert result.status == "completed", result.error
+                    pairs = itertools.pairwise(result.steps)
+                    per_step[name] += [(b.started_at - a.started_at) * 1000 for a, b in pairs]
+                    in_spans[name].append(sum(spent) * 1000 / len(result.steps))
+        finally:
+            server.shutdown()
+            receiver.shutdown()
+            RunSpans.handle = handle  # type: ignore[method-assign]
+    off, cpu_off = statistics.median(per_step["off"]), statistics.median(cpu["off"])
+    heads = ("step", 7), ("vs off", 8), ("cpu", 6), ("+cpu", 6), ("of step", 8), ("spans", 6), ("of step", 8)
+    print(f"  {'tracing':12} " + " ".join(f"{h:>{w}}" for h, w in heads))
+    for name in variants:
+        step_ms, spans_ms, cpu_ms = (statistics.median(x[name]) for x in (per_step, in_spans, cpu))
+        print(
+            f"  {name:12} {step_ms:7.1f} {step_ms / off - 1:+8.1%} {cpu_ms:6.2f} {cpu_ms - cpu_off:+6.2f} "
+            f"{(cpu_ms - cpu_off) / off:+8.2%} {spans_ms:6.3f} {spans_ms / off:8.2%}"
+        )
+    print(
+        "  (step: median ms from one step's start to the next's; cpu: median ms of this process's CPU per step,\n"
+        "   sending the spans included, and what tracing adds to it as a share of the untraced step; spans: median\n"
+        f"   ms per step the run spent making spans, and its share; {Receiver.spans_bytes / 1024:.0f} KB of spans sent)"
+    )
+
+
 def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -208,6 +307,9 @@ async def main(args: argparse.Namespace) -> None:
         repeats = args.repeats
         if args.step:  # only the step comparison
             await step_against_bare(browser, repeats=repeats)
+            return
+        if args.tracing:  # only the cost of tracing
+            await tracing_cost(browser, repeats=repeats)
             return
         agent = PageAgent(
             model=ScriptedModel([]),
@@ -285,5 +387,6 @@ if __name__ == "__main__":
     only = parser.add_mutually_exclusive_group()
     only.add_argument("--step", action="store_true", help="only the step against a bare click")
     only.add_argument("--fixed", action="store_true", help="only the fixed prompt figures")
+    only.add_argument("--tracing", action="store_true", help="only the cost of OpenTelemetry tracing per step")
     parser.add_argument("--repeats", type=int, default=3, help="times each page's clicks are measured (default 3)")
     asyncio.run(main(parser.parse_args()))

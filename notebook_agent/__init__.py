@@ -21,6 +21,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Agent",
     "BrowserSession",
+    "Ledger",
     "MapFinished",
     "MapInputError",
     "MapInterrupted",
@@ -46,6 +47,7 @@ __all__ = [
     "list_runs",
     "load_ipython_extension",
     "load_run",
+    "set_prices",
     "tool",
     "unload_ipython_extension",
 ]
@@ -61,6 +63,8 @@ _LAZY = {
     "tool": "notebook_agent.core.tools",
     "ScriptedModel": "notebook_agent.llm.scripted",
     "get_model": "notebook_agent.llm",
+    "set_prices": "notebook_agent.llm.pricing",
+    "Ledger": "notebook_agent.llm.ledger",
     "ProviderOptions": "notebook_agent.llm.provider_options",
     "RunOptions": "notebook_agent.agent.run_options",
     "BrowserSession": "notebook_agent.browser.session.browser_session",

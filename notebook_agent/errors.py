@@ -28,16 +28,19 @@ model wrote cannot be used; :class:`AbortedError`, the run was stopped::
             * TraceBusyError
                 * TraceRefusedError
         * InputError (also ValueError)
+            * BudgetError
             * MapInputError
             * NotScriptable
             * OptionError
             * OutputTypeError (also TypeError)
+            * PriceError
             * RecipeError
                 * CallMiss
             * RunFileError
             * SecretError
             * StartUrlError
             * ToolPlanError
+            * TracingUnavailable
             * URLError
         * LLMError
             * DeadlineExceeded
@@ -72,10 +75,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .agent.batch.map_table import MapInputError
+    from .agent.otel.settings import TracingUnavailable
     from .agent.prompt.agent_output import OutputError
     from .agent.recipes.calls.template import CallMiss
     from .agent.recipes.slots import RecipeError
     from .agent.runs.run_schema import RunFileError
+    from .agent.safety.budget import BudgetError
     from .agent.safety.secrets import SecretError
     from .agent.step.run_browser import StartUrlError
     from .agent.step.typed_output import OutputTypeError
@@ -113,6 +118,7 @@ if TYPE_CHECKING:
     )
     from .llm.local.llama_server import LocalServerError
     from .llm.local.model_files import ModelFileError
+    from .llm.pricing import PriceError
 
 __all__ = [
     "AbortedError",
@@ -124,6 +130,7 @@ __all__ = [
     "BrowserError",
     "BrowserNotFoundError",
     "BrowserTimeoutError",
+    "BudgetError",
     "BusyError",
     "CallMiss",
     "ContextLengthError",
@@ -146,6 +153,7 @@ __all__ = [
     "OptionError",
     "OutputError",
     "OutputTypeError",
+    "PriceError",
     "ProviderConnectionError",
     "ProviderError",
     "ProviderTimeoutError",
@@ -161,6 +169,7 @@ __all__ = [
     "ToolPlanError",
     "TraceBusyError",
     "TraceRefusedError",
+    "TracingUnavailable",
     "URLError",
 ]
 
@@ -174,6 +183,7 @@ _WHERE = {
     "BrowserError": "notebook_agent.browser.errors",
     "BrowserNotFoundError": "notebook_agent.browser.session.launch",
     "BrowserTimeoutError": "notebook_agent.browser.errors",
+    "BudgetError": "notebook_agent.agent.safety.budget",
     "BusyError": "notebook_agent.core.errors",
     "CallMiss": "notebook_agent.agent.recipes.calls.template",
     "ContextLengthError": "notebook_agent.llm.errors",
@@ -196,6 +206,7 @@ _WHERE = {
     "OptionError": "notebook_agent.config.options",
     "OutputError": "notebook_agent.agent.prompt.agent_output",
     "OutputTypeError": "notebook_agent.agent.step.typed_output",
+    "PriceError": "notebook_agent.llm.pricing",
     "ProviderConnectionError": "notebook_agent.llm.errors",
     "ProviderError": "notebook_agent.llm.errors",
     "ProviderTimeoutError": "notebook_agent.llm.errors",
@@ -211,6 +222,7 @@ _WHERE = {
     "ToolPlanError": "notebook_agent.core.planner",
     "TraceBusyError": "notebook_agent.browser.session.tracing",
     "TraceRefusedError": "notebook_agent.browser.session.tracing",
+    "TracingUnavailable": "notebook_agent.agent.otel.settings",
     "URLError": "notebook_agent.browser.urls",
 }
 

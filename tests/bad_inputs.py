@@ -12,6 +12,15 @@ BAD_OPTIONS: list[tuple[list[str], str]] = [
 ]
 """(arguments, the start of the message) for options every entry point takes."""
 
+BAD_BUDGETS: list[tuple[list[str], str]] = [
+    (["--max-cost", "-1"], "--max-cost must be a number of dollars above 0, got '-1'."),
+    (["--max-cost", "lots"], "--max-cost must be a number of dollars above 0, got 'lots'."),
+    (["--max-cost", "nan"], "--max-cost must be a number of dollars above 0, got 'nan'."),
+    (["--max-tokens", "0"], "--max-tokens must be a whole number of tokens above 0, got '0'."),
+    (["--max-tokens", "1.5"], "--max-tokens must be a whole number of tokens above 0, got '1.5'."),
+]
+"""(arguments, the start of the message) for a run's budget, in a cell and in the terminal's run and map."""
+
 BAD_URL = (
     ["--url", "example"],
     "--url: 'example' is not a URL: write the whole address, e.g. https://example.com/ or http://localhost:8000/.",

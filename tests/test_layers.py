@@ -93,7 +93,8 @@ SUBPACKAGES: dict[str, dict[str, set[str]]] = {
         "runs": {"safety"},
         "prompt": {"safety", "runs"},
         "step": {"safety", "runs", "prompt"},
-        "batch": {"safety", "runs", "step"},
+        "otel": {"safety", "runs"},
+        "batch": {"safety", "runs", "step", "otel"},
     },
     "browser": {
         "page": set(),
@@ -201,6 +202,7 @@ VIEWS = (
     "notebook_agent.cli.main",
     "notebook_agent.agent.evaluate",
     "notebook_agent.agent.runs.recorder",
+    "notebook_agent.agent.otel",
 )
 # The core loop's events, and what parses model output: a view that needs them is re-deriving what the agent
 # already says in page terms.

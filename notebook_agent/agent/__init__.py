@@ -12,9 +12,12 @@ sub-packages, in the order they may import each other:
   offered (``toolset``, ``offers``), the ``AgentOutput`` macro tool;
 - ``step``: one run, step by step: the loop's hooks (``run``) around one explicit state (``run_state``), the gate,
   the loop guard, the claim check, pilots (who decides a step when it is not the model), typed answers;
+- ``otel``: a run, a replay and a map as OpenTelemetry traces, made from the page events (imported only when
+  tracing is on);
 - ``batch``: one task over many rows, here or on an executor.
 """
 
+from .batch.map_budget import EstimateQuestion, MapEstimate, MapEstimated
 from .batch.map_counts import MapCounts
 from .batch.map_runner import (
     MapEvent,
@@ -81,7 +84,10 @@ __all__ = [
     "ApprovalRequested",
     "Approver",
     "CaseInsensitive",
+    "EstimateQuestion",
     "MapCounts",
+    "MapEstimate",
+    "MapEstimated",
     "MapEvent",
     "MapFinished",
     "MapInputError",

@@ -176,11 +176,18 @@ class EvalRow:
     agent_success: bool
     steps: int
     tokens: int
-    cost: float
+    cost: float | None
+    """Dollars, None when the model's prices are unknown."""
     seconds: float
     run_id: str
     failures: list[str] = field(default_factory=list)
     """Which checks failed (or the error), for the per-task detail."""
+
+
+def _total_cost(rows: list[EvalRow]) -> float | None:
+    """The runs' cost summed, None when one of them is unknown (never a sum that leaves it out)."""
+    costs = [r.cost for r in rows]
+    return None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
 
 
 @dataclass
@@ -205,7 +212,7 @@ class EvalReport:
                     "success_rate": sum(r.passed for r in rows) / len(rows),
                     "mean_steps": statistics.fmean(r.steps for r in rows),
                     "mean_tokens": statistics.fmean(r.tokens for r in rows),
-                    "total_cost": sum(r.cost for r in rows),
+                    "total_cost": _total_cost(rows),
                     "mean_seconds": statistics.fmean(r.seconds for r in rows),
                 }
             )
@@ -334,7 +341,7 @@ async def run_job(
         agent_success=result.success,
         steps=len(result.steps),
         tokens=u.tokens,
-        cost=u.cost.total,
+        cost=u.dollars,
         seconds=time.perf_counter() - started,
         run_id=result.run_id,
         failures=failures,

@@ -22,12 +22,15 @@ from ..core.loop import AfterHook
 from ..core.model import Model, StreamOptions
 from ..core.tools import Deps, Tool
 from .batch.map_runner import RowMaps
+from .otel.settings import check_tracing
+from .otel.switch import run_spans
 from .prompt.offers import Calls
 from .prompt.profiles import resolve_profile
 from .prompt.toolset import offered_tools
 from .runs.events import PageEvent, RunFinished
 from .runs.result import PageAgentResult
 from .safety.approval import Approver, PolicyFunction, PolicyName, check_policy
+from .safety.budget import check_priced, checked_cost, checked_tokens
 from .safety.domains import parse_domains
 from .safety.secrets import SecretVault
 from .step.pilot import Pilot
@@ -60,6 +63,11 @@ class PageAgent(RowMaps, Replays, Generic[Deps]):
     ``<runs_dir>/<run_id>/trace.zip`` (a temporary folder without ``runs_dir``), given as ``result.trace_path``. Tracing
     is per browser context, so a run refuses to start while another run is tracing the context it shares (see
     :mod:`notebook_agent.browser.session.tracing`); and it is refused with ``secrets`` (its pictures are not masked).
+    ``max_cost`` (dollars) and ``max_tokens``: a run's budget; the run stops before a model call that would cross
+    it, or at most one step after, with status ``budget`` (see :mod:`.safety.budget`); in a map each row's.
+    ``tracing``: send each run (and replay, and map) as an OpenTelemetry trace over OTLP: ``None`` (default) when the
+    ``OTEL_EXPORTER_OTLP_*ENDPOINT`` settings name an endpoint, ``True`` always, ``False`` never (see
+    :mod:`.otel.settings`; ``pip install "notebook-agent[otel]"``).
     """
 
     def __init__(
@@ -90,12 +98,17 @@ class PageAgent(RowMaps, Replays, Generic[Deps]):
         allow_javascript_with_secrets: bool = False,
         runs_dir: str | None = None,
         trace: bool = False,
+        tracing: bool | None = None,
         output: Any = None,
         profile: str = "auto",
         deps: Deps = None,  # type: ignore[assignment]
+        max_cost: float | None = None,
+        max_tokens: int | None = None,
     ) -> None:
         if max_steps < 1:
             raise ValueError("max_steps must be at least 1")
+        self.max_cost = checked_cost(max_cost)
+        self.max_tokens = checked_tokens(max_tokens)
         self.allowed_domains = parse_domains(allowed_domains)
         self.blocked_domains = parse_domains(blocked_domains)
         self.secrets = SecretVault(secrets or {}, default_domains=self.allowed_domains)
@@ -105,8 +118,10 @@ class PageAgent(RowMaps, Replays, Generic[Deps]):
             allow_javascript=allow_javascript_with_secrets,
             trace=trace,
         )
+        check_tracing(tracing)
         self.output_spec = OutputSpec(output) if output is not None else None
         self.model = _resolve_model(model)
+        check_priced(self.model, self.max_cost)
         self.browser = browser
         self.own_tab = own_tab
         self.max_steps = max_steps
@@ -127,6 +142,8 @@ class PageAgent(RowMaps, Replays, Generic[Deps]):
         self.screenshots = screenshots
         self.full_page = full_page
         self.trace = trace
+        self.tracing = tracing
+        """Send runs as OpenTelemetry traces: None follows the ``OTEL_*`` settings (agent/otel/settings.py)."""
         self.after_tool_call = after_tool_call
         self.stream_options = stream_options or StreamOptions()
         self.runs_dir = runs_dir
@@ -256,21 +273,26 @@ class PageAgent(RowMaps, Replays, Generic[Deps]):
         ``approver``; ``runs_dir`` writes the run file there when the agent has no ``runs_dir`` of its own."""
         if not task or not task.strip():
             raise ValueError("The task is empty: say what the agent should do.")
+        check_priced(self.model, self.max_cost)  # a copy may run another model (a map's row, a replay's healer)
         controller = AbortController()
 
         async def work(put: Callable[[PageEvent], None]) -> None:
+            # tracing is one more consumer of the page events (None when off: no OpenTelemetry module is imported)
+            follows = continue_from.run_id if continue_from is not None else ""
+            spans = run_spans(self.tracing, self.model, kind=_kind(pilot, follows), follows=follows)
             run = PageRun(
                 self,
                 task.strip(),
                 controller,
-                put,
+                spans.consumer(put) if spans is not None else put,
                 browser=browser if browser is not None else self.browser,
                 interactive=interactive,
                 runs_dir=self.runs_dir or runs_dir,
                 previous=continue_from,
                 pilot=pilot,
             )
-            await run.execute()
+            with spans.around(run.state.redactor, task) if spans is not None else contextlib.nullcontext():
+                await run.execute()
 
         with self.held_by(controller):
             async for event in events_of(work, controller):
@@ -282,6 +304,8 @@ class PageAgent(RowMaps, Replays, Generic[Deps]):
             "profile": self.profile.name,
             "max_steps": self.max_steps,
             "max_failures": self.max_failures,
+            "max_cost": self.max_cost,
+            "max_tokens": self.max_tokens,
             "approval": self.approval if isinstance(self.approval, str) else "custom",
             "vision": self.vision,
             "full_page": self.full_page,
@@ -295,6 +319,13 @@ class PageAgent(RowMaps, Replays, Generic[Deps]):
             "secrets": sorted(self.secrets.names) if self.secrets else [],
             "output": self.output_spec.name if self.output_spec is not None else None,
         }
+
+
+def _kind(pilot: Pilot | None, follows: str) -> str:
+    """What a trace calls a run: ``replay`` or ``recipe`` (by its pilot), ``follow_up`` or ``run``."""
+    if pilot is not None:
+        return type(pilot).__name__.removesuffix("Pilot").lower() or "piloted"
+    return "follow_up" if follows else "run"
 
 
 def _resolve_model(model: Model | str | None) -> Model:

@@ -43,6 +43,7 @@ def eval_command(args: argparse.Namespace) -> int:
             )
 
     from ..config.models import variant_model
+    from ..llm.ledger import cost_text
 
     run = evaluate(
         suite,
@@ -58,10 +59,10 @@ def eval_command(args: argparse.Namespace) -> int:
         print(json.dumps({"suite": report.suite, "summary": report.summary(), "runs": report.records()}, indent=2))
     else:
         print(f"\n{report.suite}: {len(report.rows)} runs")
-        print(f"{'variant':20} {'success':>8} {'steps':>6} {'tokens':>8} {'cost $':>8} {'time s':>7}")
+        print(f"{'variant':20} {'success':>8} {'steps':>6} {'tokens':>8} {'cost':>12} {'time s':>7}")
         for row in report.summary():
             print(
                 f"{row['variant']:20} {row['success_rate']:8.0%} {row['mean_steps']:6.1f} "
-                f"{row['mean_tokens']:8.0f} {row['total_cost']:8.4f} {row['mean_seconds']:7.1f}"
+                f"{row['mean_tokens']:8.0f} {cost_text(row['total_cost']):>12} {row['mean_seconds']:7.1f}"
             )
     return 0

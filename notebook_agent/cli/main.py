@@ -110,6 +110,13 @@ def build_parser() -> argparse.ArgumentParser:
     mp.add_argument("--out", required=True, metavar="OUT", help="the table written: .csv, .jsonl, .json or .parquet")
     mp.add_argument("--isolation", choices=("tab", "context"), default="tab", help="each row's own tab or context")
     mp.add_argument(
+        "--yes",
+        "-y",
+        action="store_true",
+        help="go on without asking: a map of more than 20 rows with no budget otherwise runs its first 5 rows and "
+        "asks whether to go on at their cost (without a terminal to ask, it does not start)",
+    )
+    mp.add_argument(
         "--raw-cells",
         action="store_true",
         help="write CSV cells starting with = + - @ as they are (default: a ' in front, so no spreadsheet runs them)",
@@ -126,12 +133,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-RUN_FLAGS = ("url", "model", "max_steps", "approve", "headed", "vision", "js", "profile", "trace", "output",
-             "allowed_domains")  # fmt: skip
+RUN_FLAGS = ("url", "model", "max_steps", "approve", "headed", "vision", "js", "profile", "trace", "tracing",
+             "output", "allowed_domains", "max_cost", "max_tokens")  # fmt: skip
 """The run flags of ``notebook-agent run`` (config/run_flags.py: the same flags, checks and messages as %%agent)."""
 
 MAP_FLAGS = ("recipe", "heal", "mode", "url", "model", "max_steps", "approve", "output", "headed", "vision", "js",
-             "profile", "concurrency", "allowed_domains")  # fmt: skip
+             "profile", "concurrency", "allowed_domains", "tracing", "max_cost", "max_tokens", "row_max_cost",
+             "row_max_tokens")  # fmt: skip
 """The run flags of ``notebook-agent map``."""
 
 TERMINAL_HELP = {

@@ -6,6 +6,11 @@ question cannot be asked of a person for forty rows at once: use ``--approve aut
 finished row prints one line, and the table written is the same as ``MapResult.to_pandas()``. An interrupt
 (Ctrl-C) stops the running rows and still writes every finished one. The exit code is 1 when any row failed.
 
+Costs: ``--max-cost``/``--max-tokens`` bound the whole map, ``--row-max-cost``/``--row-max-tokens`` each row
+(agent/batch/map_budget.py). A map of more than 20 rows with neither, of a model that costs something, runs its
+first 5 rows and asks at the prompt whether to go on at their cost; ``--yes`` goes on without asking, and without
+a terminal to ask (and no ``--yes``) the map does not start, saying so: never a question nobody can answer.
+
 CSV and JSON Lines need nothing more; parquet needs pandas and pyarrow.
 """
 
@@ -22,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ..agent.batch.map_budget import EstimateQuestion
     from ..agent.batch.map_runner import MapEvent, MapProgress
     from ..agent.batch.map_table import MapResult
     from ..agent.recipes.recipe import Recipe
@@ -141,6 +147,7 @@ def map_command(args: argparse.Namespace) -> int:
     if name.startswith("replay:"):
         raise options.OptionError("--model replay:RUN replays one run's answers; a map needs a model for every row.")
     rows = read_rows(args.rows)
+    from ..agent.batch.map_budget import ASK_ABOVE
     from ..agent.batch.map_runner import start_pages
     from ..agent.batch.map_table import check_template, normalise_rows
 
@@ -157,23 +164,31 @@ def map_command(args: argparse.Namespace) -> int:
         raise options.OptionError(f"--mode {opts.mode}: how a recipe's rows go; give --recipe RUN too.")
     check_template(args.task, columns, values)
     start_pages(opts.url, columns, values)
+    ask = len(values) > ASK_ABOVE and opts.max_cost is None and opts.max_tokens is None and not args.yes
+    if ask and recipe is None and not _free(name) and not sys.stdin.isatty():
+        raise options.OptionError(
+            f"This map of {len(values):,} rows has no budget, and there is no terminal to ask whether to go on once "
+            "its first rows show what it costs: pass --yes to run every row, or --max-cost / --max-tokens to bound it."
+        )
     from .terminal import demo_shop_for
 
     # a demo run's recipe starts on the demo shop's address: served again there while the rows run
     with demo_shop_for(opts.url or (recipe.start_url if recipe is not None else None), sys.stdout):
-        result, interrupted = asyncio.run(_map(args, rows, name, opts, recipe))
+        result, interrupted = asyncio.run(_map(args, rows, name, opts, recipe, ask))
     write_table(result, args.out, raw_cells=getattr(args, "raw_cells", False))
     if interrupted:
         print(f"\ninterrupted: {result.summary()}\nwritten: {args.out}", file=sys.stderr)
         return 130
     rate = 60 * len(result.rows) / result.elapsed_s if result.elapsed_s else 0.0
-    print(f"\n{result.summary()} · {rate:.1f} rows/min\nwritten: {args.out}")
+    note = f"\n{result.note}" if result.note else ""
+    print(f"{note}\n{result.summary()} · {rate:.1f} rows/min\nwritten: {args.out}")
     return 1 if result.failed else 0
 
 
 async def _map(
-    args: argparse.Namespace, rows: object, name: str, opts: RunOptions, recipe: Recipe | None = None
+    args: argparse.Namespace, rows: object, name: str, opts: RunOptions, recipe: Recipe | None = None, ask: bool = False
 ) -> tuple[MapResult, bool]:
+    from ..agent.batch.map_budget import MapEstimated
     from ..agent.batch.map_runner import MapInterrupted, MapProgress
     from ..browser.session.browser_session import BrowserSession
     from ..llm import get_model
@@ -183,17 +198,24 @@ async def _map(
     url, concurrency = opts.url, opts.concurrency
     async with BrowserSession(headless=not opts.headed) as browser:
         # each row's start URL is its own (the template filled), given to map, not the agent
-        agent = replace(opts, url=None).make_agent(model, browser=browser, screenshots=False)
+        # the agent of the rows: each row's budget is --row-max-cost/--row-max-tokens, the map keeps the whole one
+        agent = replace(opts, url=None).make_agent(model, row=True, browser=browser, screenshots=False)
+        asking: set[asyncio.Task[None]] = set()
+        budget = {k: v for k, v in opts.map_options().items() if k in ("max_cost", "max_tokens")}
 
         def on_event(event: MapEvent) -> None:
             if isinstance(event, MapProgress) and event.ended:
                 print(row_line(event), flush=True)
+            elif isinstance(event, MapEstimated):  # the first rows ran: go on at their cost?
+                task = asyncio.get_running_loop().create_task(ask_to_go_on(event.question))
+                asking.add(task)
+                task.add_done_callback(asking.discard)
 
         try:
             if recipe is not None:  # each row replays the recipe; the model only heals
                 result = await recipe.map(
                     rows, agent, heal=opts.heal, start_url=url, concurrency=concurrency, on_event=on_event,
-                    mode=opts.mode or "auto",
+                    mode=opts.mode or "auto", ask_estimate=ask, **budget,
                 )  # fmt: skip
                 print(f"rows went {result.way}")
             else:
@@ -204,7 +226,30 @@ async def _map(
                     isolation=args.isolation,
                     start_url=url,
                     on_event=on_event,
+                    ask_estimate=ask,
+                    **budget,
                 )
         except MapInterrupted as stopped:  # Ctrl-C: the rows were stopped, the finished ones are kept
             return stopped.result, True
     return result, False
+
+
+def _free(name: str) -> bool:
+    """The model named ``name`` costs nothing (a model on this machine, the demo): its map has nothing to ask."""
+    from ..agent.batch.map_budget import is_free
+    from ..config.models import choose_model
+
+    try:
+        return is_free(choose_model(name, "")[0])
+    except Exception:
+        return False  # a model that cannot be built says so when the map starts
+
+
+async def ask_to_go_on(question: EstimateQuestion) -> None:
+    """The map's first rows ran: say what the whole would cost at their rate, and ask whether to go on."""
+    print(f"\n  {question.estimate.text()}", flush=True)
+    answer = await asyncio.to_thread(input, "  go on with the rest? [y]es / [N]o: ")
+    if answer.strip().lower() in ("y", "yes"):
+        question.proceed()
+    else:
+        question.stop()

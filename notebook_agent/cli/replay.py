@@ -22,7 +22,7 @@ from ..config.run_flags import add_run_flags
 if TYPE_CHECKING:
     from .terminal import Commands
 
-REPLAY_FLAGS = ("heal", "url", "model", "approve", "headed")
+REPLAY_FLAGS = ("heal", "url", "model", "approve", "headed", "tracing")
 """The run flags of ``notebook-agent replay`` (config/run_flags.py: checked as everywhere else)."""
 
 

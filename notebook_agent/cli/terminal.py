@@ -122,11 +122,6 @@ def print_event(event: AnyEvent, out: TextIO) -> None:
         )
     elif event.type == "run_finished":
         r = event.result
-        tokens = r.usage.tokens
-        cost = f", ${r.usage.cost.total:.4f}" if r.usage.cost.total else ""
         mode = f" · output: {r.output_mode}" if r.output_mode else ""
-        print(
-            f"\n{r.status}: success={r.success} · {r.steps_text()} · {tokens} tokens{cost} · {r.duration_s:.1f}s{mode}",
-            file=out,
-        )
+        print(f"\n{r.status}: success={r.success} · {r.steps_text()} · {r.ledger.text()}{mode}", file=out)
         print(r.text, file=out)

@@ -71,6 +71,30 @@ def concurrency(value: object, option: str = "--concurrency") -> int:
     return int(count)
 
 
+def max_cost(value: object, option: str = "--max-cost") -> float:
+    """A budget in dollars, above 0 (``0.50`` or ``$0.50``): the rule of ``max_cost=`` (agent/safety/budget.py)."""
+    from ..agent.safety.budget import BudgetError, checked_cost
+
+    try:
+        cost = checked_cost(value, option)
+    except BudgetError as exc:
+        raise OptionError(str(exc)) from None
+    assert cost is not None
+    return cost
+
+
+def max_tokens(value: object, option: str = "--max-tokens") -> int:
+    """A budget in tokens, a whole number above 0: the rule of ``max_tokens=``."""
+    from ..agent.safety.budget import BudgetError, checked_tokens
+
+    try:
+        tokens = checked_tokens(value, option)
+    except BudgetError as exc:
+        raise OptionError(str(exc)) from None
+    assert tokens is not None
+    return tokens
+
+
 def timeout(value: object, option: str = "--timeout") -> float:
     """Seconds to wait for an approval; more than 0."""
     seconds = _number(option, value, float)

@@ -55,6 +55,21 @@ FLAGS: dict[str, Flag] = {
             "deny-risky without one)",
         ),
         Flag(("--timeout",), "timeout", "seconds to wait for an approval before denying"),
+        Flag(
+            ("--max-cost",),
+            "max_cost",
+            "a budget in dollars: the run stops (status budget) before a model call would cross it; with a map, "
+            "the whole map's",
+            metavar="DOLLARS",
+        ),
+        Flag(
+            ("--max-tokens",),
+            "max_tokens",
+            "a budget in tokens, as --max-cost; with a map, the whole map's",
+            metavar="TOKENS",
+        ),
+        Flag(("--row-max-cost",), "row_max_cost", "with a map: each row's budget in dollars", metavar="DOLLARS"),
+        Flag(("--row-max-tokens",), "row_max_tokens", "with a map: each row's budget in tokens", metavar="TOKENS"),
         Flag(("--profile",), "profile", "prompt profile: auto (small for a local model), default or small"),
         Flag(("--prompt", "-p"), "prompt", "a system prompt set with %%agent_prompt (default: the active one)"),
         Flag(("--vision",), "vision", "also send a screenshot to the model each step", switch=True),
@@ -62,6 +77,13 @@ FLAGS: dict[str, Flag] = {
         Flag(("--ask",), "ask", "let the agent ask you questions (ask_user)", switch=True),
         Flag(("--full-page",), "full_page", "show the model the whole page, not just the viewport", switch=True),
         Flag(("--trace",), "trace", "record a Playwright trace of the run (trace.zip)", switch=True),
+        Flag(
+            ("--tracing",),
+            "tracing",
+            "send the run as an OpenTelemetry trace to the OTLP endpoint of OTEL_EXPORTER_OTLP_ENDPOINT (default: "
+            "only when that is set)",
+            switch=True,
+        ),
         Flag(("--headed",), "headed", "show the browser window", switch=True),
         Flag(
             ("--output",),
@@ -161,6 +183,10 @@ def run_options(
             chosen[name] = options.approve(value, option)
         elif name == "timeout":
             chosen[name] = options.timeout(value, option)
+        elif name in ("max_cost", "row_max_cost"):
+            chosen[name] = options.max_cost(value, option)
+        elif name in ("max_tokens", "row_max_tokens"):
+            chosen[name] = options.max_tokens(value, option)
         elif name == "profile":
             chosen[name] = options.profile(value, option)
         elif name == "output":

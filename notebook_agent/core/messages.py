@@ -70,14 +70,21 @@ class Cost(BaseModel):
 
 
 class Usage(BaseModel):
-    """Token counts for one model call. ``input`` counts uncached prompt tokens only."""
+    """Token counts for one model call, or the sum of several. ``input`` counts uncached prompt tokens only;
+    ``reasoning`` is the part of ``output`` the model spent reasoning (billed as output, so not added again).
+
+    ``cost`` is None when it is unknown (a model with no known prices): a sum with an unknown part is unknown,
+    never a number that leaves that part out. ``calls``: the model calls these counts come from (one for a
+    call's own usage once the run recorded it; a step a pilot decided made none)."""
 
     input: int = 0
     output: int = 0
     cache_read: int = 0
     cache_write: int = 0
+    reasoning: int = 0
     total_tokens: int = 0
-    cost: Cost = Field(default_factory=Cost)
+    calls: int = 0
+    cost: Cost | None = Field(default_factory=Cost)
 
     @property
     def tokens(self) -> int:
@@ -85,13 +92,24 @@ class Usage(BaseModel):
         (``total_tokens`` is what the provider reported, which some providers leave at 0.)"""
         return self.input + self.output + self.cache_read + self.cache_write
 
+    @property
+    def dollars(self) -> float | None:
+        """What these calls cost in dollars, None when that is unknown."""
+        return self.cost.total if self.cost is not None else None
+
     def add(self, other: Usage) -> None:
-        """Accumulate another call's usage into this one (used for run totals)."""
+        """Accumulate another call's usage into this one (used for run totals); an unknown cost makes the sum's
+        cost unknown."""
         self.input += other.input
         self.output += other.output
         self.cache_read += other.cache_read
         self.cache_write += other.cache_write
+        self.reasoning += other.reasoning
         self.total_tokens += other.total_tokens
+        self.calls += other.calls
+        if self.cost is None or other.cost is None:
+            self.cost = None
+            return
         self.cost.input += other.cost.input
         self.cost.output += other.cost.output
         self.cost.cache_read += other.cost.cache_read

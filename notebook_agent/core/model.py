@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Literal, Protocol, TypeAlias, runtime_checkabl
 from .abort import AbortSignal
 from .messages import (
     AssistantMessage,
+    Cost,
     Message,
     StopReason,
     TextContent,
@@ -429,10 +430,12 @@ class AssistantStreamBuilder:
 
 def compute_cost(usage: Usage, prices: dict[str, float] | None) -> None:
     """Fill ``usage.cost`` from prices in dollars per million tokens (keys: input, output, cache_read,
-    cache_write). Unknown models keep a zero cost rather than a guess."""
-    if not prices:
+    cache_write; a missing key costs nothing). ``prices`` None: the model's prices are unknown, and so is the
+    cost (None, never a zero that reads as free); ``{}``: a model that costs nothing (on this machine)."""
+    if prices is None:
+        usage.cost = None
         return
-    c = usage.cost
+    c = usage.cost = Cost()
     c.input = usage.input * prices.get("input", 0.0) / 1e6
     c.output = usage.output * prices.get("output", 0.0) / 1e6
     c.cache_read = usage.cache_read * prices.get("cache_read", 0.0) / 1e6

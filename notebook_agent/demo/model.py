@@ -4,7 +4,8 @@ It is a :class:`~notebook_agent.llm.scripted.ScriptedModel` whose every answer i
 message the page agent sends (the ``<browser_state>`` element lines, the URL, the ``<agent_history>``, read by
 ``state.py``) by a few plain rules, so it keeps working whatever the element indices are. It fills
 ``evaluation_previous_goal``, ``memory`` and ``next_goal`` like a real model would, so the notebook view looks
-the same as a real run.
+the same as a real run. It costs nothing and counts its tokens offline, as a model on this machine reports them
+(``set_prices("demo", ...)`` prices it like a paid one, to try a budget).
 
 ``demo_model()`` plays :data:`DEMO_TASK`; ``demo_model("delete_account")`` plays :data:`DELETE_TASK`, the
 approval demo (its "Delete account" click is the one a risky-action policy stops); ``demo_model_for(task)``
@@ -391,7 +392,12 @@ def demo_model(task_kind: TaskKind | str = "shop", *, delay: float = 0.0) -> Scr
     if rule is None:
         raise ValueError(f"Unknown demo task kind {task_kind!r}; use one of {', '.join(TASK_KINDS)}.")
     return ScriptedModel(
-        [], id=f"offline-{task_kind.replace('_', '-')}", provider="demo", delay=delay, on_exhausted=_responder(rule)
+        [],
+        id=f"offline-{task_kind.replace('_', '-')}",
+        provider="demo",
+        delay=delay,
+        on_exhausted=_responder(rule),
+        counted=True,
     )
 
 
@@ -407,7 +413,11 @@ _UNKNOWN_TASK_ANSWER = Decision(
 def unknown_task_model() -> ScriptedModel:
     """A model that immediately gives up, explaining that it only knows the demo tasks."""
     return ScriptedModel(
-        [], id="offline-unknown", provider="demo", on_exhausted=lambda _ctx: _UNKNOWN_TASK_ANSWER.to_call()
+        [],
+        id="offline-unknown",
+        provider="demo",
+        on_exhausted=lambda _ctx: _UNKNOWN_TASK_ANSWER.to_call(),
+        counted=True,
     )
 
 
@@ -439,7 +449,7 @@ def any_task_demo_model(*, delay: float = 0.0) -> ScriptedModel:
         kind = task_kind_for(state_of(context).task)
         return _responder(_RULES[kind])(context) if kind is not None else _UNKNOWN_TASK_ANSWER.to_call()
 
-    return ScriptedModel([], id="offline", provider="demo", delay=delay, on_exhausted=respond)
+    return ScriptedModel([], id="offline", provider="demo", delay=delay, on_exhausted=respond, counted=True)
 
 
 def demo_model_named(model_id: str = "offline", *, task: str | None = None, delay: float = 0.0) -> ScriptedModel:

@@ -5,9 +5,9 @@ adapter, key variables and SDK) and the connection settings (``provider_options`
 be used here. The adapters are in ``providers`` and the models on this machine in ``local``; what they share:
 the stream driver (``convert``), errors translated from the SDKs (``errors``), deadlines and request counting
 (``deadlines``), an httpx transport with a pool per event loop that keeps an SDK on httpx (``loop_transport``),
-local endpoints (``endpoints``), prices (``pricing``) and token counts (``tokens``). ``scripted``
-is a model that plays a script (tests, demos). Importing this package never imports google-genai, which is
-optional.
+local endpoints (``endpoints``), prices (``pricing``), token counts (``tokens``) and what calls cost at every scale
+(``ledger``). ``scripted`` is a model that plays a script (tests, demos). Importing this package never imports
+google-genai, which is optional.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from .errors import (
     StreamCutError,
     classify_error,
 )
-from .pricing import PRICES, prices_for
+from .pricing import PRICES, prices_for, prices_of, set_prices
 from .provider_options import ProviderOptions
 from .providers.anthropic import AnthropicModel
 from .providers.chat_servers import ChatCompat
@@ -70,4 +70,6 @@ __all__ = [
     "get_model",
     "parse_model_name",
     "prices_for",
+    "prices_of",
+    "set_prices",
 ]

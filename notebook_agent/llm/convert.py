@@ -52,7 +52,7 @@ from .deadlines import (
     watch_requests,
 )
 from .errors import BadRequestError, ErrorContext, classify_error
-from .pricing import prices_for
+from .pricing import Prices, prices_for
 from .provider_options import ProviderOptions
 from .provider_record import ProviderRecord, record_of
 
@@ -331,7 +331,6 @@ class StreamingAdapter(Generic[State]):
         self.id = model_id
         self.base_url = options.base_url
         self.max_retries = DEFAULT_MAX_RETRIES if options.max_retries is None else options.max_retries
-        self.prices = options.prices if options.prices is not None else prices_for(model_id)
         self.on_payload = options.on_payload
         self.deadlines = resolve_deadlines(options.deadlines, options.base_url)
         """First-token, idle and total deadlines of every call (per call: ``StreamOptions.deadlines``)."""
@@ -339,6 +338,19 @@ class StreamingAdapter(Generic[State]):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.provider}:{self.id})"
+
+    local: bool = False
+    """The model runs locally (a llama-server, Ollama, a compatible server nearby): free unless priced."""
+
+    @property
+    def prices(self) -> Prices | None:
+        """What this model's tokens cost (dollars per million): ``prices=`` given to it, else the price table
+        (llm/pricing.py, read at each call, so ``set_prices`` reaches models already built), else ``{}`` for a
+        local model, else None: unknown."""
+        if self.options.prices is not None:
+            return self.options.prices
+        listed = prices_for(self.id, self.provider)
+        return listed if listed is not None else ({} if self.local else None)
 
     @property
     def record(self) -> ProviderRecord | None:
@@ -402,6 +414,7 @@ class StreamingAdapter(Generic[State]):
         """Stream one assistant message. Never raises: any failure is the final ``error`` event."""
         options = options or StreamOptions()
         builder = AssistantStreamBuilder(api=self.api, provider=self.provider, model=self.id)
+        builder.set_usage(self._usage(Usage()))  # a call that reports no usage still has a known or unknown cost
         signal = options.signal
         sdk_stream: Any = None
         closed = False

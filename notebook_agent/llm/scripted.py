@@ -16,7 +16,12 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from ..core.messages import AssistantMessage, StopReason, TextContent, ThinkingContent, ToolCall, Usage
-from ..core.model import AssistantStreamBuilder, Context, StreamEvent, StreamOptions
+from ..core.model import AssistantStreamBuilder, Context, StreamEvent, StreamOptions, compute_cost
+from .pricing import Prices, prices_for
+from .tokens import count_tokens, prompt_tokens
+
+_LISTED: Any = object()
+"""``prices=`` not given: the price table's, else free."""
 
 
 @dataclass
@@ -77,7 +82,11 @@ class ScriptedModel:
     """``ScriptedModel([call("add", a=1, b=2), "The answer is 3."])``.
 
     ``chunk`` is the fragment size in characters; ``delay`` is a pause before each fragment (seconds), so a
-    test can abort mid-stream; ``usage`` is reported on every response that does not set its own.
+    test can abort mid-stream; ``usage`` is reported on every response that does not set its own; ``counted``:
+    a response with no usage of its own reports the request's and its own tokens counted offline
+    (llm/tokens.py), as a model on this machine would. ``prices``: what its tokens cost (dollars per million,
+    as llm/pricing.py); not given, what ``set_prices`` set for it (or the table lists for its id), else nothing:
+    it runs here. None: unknown. A usage that sets its own ``cost`` keeps it.
     """
 
     def __init__(
@@ -90,6 +99,8 @@ class ScriptedModel:
         delay: float = 0.0,
         usage: Usage | None = None,
         on_exhausted: Response | None = None,
+        counted: bool = False,
+        prices: Prices | None = _LISTED,
     ) -> None:
         self.script: list[Response] = list(script)
         self.id = id
@@ -98,7 +109,9 @@ class ScriptedModel:
         self.chunk = max(1, chunk)
         self.delay = delay
         self.usage = usage
+        self.counted = counted
         self.on_exhausted = on_exhausted
+        self._prices = prices
         self.requests: list[tuple[Context, StreamOptions]] = []
         self._next = 0
 
@@ -120,6 +133,14 @@ class ScriptedModel:
             else:
                 script.append(ScriptedReply(parts, m.stop_reason, m.usage.model_copy(deep=True)))
         return cls(script, **kwargs)
+
+    @property
+    def prices(self) -> Prices | None:
+        """What its tokens cost (see the class): given, set with ``set_prices``/listed, else free."""
+        if self._prices is not _LISTED:
+            return self._prices
+        listed = prices_for(self.id, self.provider)
+        return listed if listed is not None else {}
 
     @property
     def remaining(self) -> int:
@@ -161,7 +182,7 @@ class ScriptedModel:
                 return
             async for ev in self._parts(b, response.parts):
                 yield ev
-            b.set_usage(response.usage or (self.usage.model_copy(deep=True) if self.usage else Usage()))
+            b.set_usage(self._usage(context, response))
             for ev in b.finish(response.stop_reason):
                 yield ev
         except asyncio.CancelledError:
@@ -169,6 +190,23 @@ class ScriptedModel:
         except Exception as exc:
             for ev in b.fail(exc, kind="malformed" if isinstance(exc, ValueError) else "model"):
                 yield ev
+
+    def _usage(self, context: Context, response: ScriptedReply) -> Usage:
+        """The response's usage, else the model's, else counted (``counted``) or none; its cost from
+        :attr:`prices` unless the usage set its own."""
+        given = response.usage or self.usage
+        usage = given.model_copy(deep=True) if given is not None else None  # a script's usage is never changed
+        if usage is None:
+            usage = Usage()
+            if self.counted:
+                usage.input = prompt_tokens(context)
+                usage.output = count_tokens(
+                    "".join(p.text if isinstance(p, ScriptedText) else _raw(p.arguments) for p in response.parts)
+                )
+                usage.total_tokens = usage.input + usage.output
+        if "cost" not in usage.model_fields_set:
+            compute_cost(usage, self.prices)
+        return usage
 
     async def _parts(
         self, b: AssistantStreamBuilder, parts: list[ScriptedText | ScriptedCall]
@@ -182,7 +220,7 @@ class ScriptedModel:
                 for ev in b.end_block(("t", i)):
                     yield ev
             else:
-                raw = part.arguments if isinstance(part.arguments, str) else json.dumps(part.arguments)
+                raw = _raw(part.arguments)
                 await self._pause()
                 for ev in b.tool_call_delta(("c", i), id=part.id or f"call_{self._next}_{i}", name=part.name):
                     yield ev
@@ -201,3 +239,8 @@ class ScriptedModel:
             await asyncio.sleep(self.delay)
         else:
             await asyncio.sleep(0)
+
+
+def _raw(arguments: dict[str, Any] | str) -> str:
+    """A scripted call's arguments as the JSON the model streams."""
+    return arguments if isinstance(arguments, str) else json.dumps(arguments)

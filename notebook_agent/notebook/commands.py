@@ -155,7 +155,7 @@ class Commands:
             print(usage)
             return
         try:  # the options first: a typo is reported whatever runs are saved
-            args, typed = line_options("%agent rerun", rest, ("prompt", "model", "max_steps", "approve"))
+            args, typed = line_options("%agent rerun", rest, ("prompt", "model", "max_steps", "approve", "tracing"))
             saved = load_run(find_run(STATE.config.runs_dir, args.run), with_screenshots=False)
             settings = saved.settings
             # the saved run's own choices are checked as typed ones are (a run file may be someone else's)
@@ -201,7 +201,7 @@ class Commands:
             print(usage)
             return
         try:
-            args, typed = line_options("%agent replay", rest, ("heal", "url", "model", "approve"))
+            args, typed = line_options("%agent replay", rest, ("heal", "url", "model", "approve", "tracing"))
             saved = load_run(find_run(STATE.config.runs_dir, args.run), with_screenshots=False)
             steps = run_options({"max_steps": saved.settings.get("max_steps")}).max_steps
         except (ValueError, OSError) as exc:

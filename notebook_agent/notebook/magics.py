@@ -121,6 +121,11 @@ class AgentMagics(Magics):
             options.no_placeholder("--out", out)
             if not out.isidentifier():
                 raise options.OptionError(f"--out needs a Python variable name, got {out!r}.")
+            if opts.row_max_cost is not None or opts.row_max_tokens is not None:
+                raise options.OptionError(
+                    "--row-max-cost and --row-max-tokens are each row's budget in a map (--each); a run's is "
+                    "--max-cost / --max-tokens."
+                )
             opts = opts.with_defaults(
                 max_steps=cfg.max_steps, timeout=cfg.approval_timeout, approve=cfg.approve, vision=cfg.vision
             )
@@ -133,12 +138,16 @@ class AgentMagics(Magics):
         if previous is not None:
             note = " · ".join(filter(None, [note, f"follows up run {previous.run_id}"]))
         view = RunView(task, f"{chosen.provider}:{chosen.id}", opts.max_steps or 0, note=note)
-        agent = (replace(opts, url=None) if replay is not None else opts).make_agent(
-            chosen,
-            on_ask_user=make_ask_user(view) if opts.ask else None,
-            screenshots=cfg.screenshots,
-            system_prompt=system_prompt,
-        )
+        try:  # refused here in one sentence: a cost budget without prices, --tracing without its packages
+            agent = (replace(opts, url=None) if replay is not None else opts).make_agent(
+                chosen,
+                on_ask_user=make_ask_user(view) if opts.ask else None,
+                screenshots=cfg.screenshots,
+                system_prompt=system_prompt,
+            )
+        except ValueError as exc:  # a setting the agent refuses before anything runs (--tracing, its packages missing)
+            print(f"{label}: {exc}")
+            return None
         pilot = None
         if replay is not None:  # %agent replay: the recorded actions, this agent's model heals
             try:
@@ -181,18 +190,20 @@ class AgentMagics(Magics):
                 recipe = recipe_in(opts.recipe, template, namespace)
             elif opts.mode is not None:
                 raise MapInputError(f"--mode {opts.mode}: how a recipe's rows go; give --recipe RUN too.")
+            agent = opts.make_agent(  # each row's budget is --row-max-cost/--row-max-tokens; the map keeps its own
+                chosen,
+                row=True,
+                own_tab=True,
+                screenshots=cfg.screenshots,
+                system_prompt=STATE.prompt_override(opts.prompt),
+            )
         except (ValueError, OSError, MapInputError) as exc:
             print(f"%%agent: {exc}")
             return None
-        agent = opts.make_agent(
-            chosen,
-            own_tab=True,
-            screenshots=cfg.screenshots,
-            system_prompt=STATE.prompt_override(opts.prompt),
-        )
         view = MapView(template, len(values), f"{chosen.provider}:{chosen.id}")
         view.max_steps = opts.max_steps or cfg.max_steps
-        run = MapRun(agent, template, rows, view, name=out, concurrency=opts.concurrency or 4)
+        budget = {k: v for k, v in opts.map_options().items() if k in ("max_cost", "max_tokens")}
+        run = MapRun(agent, template, rows, view, name=out, concurrency=opts.concurrency or 4, budget=budget)
         run.recipe, run.heal, run.mode = recipe, opts.heal, opts.mode or "auto"
         STATE.runs.append(run)
         run.show()
@@ -257,7 +268,8 @@ class AgentMagics(Magics):
 
 
 CELL_FLAGS = ("model", "url", "max_steps", "approve", "prompt", "profile", "vision", "js", "ask", "full_page",
-              "timeout", "trace", "concurrency", "recipe", "heal", "mode", "output", "allowed_domains")  # fmt: skip
+              "timeout", "trace", "tracing", "concurrency", "recipe", "heal", "mode", "output", "allowed_domains",
+              "max_cost", "max_tokens", "row_max_cost", "row_max_tokens")  # fmt: skip
 """The run flags of ``%%agent`` (config/run_flags.py: the same flags, checks and messages as the terminal's)."""
 
 add_run_flags(
@@ -268,6 +280,11 @@ add_run_flags(
     recipe="with --each: replay RUN per row with its values, no model call (a run, a recipe file or variable)",
     heal="with --recipe: fail a row whose page differs, saying why",
     mode="with --recipe: how rows go: auto (by the learned request once 3 rows agree both ways), request, page",
+    max_cost="a budget in dollars: the run stops (status budget) before a model call would cross it; with --each, "
+    "the whole map's",
+    max_tokens="a budget in tokens, as --max-cost; with --each, the whole map's",
+    row_max_cost="with --each: each row's budget in dollars",
+    row_max_tokens="with --each: each row's budget in tokens",
 )
 
 

@@ -7,6 +7,10 @@ kept, so a row opened late shows every step it took. A row that asks for an appr
 question waits on its card). Stop, ``%agent stop`` and Kernel → Interrupt stop every row and keep what
 finished. When the map ends the view becomes a static table (it needs no kernel), like a single run's record.
 
+What the rows spent is on the progress line and in the table (tokens, cost). A map of more than 20 rows without a
+budget runs its first 5, then shows what the whole would cost at their rate with Continue / Stop
+(agent/batch/map_budget.py); from code, the handle's ``wait_for_estimate()``, ``proceed()`` and ``stop()``.
+
 :class:`MapRun` is the handle: ``result = await agent_run`` gives the :class:`~notebook_agent.agent.MapResult`
 (``result.to_pandas()``, ``await result.retry()``).
 """
@@ -20,9 +24,11 @@ from typing import Any
 import ipywidgets as w
 
 from ..agent import ApprovalRequested, MapEvent, MapFinished, MapProgress, MapResult, PageAgent, RowEvent
+from ..agent.batch.map_budget import EstimateQuestion, MapEstimate, MapEstimated
 from ..browser.session.browser_session import BrowserSession
 from ..core.errors import error_message
 from ..core.text.shown import NO_MATH, html_block
+from ..llm.ledger import Ledger, cost_text
 from .kernel_state import STATE
 from .views.display import LiveOutput, waiting_html
 from .views.html import CSS, esc
@@ -69,7 +75,9 @@ class MapView:
         self.table = w.HTML("")
         self.card_box = w.VBox()
         head = w.HBox([self.bar, self.line, self.stop_button], layout=w.Layout(align_items="center"))
-        self.root = w.VBox([self.title, head, self.table, self.picker, self.card_box])
+        self.ask_box = w.VBox()
+        """The estimate after the first rows, with Continue / Stop, while the map waits for the answer."""
+        self.root = w.VBox([self.title, head, self.ask_box, self.table, self.picker, self.card_box])
         self.root.add_class("na-run")
         for name in NO_MATH.split():
             self.root.add_class(name)
@@ -83,6 +91,10 @@ class MapView:
         self.healed = 0
         """Rows a recipe's map healed (the model redid a step), and the tokens that cost."""
         self.tokens = 0
+        self.spent = Ledger()
+        """What the ended rows cost."""
+        self.costs: dict[int, str] = {}
+        self.question: EstimateQuestion | None = None
 
     def handle(self, event: MapEvent) -> None:
         if isinstance(event, RowEvent):
@@ -106,20 +118,51 @@ class MapView:
                 if event.ended and facts.replay_counts.get("healed"):
                     self.healed += 1
                 self.tokens += facts.tokens if event.ended else 0
+                if event.ended:
+                    self.spent += facts.ledger
+                    self.costs[event.row] = f"{facts.tokens:,} · {cost_text(facts.ledger.cost)}"
             elif record.error:
                 self.answers[event.row] = record.error
             self.bar.value = event.done
             self.line.value = self.progress_line(event)
             self._table()
+        elif isinstance(event, MapEstimated):
+            self.ask(event.question)
         elif isinstance(event, MapFinished):
             self.finish(event.result)
+
+    def ask(self, question: EstimateQuestion) -> None:
+        """The first rows ran: what the whole map would cost at their rate, Continue / Stop (either answers it)."""
+        self.question = question
+        said = w.HTML(
+            html_block(
+                f'<div class="na-kv na-warn"><b>{esc(question.estimate.text())}</b><br>'
+                f"{esc(_spent_line(question.estimate))} Go on with the rest?</div>"
+            )
+        )
+        go = w.Button(description="Continue", icon="play", button_style="success")
+        stop = w.Button(description="Stop", icon="stop", button_style="warning")
+        go.on_click(lambda _b: question.proceed())
+        stop.on_click(lambda _b: question.stop())
+        self.ask_box.children = [said, w.HBox([go, stop])]
+        question.when_answered(self.answered)
+
+    def answered(self) -> None:
+        """The estimate was answered: the buttons go, the answer stays."""
+        question = self.question
+        if question is None:
+            return
+        said = "going on with the rest" if question.goes_on else "stopped after these rows"
+        self.ask_box.children = [w.HTML(html_block(f'<div class="na-kv na-dim">{esc(question.estimate.text())}: '
+                                                   f"{esc(said)}</div>"))]  # fmt: skip
 
     def progress_line(self, event: MapProgress) -> str:
         """``10000 rows: 118 succeeded, 2 failed, 8 running, 9872 not started · 431.2 rows/min · ~23 min left``
         (the map's counts, said as the result says them; for a recipe, the rows healed and their tokens)."""
         rate = f" · {event.rows_per_minute:.1f} rows/min · {_eta(event.eta_s)}" if event.done else ""
         healed = f" · {self.healed} healed ({self.tokens:,} tokens)" if self.healed else ""
-        return f"{event.counts.text()}{healed}{rate}"
+        spent = f" · {self.spent.text(seconds=False)}" if self.spent.calls else ""
+        return f"{event.counts.text()}{healed}{spent}{rate}"
 
     def _forget_old_rows(self) -> None:
         """Keep the table, the picker and the kept events to the :data:`TABLE_ROWS` latest rows (and the one
@@ -128,7 +171,7 @@ class MapView:
             old = next((i for i in self.labels if i != self.shown), None)
             if old is None:
                 return
-            for kept in (self.labels, self.events, self.views, self.status, self.answers):
+            for kept in (self.labels, self.events, self.views, self.status, self.answers, self.costs):
                 kept.pop(old, None)
 
     def _table(self) -> None:
@@ -139,11 +182,13 @@ class MapView:
             color = "#1a7f37" if status == "completed" else ("#57606a" if status == "running" else "#cf222e")
             rows.append(
                 f'<tr><td style="{cell}">{i + 1}</td><td style="{cell};color:{color}">{esc(status)}</td>'
-                f'<td style="{cell}">{esc(_short(self.answers.get(i, ""), 120))}</td></tr>'
+                f'<td style="{cell}">{esc(_short(self.answers.get(i, ""), 120))}</td>'
+                f'<td style="{cell}">{esc(self.costs.get(i, ""))}</td></tr>'
             )
         self.table.value = html_block(
             '<table style="border-collapse:collapse;font-size:0.9em;margin:4px 0">'
-            f'<tr><th style="{cell}">row</th><th style="{cell}">status</th><th style="{cell}">answer</th></tr>'
+            f'<tr><th style="{cell}">row</th><th style="{cell}">status</th><th style="{cell}">answer</th>'
+            f'<th style="{cell}">tokens · cost</th></tr>'
             f"{''.join(rows)}</table>"
         )
 
@@ -166,6 +211,16 @@ class MapView:
         self.bar.value = result.counts.ended
         self.line.value = result.summary()
         self.stop_button.disabled = True
+        if self.question is not None and not self.question.answered:
+            self.ask_box.children = []
+        if result.note:
+            self.ask_box.children = [w.HTML(html_block(f'<div class="na-kv na-warn">{esc(result.note)}</div>'))]
+
+
+def _spent_line(estimate: MapEstimate) -> str:
+    """``The first 5 rows cost $0.0171 (14,785 tokens).``"""
+    spent = estimate.spent
+    return f"The first {estimate.sampled} rows cost {cost_text(spent.cost)} ({spent.tokens:,} tokens)."
 
 
 def map_record_html(result: MapResult) -> str:
@@ -176,16 +231,21 @@ def map_record_html(result: MapResult) -> str:
         tag = "th" if head else "td"
         return "<tr>" + "".join(f'<{tag} style="{cell}">{c}</{tag}>' for c in cells) + "</tr>"
 
-    rows = [tr("row", "input", "status", "answer", head=True)]
+    rows = [tr("row", "input", "status", "answer", "tokens", "cost", head=True)]
     for r in result.rows[:TABLE_ROWS]:
         answer = (r.facts.answer or r.facts.error or "") if r.facts is not None else (r.error or "")
         values = ", ".join(f"{k}={_short(v, 30)}" for k, v in list(r.values.items())[:3])
-        rows.append(tr(str(r.index + 1), esc(values), esc(r.status), esc(_short(answer, 160))))
+        spent = r.ledger
+        rows.append(
+            tr(str(r.index + 1), esc(values), esc(r.status), esc(_short(answer, 160)), f"{spent.tokens:,}",
+               esc(cost_text(spent.cost)))
+        )  # fmt: skip
     left = len(result.rows) - TABLE_ROWS
     more = f"<div>… and {left} more rows (result.to_pandas())</div>" if left > 0 else ""
     return html_block(
         f'<div style="font-weight:bold">{esc(result.template)}</div><div>{esc(result.summary())}</div>'
-        f'<table style="border-collapse:collapse;margin-top:6px">{"".join(rows)}</table>{more}'
+        + (f'<div style="color:#9a6700">{esc(result.note)}</div>' if result.note else "")
+        + f'<table style="border-collapse:collapse;margin-top:6px">{"".join(rows)}</table>{more}'
         '<div style="color:#57606a;font-size:0.85em">notebook_agent map (a static record: the live view needs a '
         "running kernel)</div>",
         cls="na-record",
@@ -197,9 +257,19 @@ class MapRun:
     """A handle on one ``%%agent --each`` map: shown as its view, awaitable for its :class:`MapResult`."""
 
     def __init__(
-        self, agent: PageAgent, template: str, rows: object, view: MapView, *, name: str = "", concurrency: int = 4
+        self,
+        agent: PageAgent,
+        template: str,
+        rows: object,
+        view: MapView,
+        *,
+        name: str = "",
+        concurrency: int = 4,
+        budget: dict[str, Any] | None = None,
     ) -> None:
         self.agent = agent
+        self.budget = dict(budget or {})
+        """The whole map's ``max_cost`` / ``max_tokens`` (each row's is the agent's)."""
         self.task_text = template
         self.rows = rows
         self.view = view
@@ -237,7 +307,35 @@ class MapRun:
         self.task.add_done_callback(STATE.tasks.discard)
 
     def stop(self, reason: str = "Stopped by the user") -> None:
+        """Stop every row (what finished is kept); an open estimate is answered Stop."""
+        if self.view.question is not None:
+            self.view.question.stop()
         self.agent.stop(reason)
+
+    # -- the estimate, answered from code (scripts, tests, "Run All" notebooks) --------------------------------
+    @property
+    def pending_estimate(self) -> MapEstimate | None:
+        """What the whole map would cost at its first rows' rate, while it waits for Continue / Stop."""
+        question = self.view.question
+        return question.estimate if question is not None and not question.answered else None
+
+    async def wait_for_estimate(self, timeout: float = 120.0) -> MapEstimate:
+        """Wait until the map asks whether to go on (or ends without asking: then raise)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while self.pending_estimate is None:
+            if self.done or loop.time() > deadline:
+                state = "ended" if self.done else f"did not ask within {timeout:g}s"
+                raise RuntimeError(f"The map {state} without asking whether to go on")
+            await asyncio.sleep(0.05)
+        return self.pending_estimate
+
+    def proceed(self) -> None:
+        """Same as clicking Continue: run the rest of the map."""
+        question = self.view.question
+        if question is None or question.answered:
+            raise RuntimeError("The map is not waiting for an answer to its estimate")
+        question.proceed()
 
     async def _main(self) -> MapResult | None:
         try:
@@ -248,12 +346,13 @@ class MapRun:
 
                 events = stream_recipe(
                     self.recipe, self.rows, self.agent, heal=self.heal, concurrency=self.concurrency, interactive=True,
-                    mode=self.mode,
+                    mode=self.mode, ask_estimate=True, **self.budget,
                 )  # fmt: skip
             else:
                 events = self.agent.map_stream(
-                    self.task_text, self.rows, concurrency=self.concurrency, interactive=True
-                )
+                    self.task_text, self.rows, concurrency=self.concurrency, interactive=True, ask_estimate=True,
+                    **self.budget,
+                )  # fmt: skip
             async for event in events:
                 self.view.handle(event)
                 if isinstance(event, MapFinished):

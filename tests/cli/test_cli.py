@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from notebook_agent import __version__
-from tests.bad_inputs import BAD_OPTIONS, BAD_URL, UNSAFE_PORT
+from tests.bad_inputs import BAD_BUDGETS, BAD_OPTIONS, BAD_URL, UNSAFE_PORT
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Where the commands' runs are saved (not in the checkout); removed when the test process ends.
@@ -98,7 +98,7 @@ def test_snapshot(flag: list[str]) -> None:
     assert "Northwind Outfitters" in text and "<input type=search" in text
 
 
-@pytest.mark.parametrize("args,message", [*BAD_OPTIONS, BAD_URL])
+@pytest.mark.parametrize("args,message", [*BAD_OPTIONS, *BAD_BUDGETS, BAD_URL])
 def test_bad_options_are_one_sentence_and_exit_2(args: list[str], message: str) -> None:
     out = cli("run", "anything", "--model", "demo", *args)
     assert out.returncode == 2

@@ -21,7 +21,7 @@ from notebook_agent.config.options import OptionError
 from notebook_agent.config.run_flags import FLAGS, POLICY_HELP, run_options
 from notebook_agent.notebook.commands import line_options
 from notebook_agent.notebook.magics import CELL_FLAGS, AgentMagics, cell_options
-from tests.bad_inputs import BAD_OPTIONS, BAD_URL
+from tests.bad_inputs import BAD_BUDGETS, BAD_OPTIONS, BAD_URL
 
 VALUES: dict[str, st.SearchStrategy[str]] = {
     "model": st.sampled_from(["demo", "openai:gpt-4o-mini", "anthropic:claude-3-5-haiku-latest", "ollama:qwen3"]),
@@ -37,6 +37,10 @@ VALUES: dict[str, st.SearchStrategy[str]] = {
     "mode": st.sampled_from(["auto", "request", "page"]),
     "timeout": st.floats(0.5, 600).map(lambda x: f"{x:.1f}"),
     "prompt": st.sampled_from(["custom", "terse"]),
+    "max_cost": st.sampled_from(["0.5", "$2", "10", "0.001"]),
+    "max_tokens": st.integers(1, 10**7).map(str),
+    "row_max_cost": st.sampled_from(["0.05", "$0.10", "1"]),
+    "row_max_tokens": st.integers(1, 10**6).map(str),
 }
 """Values every front accepts, per flag that takes one (a switch takes none)."""
 
@@ -136,6 +140,7 @@ def test_any_value_is_taken_or_refused_alike_by_a_cell_and_the_terminal(flags: d
     "args,message",
     [
         *BAD_OPTIONS,
+        *BAD_BUDGETS,
         BAD_URL,
         (["--concurrency", "0"], "--concurrency must be at least 1 (got 0): it is how many rows run at a time."),
         (["--allowed-domains", "http://"], "--allowed-domains: "),

@@ -18,6 +18,8 @@ NOT_PACKAGE_ERRORS = {
     "RunInterrupted",
     # The same for a map: a cancellation that carries the rows that finished.
     "MapInterrupted",
+    # A warning category, never raised: a tracing problem said once while the run goes on (warnings.warn).
+    "TracingWarning",
 }
 
 

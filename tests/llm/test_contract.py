@@ -92,7 +92,9 @@ async def test_usage_with_cached_tokens(server: ScriptedServer, wire: Wire) -> N
     u = msg.usage
     assert (u.input, u.output, u.cache_read) == (PROMPT - CACHED, OUTPUT, CACHED)
     assert u.total_tokens == PROMPT + OUTPUT
-    assert u.cost.total == pytest.approx(((PROMPT - CACHED) * 1.0 + OUTPUT * 2.0 + CACHED * 0.5) / 1e6)
+    assert u.cost is not None and u.cost.total == pytest.approx(
+        ((PROMPT - CACHED) * 1.0 + OUTPUT * 2.0 + CACHED * 0.5) / 1e6
+    )
 
 
 async def test_rate_limited_then_success(server: ScriptedServer, wire: Wire) -> None:

@@ -147,7 +147,7 @@ def test_prices() -> None:
     assert prices_for("my-local-llama") is None
     usage = Usage(input=1_000_000, output=1_000_000, cache_read=1_000_000)
     compute_cost(usage, prices_for("gpt-4o"))
-    assert usage.cost.total == pytest.approx(2.5 + 10.0 + 1.25)
+    assert usage.cost is not None and usage.cost.total == pytest.approx(2.5 + 10.0 + 1.25)
 
 
 def test_classify_plain_exceptions() -> None:

@@ -18,7 +18,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from notebook_agent.demo import DELETE_TASK, DEMO_TASK, demo_url
 from notebook_agent.notebook.runtime import STATE, NotebookRun
 from notebook_agent.notebook.views.tuning import short_task
-from tests.bad_inputs import BAD_OPTIONS, BAD_URL, UNSAFE_PORT
+from tests.bad_inputs import BAD_BUDGETS, BAD_OPTIONS, BAD_URL, UNSAFE_PORT
 
 
 @pytest.fixture(scope="module")
@@ -341,6 +341,18 @@ async def test_two_overlapping_runs_each_act_in_their_own_tab(shell: Interactive
     assert not second.session.is_started  # its tab was closed when it ended
     assert STATE.main_tab_run is None
     assert len(await STATE.browser.tab_infos()) == 1  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("args,message", BAD_BUDGETS)
+async def test_a_bad_budget_in_a_cell_is_one_sentence(
+    shell: InteractiveShell, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    """A run's budget has the terminal's rules and messages; nothing starts."""
+    runs = len(STATE.runs)
+    shell.run_cell_magic("agent", " ".join(args), "do something")
+    out = capsys.readouterr().out
+    assert out.startswith(f"%%agent: {message}") and out.count("\n") == 1, out
+    assert len(STATE.runs) == runs
 
 
 @pytest.mark.parametrize("args,message", [*BAD_OPTIONS, BAD_URL])

@@ -2,10 +2,11 @@
 the notebook view, its progress events) reads these counts and their one line of text.
 
 Each row is in exactly one of five kinds, decided by :func:`row_kind`: ``succeeded`` (its run succeeded),
-``failed`` (it ended without success: an error, max steps, the agent saying it could not), ``stopped`` (a stop
-or a cancellation ended it), ``not_started`` (a stop came first) and ``running``. So the counts always add up to
-the rows: when each front counted on its own, a summary could say "20 rows: 6 succeeded, 14 failed, 12 not
-started", the rows never started counted again among the failed.
+``failed`` (it ended without success: an error, max steps, the agent saying it could not), ``stopped`` (a stop,
+a cancellation or its budget ended it), ``not_started`` (a stop, the map's budget or the answer to its estimate
+came first) and ``running``. So the counts always add up to the rows: when each front counted on its own, a
+summary could say "20 rows: 6 succeeded, 14 failed, 12 not started", the rows never started counted again among
+the failed.
 
 :meth:`MapResult.failed <.map_table.MapResult.failed>` stays what ``retry()`` runs again: every row without
 success (failed, stopped and not started alike); these counts say which of those ways each one went.
@@ -35,14 +36,14 @@ class CountedRow(Protocol):
 
 def row_kind(status: str, success: bool) -> RowKind:
     """The one kind of a row whose status is ``status``: not started and running first (a row without an end
-    yet), then success, then stopped, and every other end is ``failed``."""
+    yet), then success, then stopped (by a stop or at its budget), and every other end is ``failed``."""
     if status == "not_started":
         return "not_started"
     if status == "running":
         return "running"
     if success:
         return "succeeded"
-    return "stopped" if status == "stopped" else "failed"
+    return "stopped" if status in ("stopped", "budget") else "failed"
 
 
 @dataclass(frozen=True, slots=True)

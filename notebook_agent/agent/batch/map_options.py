@@ -13,8 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...core.model import Model
+from ...llm.ledger import Ledger
 from ...llm.scripted import ScriptedModel
+from ..safety.budget import Budget, checked_cost, checked_tokens
 from ..step.pilot import Runner
+from .map_budget import check_budgets, first_call
 from .map_rows import Isolation, ModelFactory, PilotFactory, RowWays, shippable_agent
 from .map_table import KeepRuns
 
@@ -39,6 +42,22 @@ class MapOptions:
     keep_runs: KeepRuns = "all"
     """Which rows keep their whole run: ``all``, or the ``exceptions`` only (a recipe map's default: a row that
     replayed as recorded keeps its table row, and its run file when the agent has ``runs_dir``)."""
+    max_cost: float | None = None
+    """The whole map's budget in dollars (each row's is the agent's ``max_cost``): see map_budget.py."""
+    max_tokens: int | None = None
+    """The whole map's budget in tokens."""
+    ask_estimate: bool = False
+    """A front that can ask someone (a notebook's view, a terminal): a big map without a budget runs its first rows,
+    then asks whether to go on at their rate (map_budget.py ``MapGate``)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "max_cost", checked_cost(self.max_cost))  # one-line errors, "$0.50" read as 0.5
+        object.__setattr__(self, "max_tokens", checked_tokens(self.max_tokens))
+
+    @property
+    def budget(self) -> Budget:
+        """The whole map's budget."""
+        return Budget(self.max_cost, self.max_tokens)
 
 
 def check_options(agent: Runner, options: MapOptions) -> None:
@@ -60,6 +79,7 @@ def check_options(agent: Runner, options: MapOptions) -> None:
             "trace=True records one trace per browser context, and rows in tabs share one: use "
             "isolation='context' (or concurrency=1)."
         )
+    _check_budgets(agent, options)
     if options.executor is not None:
         _check_shippable(agent, options)
     elif options.model is None and options.model_factory is None and _keeps_state(agent.model):
@@ -67,6 +87,29 @@ def check_options(agent: Runner, options: MapOptions) -> None:
             f"The model {agent.model.provider}:{agent.model.id} plays one script in order, so rows sharing it would "
             "take each other's answers: give map() a model_factory= (a function of the row returning a model)."
         )
+
+
+def least_row(agent: Runner, task: str, model: object | None = None) -> Ledger:
+    """At least what one row of ``task`` costs: its first model call (map_budget.py ``first_call``), priced at
+    ``model``'s prices (None: not known, the cost is None)."""
+    return first_call(f"{agent.full_system_prompt}\n{task}", model)
+
+
+def _check_budgets(agent: Runner, options: MapOptions) -> None:
+    """The map's and each row's budget, checked against the rows' model (known here unless a factory makes one
+    per row): priced for a cost budget, and larger than one row's first call."""
+    rows = Budget(agent.max_cost, agent.max_tokens)
+    if not (rows or options.budget):
+        return
+    model: object | None = agent.model  # None: each row's own, not known before the row (a factory, a worker's)
+    if options.model_factory is not None or (options.model is not None and options.executor is not None):
+        model = None
+    elif options.model is not None:
+        from ...llm import get_model
+
+        model = get_model(options.model)
+    least = least_row(agent, "", model) if options.pilots is None else None  # a recipe's row may call no model
+    check_budgets(rows, options.budget, model, least)
 
 
 def _keeps_state(model: Model) -> bool:

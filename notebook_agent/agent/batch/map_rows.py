@@ -22,13 +22,14 @@ import socket
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, TypeVar
 
 from ...browser.session.browser_session import BrowserSession
 from ...core.abort import AbortSignal
 from ...core.errors import error_message
 from ...core.model import Model
+from ..otel.switch import row_parent
 from ..runs.events import PageEvent, RunFinished
 from ..runs.result import PageAgentResult
 from ..step.pilot import Pilot, R, Runner, piloted_agent
@@ -156,6 +157,8 @@ class RowJob:
     cdp_url: str | None = None
     pilots: PilotFactory | None = None
     """A row that follows a pilot (a recipe's row): what makes it, plain data."""
+    trace_parent: dict[str, str] = field(default_factory=dict)
+    """The row's span as a W3C ``traceparent`` carrier (a traced map), so the row's run nests under it."""
 
 
 @dataclass
@@ -294,7 +297,8 @@ def run_row_job(job: RowJob) -> RowOutcome:
         )
 
     try:
-        result = asyncio.run(main(worker_browser(job.cdp_url)))  # started before the row's loop, kept after it
+        with row_parent(job.trace_parent):
+            result = asyncio.run(main(worker_browser(job.cdp_url)))  # started before the row's loop, kept after it
         error = None if result is not None else "The row ended without a result."
     except Exception as exc:
         result, error = None, error_message(exc)

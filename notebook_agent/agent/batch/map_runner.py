@@ -38,11 +38,14 @@ from ...browser.urls import URLError
 from ...core.abort import AbortController, AbortedError
 from ...core.aio import wait_for
 from ...core.errors import error_message
+from ...llm.ledger import Ledger
+from ..otel.switch import map_trace
 from ..runs.events import PageEvent, RunFinished
 from ..runs.result import PageAgentResult
 from ..step.pilot import Pilot, Runner
+from .map_budget import MapEstimated, MapGate
 from .map_counts import MapCounts, RowKind, row_kind
-from .map_options import MapOptions, check_options
+from .map_options import MapOptions, check_options, least_row
 from .map_rows import (
     RowJob,
     build_model,
@@ -130,7 +133,7 @@ class MapFinished:
     type: Literal["map_finished"] = "map_finished"
 
 
-MapEvent: TypeAlias = RowEvent | MapProgress | MapFinished
+MapEvent: TypeAlias = RowEvent | MapProgress | MapEstimated | MapFinished
 
 
 class MapInterrupted(asyncio.CancelledError):
@@ -206,10 +209,19 @@ async def _drive(
     queue: asyncio.Queue[Any] = asyncio.Queue()
     pending = collections.deque(todo)
     running: dict[int, Runner] = {}
+    least = least_row(agent, result.rows[todo[0]].task, agent.model) if todo else Ledger()
+    least = replace(least, cost=least.cost or 0.0)  # a row's own model's prices show once it has run
+    gate = MapGate(options.budget, len(todo), options.concurrency, options.ask_estimate, least, queue.put_nowait)
 
     def stop_rows(reason: str) -> None:
         for row_agent in list(running.values()):
             row_agent.stop(reason)
+
+    def row_event(i: int, event: PageEvent) -> None:
+        queue.put_nowait(RowEvent(i, event))
+        over = gate.row_event(i, event)
+        if over is not None:  # the map's budget: the rows under way stop within a step, no more start
+            stop_rows(over)
 
     browser: BrowserSession | None = agent.browser
     own_browser = options.executor is None and browser is None and bool(todo)
@@ -224,9 +236,14 @@ async def _drive(
         return True
 
     async def one(i: int) -> None:
+        with trace.row(result.rows[i]) as parent:  # the row's span (traced maps): its run nests under it
+            await one_row(i, parent)
+
+    async def one_row(i: int, parent: dict[str, str]) -> None:
         rec = result.rows[i]
         was = row_kind(rec.status, rec.success)
         rec.status = "running"
+        gate.row_started(i)
         clock.moved(rec, was)
         queue.put_nowait(clock.progress(rec, ended=False))
         began, t0 = True, time.perf_counter()  # False only when a stop came before the run could start
@@ -251,7 +268,7 @@ async def _drive(
                         options.isolation,
                         model=model,
                         start_url=rec.start_url,
-                        put=lambda event: queue.put_nowait(RowEvent(i, event)),
+                        put=lambda event: row_event(i, event),
                         register=started,
                         interactive=options.interactive,
                         pilot=_pilot(agent, options, rec),
@@ -264,7 +281,7 @@ async def _drive(
                 assert shipped is not None
                 job = RowJob(i, rec.task, rec.values, rec.start_url, shipped, options.model,
                              options.model_factory, options.isolation, cdp_url,
-                             options.pilots)  # fmt: skip
+                             options.pilots, parent)  # fmt: skip
                 outcome = await signal.race(asyncio.wrap_future(options.executor.submit(run_row_job, job)))
                 rec.result, rec.error, rec.worker = outcome.result, outcome.error, outcome.worker
                 if rec.result is not None:
@@ -284,11 +301,17 @@ async def _drive(
                 rec.settle(options.keep_runs)
             else:
                 rec.status = "not_started" if not began else "stopped" if signal.aborted else "error"
+            gate.row_ended(i, rec.facts.ledger if rec.facts is not None else None)
             clock.moved(rec, "running")
             queue.put_nowait(clock.progress(rec, ended=True))
 
     async def worker() -> None:
         while pending and not signal.aborted:
+            if not await gate.admit(signal):  # the budget, or the answer to the estimate, starts no more rows
+                return
+            if not pending or signal.aborted:  # another worker took the last row meanwhile
+                gate.row_ended(-1, None)
+                return
             await one(pending.popleft())
 
     async def all_rows() -> None:
@@ -300,6 +323,7 @@ async def _drive(
     for i in todo:
         result.rows[i] = result.rows[i].fresh()
     clock = _Clock(result.rows)
+    trace = map_trace(agent.tracing, rows=len(todo), secrets=agent.secrets)
     task: asyncio.Task[None] | None = None
 
     # abort() may come from any thread (a widget, a signal handler): the rows are stopped on this loop
@@ -340,6 +364,8 @@ async def _drive(
             if result.rows[i].status == "running":
                 result.rows[i].status = "stopped"
         result.elapsed_s += clock.elapsed
+        result.note = gate.note
+        trace.finish([result.rows[i] for i in todo])
     yield MapFinished(result)
 
 

@@ -6,8 +6,10 @@ normalised once into ``(columns, list of dicts)`` so nothing later asks which ki
 because finding a typo in row 180 of 200 after an hour of browsing is the failure this avoids.
 
 The table (:meth:`MapResult.records`, :meth:`MapResult.to_pandas`) is the input columns, then what each run
-gave: ``status``, ``success``, ``answer``, the typed output's fields (one column each), ``steps``, ``tokens``,
-``cost``, ``seconds``, ``run_id``, ``error``. pandas is needed only for DataFrames in and out.
+gave: ``status``, ``success``, ``answer``, the typed output's fields (one column each), ``steps``, the row's
+ledger (``model_calls``, ``tokens`` and its ``input_tokens``, ``cached_tokens``, ``output_tokens``,
+``reasoning_tokens``, ``cost``: empty when it is unknown, never 0), ``seconds``, ``run_id``, ``error``. pandas is
+needed only for DataFrames in and out.
 """
 
 from __future__ import annotations
@@ -23,12 +25,15 @@ from pydantic import BaseModel, TypeAdapter
 
 from ...core.errors import InputError
 from ...core.text.shown import html_block, shown
+from ...llm.ledger import Ledger
 from ..runs.result import PageAgentResult, replay_line
 from .map_counts import MapCounts
 
 Row: TypeAlias = dict[str, Any]
 
-RowStatus: TypeAlias = Literal["not_started", "running", "completed", "failed", "max_steps", "stopped", "error"]
+RowStatus: TypeAlias = Literal[
+    "not_started", "running", "completed", "failed", "max_steps", "budget", "stopped", "error"
+]
 """A run's own status, or ``not_started`` (a stop came first) / ``running`` (while the map runs)."""
 
 KeepRuns: TypeAlias = Literal["all", "exceptions"]
@@ -36,13 +41,14 @@ KeepRuns: TypeAlias = Literal["all", "exceptions"]
 a recipe's row the model healed); every row keeps its table row (:class:`RowFacts`) either way."""
 
 #: The columns every map table has after the input's, in order; the output's fields go after ``answer``.
-RESULT_COLUMNS = ("status", "success", "answer", "steps", "tokens", "cost", "seconds", "run_id", "error")
+RESULT_COLUMNS = ("status", "success", "answer", "steps", *Ledger().columns(), "seconds", "run_id", "error")
 
 #: What a row without success and without a reason of its own says, by its status (:meth:`MapRow.failure`).
 ENDED = {
-    "not_started": "Not started: the map was stopped before this row.",
+    "not_started": "Not started: the map stopped before this row (a stop, its budget or its estimate: see its note).",
     "failed": "The agent said it failed.",
     "max_steps": "Stopped at max_steps without finishing.",
+    "budget": "Stopped at its budget without finishing.",
     "stopped": "Stopped before the run finished.",
     "error": "The run ended with an error.",
 }
@@ -149,8 +155,8 @@ class RowFacts:
     answer: str
     error: str | None
     steps: int
-    tokens: int
-    cost: float
+    ledger: Ledger
+    """What the run cost (its wall time included)."""
     run_id: str
     output: Any = None
     replay: tuple[tuple[str, int], ...] = ()
@@ -163,12 +169,15 @@ class RowFacts:
             answer=result.answer,
             error=result.error,
             steps=len(result.steps),
-            tokens=result.usage.tokens,
-            cost=result.usage.cost.total,
+            ledger=result.ledger,
             run_id=result.run_id,
             output=getattr(result, "output", None),  # typed answers (absent from older results)
             replay=tuple(result.replay_counts.items()),
         )
+
+    @property
+    def tokens(self) -> int:
+        return self.ledger.tokens
 
     @property
     def replay_counts(self) -> dict[str, int]:
@@ -245,6 +254,12 @@ class MapRow:
             return f"The agent said it failed: {f.answer}"
         return ENDED.get(self.status, "The row ended without success.")
 
+    @property
+    def ledger(self) -> Ledger:
+        """What the row cost: its run's ledger (nothing for a row that has no run), over the row's wall time."""
+        spent = self.facts.ledger if self.facts is not None else Ledger()
+        return dataclasses.replace(spent, seconds=self.seconds)
+
     def record(self) -> dict[str, Any]:
         """This row's result columns (the output's fields under ``output_fields``)."""
         f = self.facts
@@ -253,8 +268,7 @@ class MapRow:
             "success": self.success,
             "answer": f.answer if f is not None else "",
             "steps": f.steps if f is not None else 0,
-            "tokens": f.tokens if f is not None else 0,
-            "cost": f.cost if f is not None else 0.0,
+            **self.ledger.columns(),
             "seconds": round(self.seconds, 3),
             "run_id": f.run_id if f is not None else "",
             "error": self.failure(),
@@ -293,6 +307,9 @@ class MapResult:
     """How the rows were run (``mapping.MapOptions``), so :meth:`retry` runs the failed ones the same way."""
     agent: Any = field(default=None, repr=False, compare=False)
     """The agent that ran them."""
+    note: str = ""
+    """Why the map stopped starting rows before the end, when something other than a stop did (its budget, the
+    answer to its estimate), or ""."""
 
     @property
     def results(self) -> list[PageAgentResult | None]:
@@ -374,9 +391,17 @@ class MapResult:
         """How many rows succeeded, failed, were stopped, run or never started (they add up to the rows)."""
         return MapCounts.of(self.rows)
 
+    @property
+    def ledger(self) -> Ledger:
+        """What the map cost: its rows' tokens, model calls and cost (unknown when one row's is), over the map's
+        wall time."""
+        spent = sum((r.ledger for r in self.rows), Ledger())
+        return dataclasses.replace(spent, seconds=self.elapsed_s)
+
     def summary(self) -> str:
-        """``10 rows: 7 succeeded, 1 failed, 2 stopped · 42.0 s`` (:meth:`MapCounts.text`)"""
-        return f"{self.counts.text()} · {self.elapsed_s:.1f} s"
+        """``10 rows: 7 succeeded, 1 failed, 2 stopped · 12,400 tokens · 30 calls · $0.0123 · 42.0 s``
+        (:meth:`MapCounts.text`, :meth:`Ledger.text`)"""
+        return f"{self.counts.text()} · {self.ledger.text()}"
 
     def __repr__(self) -> str:
         return f"MapResult({self.summary()})"

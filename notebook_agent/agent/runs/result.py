@@ -16,8 +16,10 @@ from typing import Any, Literal, TypeAlias
 
 from ...core.messages import AssistantMessage, Usage
 from ...core.text.shown import markdown_block, shown
+from ...llm.ledger import Ledger
 
-Status: TypeAlias = Literal["running", "completed", "failed", "max_steps", "stopped", "error"]
+Status: TypeAlias = Literal["running", "completed", "failed", "max_steps", "budget", "stopped", "error"]
+"""How a run ended: ``budget`` when it stopped at its ``max_cost`` or ``max_tokens`` (agent/safety/budget.py)."""
 
 
 # -- steps and results ---------------------------------------------------------------------------------------
@@ -74,6 +76,17 @@ class PageStep:
     calls: list[dict[str, Any]] = field(default_factory=list, repr=False)
     """The page's own fetch and XHR calls answered while this step ran, with their JSON answers, redacted
     (browser/page/call_log.py): what a recipe learns the call behind the page from (agent/recipes/calls/)."""
+
+    @property
+    def asks_model(self) -> bool:
+        """The step's action comes from the model: not one a pilot decided (replayed, or a replay's stop)."""
+        return self.replay not in ("replayed", "failed")
+
+    @property
+    def ledger(self) -> Ledger:
+        """What the step cost: its model call's tokens, cost and calls, and the step's time."""
+        seconds = (self.state_ms + self.model_ms + self.action_ms) / 1000
+        return Ledger.of(self.usage, seconds)
 
 
 @dataclass
@@ -144,11 +157,16 @@ class PageAgentResult:
 
     @property
     def end_label(self) -> str:
-        """What the reason in ``error`` is called: ``Stopped`` (a stop, max steps) or ``Error``."""
-        return "Stopped" if self.status in ("stopped", "max_steps") else "Error"
+        """What the reason in ``error`` is called: ``Stopped`` (a stop, max steps, the budget) or ``Error``."""
+        return "Stopped" if self.status in ("stopped", "max_steps", "budget") else "Error"
+
+    @property
+    def ledger(self) -> Ledger:
+        """What the run cost: its tokens (input, cached, output, reasoning), model calls, cost (None: unknown) and
+        wall time, the line every view says (:meth:`~notebook_agent.llm.ledger.Ledger.text`)."""
+        return Ledger.of(self.usage, self.duration_s)
 
     def _facts(self) -> list[tuple[str, str]]:
-        cost = f" · ${self.usage.cost.total:.4f}" if self.usage.cost.total else ""
         facts = [
             ("task", self.task),
             ("status", f"{self.status.replace('_', ' ')} · {'success' if self.success else 'no success'}"),
@@ -159,7 +177,7 @@ class PageAgentResult:
             facts.append((self.end_label.lower(), self.error))
         facts += [
             ("steps", self.steps_text()),
-            ("usage", f"{self.usage.tokens:,} tokens{cost} · {self.duration_s:.1f} s"),
+            ("usage", self.ledger.text()),
             ("model", self.model),
         ]
         if self.replay_counts:

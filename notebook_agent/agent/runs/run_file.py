@@ -22,6 +22,7 @@ from typing import Any
 
 from ...core.messages import AssistantMessage, Usage
 from ...core.text import clean_text, map_strings
+from ...llm.ledger import cost_text
 from .result import PageAgentResult, PageStep, StepRequest
 from .run_data import differences, table_from_dict, table_to_dict, to_json
 from .run_schema import CLOSING, RunFileError, check_record
@@ -51,7 +52,10 @@ def step_from_dict(data: dict[str, Any]) -> PageStep:
     if data.get("request") is not None:
         data["request"] = StepRequest(**data["request"])
     known = {f.name for f in dataclasses.fields(PageStep)}
-    return PageStep(**{k: v for k, v in data.items() if k in known})
+    step = PageStep(**{k: v for k, v in data.items() if k in known})
+    if not step.usage.calls and step.output is not None and step.asks_model:
+        step.usage.calls = 1  # a file written before model calls were counted: the step's answer was one
+    return step
 
 
 def result_to_dict(result: PageAgentResult) -> dict[str, Any]:
@@ -287,12 +291,21 @@ def load_run(path: str | Path, *, with_screenshots: bool = True) -> PageAgentRes
         success=end.get("success", False),
         text=end.get("text", ""),
         error=end.get("error", None if end else "The run file ends before the run did."),
-        usage=Usage.model_validate(end.get("usage") or {}),
+        usage=_usage(end.get("usage"), steps),
         output=end.get("output"),
         tables=tables,
         duration_s=end.get("duration_s", 0.0),
         system_prompt=prompt_file.read_text(encoding="utf-8") if prompt_file.exists() else "",
     )
+
+
+def _usage(closing: dict[str, Any] | None, steps: list[PageStep]) -> Usage:
+    """The run's usage from its closing line, its model calls counted from the steps when a file written before
+    they were counted has none."""
+    usage = Usage.model_validate(closing or {})
+    if not usage.calls:
+        usage.calls = sum(s.usage.calls for s in steps)
+    return usage
 
 
 def _inside(folder: Path, ref: str | None) -> Path | None:
@@ -396,7 +409,7 @@ class Comparison:
             ("success", self.a.success, self.b.success),
             ("steps", len(self.a.steps), len(self.b.steps)),
             ("tokens", tokens(self.a), tokens(self.b)),
-            ("cost $", round(self.a.usage.cost.total, 6), round(self.b.usage.cost.total, 6)),
+            ("cost", cost_text(self.a.usage.dollars), cost_text(self.b.usage.dollars)),
             ("time s", round(self.a.duration_s, 2), round(self.b.duration_s, 2)),
             ("prompt", self.a.prompt_version, self.b.prompt_version),
             ("model", self.a.model, self.b.model),

@@ -14,6 +14,7 @@ import time
 
 from ...core.events import (
     AgentEvent,
+    MessageEnd,
     MessageUpdate,
     ToolExecutionEnd,
     ToolExecutionStart,
@@ -21,6 +22,7 @@ from ...core.events import (
     TurnEnd,
     TurnStart,
 )
+from ...core.messages import AssistantMessage
 from ...core.text import map_strings
 from ..prompt.preview import reflection_partial
 from ..runs.events import ActionFinished, ActionProgress, ActionStarted, ReflectionPartial, StepFinished
@@ -46,6 +48,8 @@ class LoopEvents:
             self.turn_started = time.perf_counter()
         elif step is None:
             return
+        elif isinstance(event, MessageEnd) and isinstance(event.message, AssistantMessage):
+            record_call(step, event.message)
         elif isinstance(event, MessageUpdate) and step.output is None:
             partial = reflection_partial(step.index, event.message, run.redactor)
             if partial is not None and partial != self.partial:
@@ -61,6 +65,10 @@ class LoopEvents:
             self._action_ended(step, event)
             run.put(ActionFinished(step))
         elif isinstance(event, TurnEnd):
+            if step.output is None and step.model_ms == 0 and event.message.stop_reason == "error":
+                # a call the provider failed never reaches extract_tool_calls: its time and usage are the step's too
+                step.model_ms = (time.perf_counter() - self.turn_started) * 1000
+                step.usage = event.message.usage
             await run.screenshots.collect()  # keep one in flight, in step order
             if run.calls is not None and run.browser is not None:
                 calls = await run.browser.call(run.calls.take)
@@ -84,3 +92,14 @@ class LoopEvents:
             run.data.finished(finished.data)
         run.outcome.action_finished(step, event.error_kind, finished)
         run.observer.action_finished(event.tool_name, step.args, event.is_error)
+
+
+def record_call(step: PageStep, message: AssistantMessage) -> None:
+    """The step's model call ended (answered, failed or stopped): its usage becomes the step's, counted as one
+    call when the model was asked (a step a pilot decided made none). Once per step: a stop's closing message
+    after the step's call changes nothing; a step whose request was never sent has no call."""
+    if step.request is None or step.usage.calls or step.output is not None:
+        return
+    usage = message.usage.model_copy(deep=True)
+    usage.calls = 1 if step.asks_model else 0
+    step.usage = usage

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar, runtime_checkabl
 
 from ...browser.session.targets import target_of
 from ...core.model import Context, Model, StreamEvent, StreamOptions
+from ...llm.pricing import Prices, prices_of
 from ...llm.scripted import ScriptedModel
 
 if TYPE_CHECKING:
@@ -85,11 +86,16 @@ class PilotModel:
         self.id = f"{healer.provider}:{healer.id}"
         self.api = "replay"
 
+    @property
+    def prices(self) -> Prices | None:
+        """The healing model's prices: a replayed step costs nothing, a healed one what the healer charges."""
+        return prices_of(self.healer)
+
     async def stream(self, context: Context, options: StreamOptions) -> AsyncIterator[StreamEvent]:
         decision = self.pilot.decision
         self.pilot.decision = None
         if decision is not None and decision.call is not None:
-            scripted = ScriptedModel([decision.call], id=self.id, provider="replay", chunk=1 << 20)
+            scripted = ScriptedModel([decision.call], id=self.id, provider="replay", chunk=1 << 20, prices={})
             async for event in scripted.stream(context, options):
                 yield event
             return
@@ -106,12 +112,18 @@ class Runner(Protocol):
     browser: BrowserSession | None
     start_url: str | None
     max_steps: int
+    max_cost: float | None
+    max_tokens: int | None
     trace: bool
+    tracing: bool | None
     output_spec: OutputSpec | None
     secrets: SecretVault
     custom_tools: dict[str, Tool | None]
     runs_dir: str | None
     last_result: PageAgentResult | None
+
+    @property
+    def full_system_prompt(self) -> str: ...
 
     def copy(self, **changes: Any) -> Self: ...
 

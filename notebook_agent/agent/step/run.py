@@ -36,10 +36,11 @@ from ...core.abort import AbortController, AbortedError, AbortSignal
 from ...core.errors import error_message
 from ...core.loop import AgentContext, BeforeToolCall, BlockToolCall, LoopConfig, run_agent_loop
 from ...core.messages import AssistantMessage, ImageContent, Message, TextContent, ToolCall, UserMessage
-from ...core.model import ToolSpec
+from ...core.model import Context, ToolSpec
 from ...core.planner import ToolPlan
 from ...core.text import map_strings
 from ...core.tools import Tool
+from ...llm.tokens import prompt_tokens
 from ..prompt.agent_output import MACRO_NAME, ParsedOutput, macro_spec, parse_output, with_indices
 from ..prompt.offers import called_for
 from ..prompt.state_message import (
@@ -53,6 +54,7 @@ from ..runs.events import (
     ModelOutputParsed,
     PageEvent,
     RunFinished,
+    StepFinished,
     StepStarted,
 )
 from ..runs.result import PageAgentResult, PageStep, StepRequest
@@ -70,6 +72,11 @@ from .tool_context import tool_context_factory
 from .typed_output import with_typed_done
 
 __all__ = ["PageRun", "RunSpec", "RunState", "StartUrlError"]
+
+
+class _BudgetReached(Exception):
+    """Raised from the loop's hook before a model call that would cross the budget: the run ends with status
+    ``budget`` (its outcome already says why). Never leaves this module."""
 
 
 class PageRun:
@@ -143,6 +150,8 @@ class PageRun:
             raise
         except AbortedError as exc:
             st.outcome.end("stopped", exc.reason)
+        except _BudgetReached:
+            pass  # the outcome says why (``_keep_budget``)
         except Exception as exc:
             st.outcome.end("error", error_message(exc))
         finally:
@@ -237,9 +246,24 @@ class PageRun:
         images = [picture] if picture is not None else []
         step.state_ms = (time.perf_counter() - t0) * 1000
         step.request = StepRequest(context.system_prompt or "", text, [], MACRO_NAME, images=len(images))
-        self.translator.turn_started = time.perf_counter()
         content: list[TextContent | ImageContent] = [TextContent(text=text), *images]
-        return [UserMessage(content=text if not images else content)]
+        message = UserMessage(content=text if not images else content)
+        if st.budget.budget and step.asks_model:
+            self._keep_budget(step, Context(context.system_prompt, [message], [macro_spec(list(st.tools.values()))]))
+        self.translator.turn_started = time.perf_counter()
+        return [message]
+
+    def _keep_budget(self, step: PageStep, request: Context) -> None:
+        """Before the model call of ``step``: when it would cross the run's budget (agent/safety/budget.py), the
+        call is not made; the step ends stopped saying why, and so does the run (status ``budget``)."""
+        st = self.state
+        why = st.budget.before_call(st.spent(), prompt_tokens(request), step.index)
+        if why is None:
+            return
+        step.result, step.stopped = why, True
+        st.outcome.end("budget", why)
+        st.put(StepFinished(step))
+        raise _BudgetReached(why)
 
     def extract_tool_calls(self, message: AssistantMessage) -> list[ToolCall]:
         st = self.state
@@ -247,7 +271,6 @@ class PageRun:
         if step is None:
             return []
         step.model_ms = (time.perf_counter() - self.translator.turn_started) * 1000
-        step.usage = message.usage
         step.output = message
         if message.stop_reason == "error" and message.error_kind == "malformed":
             # The provider could not even parse the call: feed it back like any other unusable output.
@@ -324,6 +347,10 @@ class PageRun:
 
     async def stop_after_turn(self, message: AssistantMessage, results: list[Any], context: AgentContext) -> bool:
         st = self.state
+        over = st.budget.after_call(st.spent(), message.usage.output) if st.budget.budget else None
+        if over is not None and st.outcome.finished is None:
+            st.outcome.end("budget", over)  # an estimate fell short: the run stops one step past its budget
+            return True
         stuck = st.loops.stuck
         if stuck is not None and st.outcome.finished is None:
             st.outcome.end("failed", stuck)  # honest: the run went round in circles, and says what it tried

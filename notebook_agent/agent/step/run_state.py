@@ -25,6 +25,7 @@ from ...core.messages import Usage
 from ...core.model import Model, StreamOptions
 from ...core.text import map_strings
 from ...core.tools import Tool
+from ...llm.pricing import prices_of
 from ..prompt.profiles import Profile
 from ..prompt.state_message import Observer, earlier_run_note
 from ..prompt.system_prompt import prompt_hash
@@ -33,6 +34,7 @@ from ..runs.recorder import Recorder
 from ..runs.result import PageAgentResult, PageStep
 from ..runs.run_data import RunData
 from ..safety.approval import Approver, PolicyFunction, PolicyName
+from ..safety.budget import Budget, RunBudget
 from ..safety.domains import DomainPattern
 from ..safety.secrets import Redactor, SecretVault
 from .ending import RunOutcome
@@ -50,6 +52,8 @@ class RunSpec(Protocol):
     own_tab: bool
     max_steps: int
     max_failures: int
+    max_cost: float | None
+    max_tokens: int | None
     start_url: str | None
     vision: bool
     screenshots: bool
@@ -127,6 +131,9 @@ class RunState:
             self.runs_dir, self.run_id, redact=self.redactor.scrub_text, screenshots=agent.screenshots
         )
         self.screenshots = StepScreenshots(self.put)
+        self.budget = RunBudget(
+            Budget(agent.max_cost, agent.max_tokens), prices_of(agent.model), agent.stream_options.max_tokens
+        )
 
     @property
     def step(self) -> PageStep | None:
@@ -142,11 +149,16 @@ class RunState:
         """The run's actions are chosen: the guard and the observer read their facts from them."""
         self.tools = self.loops.tools = self.observer.tools = tools
 
-    def result(self, duration: float) -> PageAgentResult:
-        """The run as a result, as it stands."""
+    def spent(self) -> Usage:
+        """What the run's model calls have used so far (their tokens, calls and cost)."""
         usage = Usage()
         for s in self.steps:
             usage.add(s.usage)
+        return usage
+
+    def result(self, duration: float) -> PageAgentResult:
+        """The run as a result, as it stands."""
+        usage = self.spent()
         agent = self.agent
         return PageAgentResult(
             task=self.task,

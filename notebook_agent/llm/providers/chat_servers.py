@@ -59,6 +59,8 @@ class ChatCompat:
     """In ``json_schema`` mode, also state the tool's schema in the system prompt. llama.cpp only constrains
     decoding with it; without seeing it the model cannot know which actions exist (Qwen-1.5B then clicked
     the one action the prompt named as an example, every step). OpenAI shows the schema to the model itself."""
+    local: bool = False
+    """A server on this machine or the local network: its tokens cost nothing unless prices were set for it."""
 
 
 def _is_openai_url(base_url: str | None) -> bool:
@@ -76,6 +78,7 @@ def _local_compat(kind: str) -> ChatCompat:
         schema_in_prompt=True,
         default_temperature=LOCAL_DEFAULT_TEMPERATURE,
         cache_prompt=kind == "llamacpp",
+        local=True,
     )
 
 

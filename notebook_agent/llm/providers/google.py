@@ -121,11 +121,12 @@ def _inline(image: ImageContent) -> dict[str, Any]:
 def google_usage(meta: object) -> Usage:
     prompt = int(getattr(meta, "prompt_token_count", None) or 0)
     cached = int(getattr(meta, "cached_content_token_count", None) or 0)
-    output = int(getattr(meta, "candidates_token_count", None) or 0) + int(
-        getattr(meta, "thoughts_token_count", None) or 0
-    )
+    thoughts = int(getattr(meta, "thoughts_token_count", None) or 0)
+    output = int(getattr(meta, "candidates_token_count", None) or 0) + thoughts
     uncached = max(prompt - cached, 0)
-    return Usage(input=uncached, output=output, cache_read=cached, total_tokens=uncached + output + cached)
+    return Usage(
+        input=uncached, output=output, cache_read=cached, reasoning=thoughts, total_tokens=uncached + output + cached
+    )
 
 
 @dataclass

@@ -65,7 +65,19 @@ def chat_usage(raw: dict[str, Any]) -> Usage:
         (details.get("cached_tokens") or details.get("cachedTokens") or 0) if isinstance(details, dict) else 0
     ) or int(raw.get("prompt_cache_hit_tokens") or 0)
     uncached = max(prompt - cached, 0)
-    return Usage(input=uncached, output=completion, cache_read=cached, total_tokens=uncached + completion + cached)
+    out_details = raw.get("completion_tokens_details") or raw.get("completionTokensDetails") or {}
+    reasoning = (
+        int(out_details.get("reasoning_tokens") or out_details.get("reasoningTokens") or 0)
+        if isinstance(out_details, dict)
+        else 0
+    )
+    return Usage(
+        input=uncached,
+        output=completion,
+        cache_read=cached,
+        reasoning=reasoning,
+        total_tokens=uncached + completion + cached,
+    )
 
 
 _FINISH: dict[str, Literal["stop", "length", "toolUse"]] = {
@@ -150,6 +162,7 @@ class OpenAIChatModel(StreamingAdapter[_ChatState]):
             opts = ProviderOptions.of(opts, base_url=self.default_base_url)
         super().__init__(model_id, opts)
         self.compat = compat or detect_compat(self.provider, opts.base_url, model_id, server)
+        self.local = self.compat.local
         self.strict_tools = strict_tools
         self.output_mode: OutputMode = output_mode
         self.default_temperature = default_temperature

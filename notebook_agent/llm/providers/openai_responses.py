@@ -31,8 +31,12 @@ def responses_usage(raw: dict[str, Any]) -> Usage:
     details = raw.get("input_tokens_details") or {}
     cached = int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0
     out = int(raw.get("output_tokens") or 0)
+    out_details = raw.get("output_tokens_details") or {}
+    reasoning = int(out_details.get("reasoning_tokens") or 0) if isinstance(out_details, dict) else 0
     uncached = max(total_in - cached, 0)
-    return Usage(input=uncached, output=out, cache_read=cached, total_tokens=uncached + out + cached)
+    return Usage(
+        input=uncached, output=out, cache_read=cached, reasoning=reasoning, total_tokens=uncached + out + cached
+    )
 
 
 @dataclass

@@ -47,6 +47,7 @@ STATUS_TEXT = {
     "completed": "completed",
     "failed": "failed",
     "max_steps": "stopped at max steps",
+    "budget": "stopped at its budget",
     "stopped": "stopped",
     "error": "error",
 }

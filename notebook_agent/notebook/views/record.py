@@ -93,14 +93,12 @@ def record_html(result: PageAgentResult, *, image_budget: int = IMAGE_BUDGET) ->
         if used + size <= image_budget:
             pictures[step.index] = small
             used += size
-    tokens = result.usage.tokens
-    cost = f" · ${result.usage.cost.total:.4f}" if result.usage.cost.total else ""
     color = "#1a7f37" if result.success else "#cf222e"
     head = (
         f'<div style="font-weight:bold">{esc(result.task)}</div>'
         f'<div><span style="color:{color};font-weight:bold">{esc(result.status.replace("_", " "))}</span> · '
-        f"{'success' if result.success else 'no success'} · {result.steps_text()} · {tokens:,} tokens"
-        f"{cost} · {result.duration_s:.1f} s · model <code>{esc(result.model)}</code></div>"
+        f"{'success' if result.success else 'no success'} · {result.steps_text()} · {esc(result.ledger.text())}"
+        f" · model <code>{esc(result.model)}</code></div>"
     )
     if result.answer:
         head += _row("Answer", f"<span>{markdown_html(result.answer)}</span>")  # the model's markdown, made safe
@@ -112,7 +110,7 @@ def record_html(result: PageAgentResult, *, image_budget: int = IMAGE_BUDGET) ->
         head += _row("Replay", esc(result.replay_text().removeprefix("replay: ")))
     reason = (result.error or (result.text if not result.answer else None)) if result.status != "completed" else None
     if reason and reason != result.answer:
-        head += _row(result.end_label, esc(reason), TONES["warn" if result.status == "stopped" else "bad"])
+        head += _row(result.end_label, esc(reason), TONES["warn" if result.status in ("stopped", "budget") else "bad"])
     with_steps = [s for s in result.steps if s.screenshot]
     skipped = len(with_steps) - len(pictures)
     note = (

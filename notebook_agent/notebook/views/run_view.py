@@ -37,6 +37,7 @@ from ...agent.runs.result import OUTPUT_MODE_TEXT, join_output_modes
 from ...agent.runs.run_data import dropped_notes
 from ...core.errors import error_message
 from ...core.text.shown import NO_MATH, html_block
+from ...llm.ledger import Ledger
 from ..kernel import blocked_wait_message
 from .card import StepCard
 from .html import CSS, STATUS_TEXT, data_html, esc, markdown_html, plural
@@ -75,12 +76,10 @@ def browser_html(title: str, url: str, picture: bytes | None, why: str, tabs: li
 def summary_html(result: PageAgentResult) -> str:
     """The end of a run in one block: outcome, answer, steps, tokens, cost, time (and the error if any)."""
     cls = "na-ok" if result.success else "na-bad"
-    tokens = result.usage.tokens
-    cost = f" · ${result.usage.cost.total:.4f}" if result.usage.cost.total else ""
     head = (
         f'<div class="na-kv {cls} na-summary"><b>{esc(STATUS_TEXT.get(result.status, result.status))}</b> · '
         f"{'success' if result.success else 'no success'} · {result.steps_text()} · "
-        f"{tokens:,} tokens{cost} · {result.duration_s:.1f} s</div>"
+        f"{esc(result.ledger.text())}</div>"
     )
     answer = result.answer
     shown = (  # the model's markdown, escaped and made safe
@@ -140,8 +139,8 @@ class RunView:
         for name in NO_MATH.split():  # MathJax leaves the view alone: "$89.00; $149.00" stays two prices
             self.root.add_class(name)
         self.cards: list[StepCard] = []
-        self.tokens = 0
-        self.cost = 0.0
+        self.spent = Ledger()
+        """What the steps so far cost (tokens, calls, cost: None once unknown), shown live beside the time."""
         self.output_modes: list[str | None] = []
         """How each step's output came back (schema-constrained JSON, tool call, text); shown beside the stats,
         so a local model that fell back from its schema says so where the user is looking."""
@@ -180,8 +179,7 @@ class RunView:
             card.set_output(event.step)
             self._shown(card)
             self.set_status("running")
-            self.tokens += event.step.usage.tokens
-            self.cost += event.step.usage.cost.total
+            self.spent += Ledger.of(event.step.usage)
             self.output_modes.append(event.step.output.output_mode if event.step.output is not None else None)
             self.tick()
         elif isinstance(event, ActionStarted) and card is not None:
@@ -239,10 +237,9 @@ class RunView:
     def tick(self) -> None:
         now = time.monotonic()
         end = self.finished_at or now
-        cost = f" · ${self.cost:.4f}" if self.cost else ""
         modes = join_output_modes(self.output_modes)
         mode = " · " + " + ".join(OUTPUT_MODE_TEXT.get(m, m) for m in modes.split("+")) if modes else ""
-        self.stats.value = f"{end - self.started:.1f}s · {self.tokens:,} tokens{cost}{mode}"
+        self.stats.value = f"{end - self.started:.1f}s · {self.spent.text(seconds=False)}{mode}"
         card = self.card()
         if card is not None and self.finished_at is None:
             card.wait_tick(now)

@@ -12,6 +12,7 @@ import json
 from ...agent import PageAgentResult, PageStep
 from ...agent.runs.run_file import Comparison
 from ...core.text.shown import html_block, shown
+from ...llm.ledger import cost_text
 from .html import TONES, result_label
 
 
@@ -37,8 +38,9 @@ def inspect_html(step: PageStep) -> str:
         return html_block("<i>No request was recorded for this step.</i>")
     u = step.usage
     parts.append(
-        f"<div><b>Tokens</b> in {u.input:,} · cached {u.cache_read:,} · out {u.output:,} · "
-        f"cost ${u.cost.total:.5f} · model {step.model_ms:.0f} ms · state {step.state_ms:.0f} ms"
+        f"<div><b>Tokens</b> in {u.input + u.cache_write:,} · cached {u.cache_read:,} · out {u.output:,}"
+        + (f" (reasoning {u.reasoning:,})" if u.reasoning else "")
+        + f" · {_e(cost_text(u.dollars))} · model {step.model_ms:.0f} ms · state {step.state_ms:.0f} ms"
         + (f" · {req.images} image(s)" if req.images else "")
         + "</div>"
     )
@@ -80,7 +82,7 @@ def runs_table_html(runs: list[PageAgentResult]) -> str:
         color = "#1a7f37" if r.success else "#cf222e"
         rows.append(
             f"<tr><td><code>{_e(r.run_id)}</code></td><td style='color:{color}'>{_e(r.status)}</td>"
-            f"<td>{len(r.steps)}</td><td>{tokens:,}</td><td>${r.usage.cost.total:.4f}</td>"
+            f"<td>{len(r.steps)}</td><td>{tokens:,}</td><td>{_e(cost_text(r.usage.dollars))}</td>"
             f"<td>{r.duration_s:.1f}s</td><td><code>{_e(r.prompt_version)}</code></td><td>{_e(r.model)}</td>"
             f"<td title='{shown(r.task, 'attribute')}'>{_e(short_task(r.task))}</td></tr>"
         )

@@ -277,7 +277,8 @@ async def test_a_dataframe_in_and_a_dataframe_out(shared_browser: BrowserSession
         *("id", "name", "price"),
         *("status", "success", "answer"),
         *("output_name", "output_price"),  # the answer's fields, renamed where an input column has the name
-        *("steps", "tokens", "cost", "seconds", "run_id", "error"),
+        *("steps", "model_calls", "tokens", "input_tokens", "cached_tokens", "output_tokens", "reasoning_tokens"),
+        *("cost", "seconds", "run_id", "error"),
     ]
     assert list(table["output_name"]) == ["TrailSound Wireless Headphones Lite", "Ridgeline Rain Jacket"]
     assert list(table["output_price"]) == [54.99, 129.0] and list(table["success"]) == [True, True]
@@ -360,7 +361,8 @@ def test_the_terminal_command_reads_and_writes_tables(shop: str, tmp_path: Path)
         table = list(csv.DictReader(f))
     assert list(table[0]) == [
         *("what", "page", "status", "success", "answer"),
-        *("steps", "tokens", "cost", "seconds", "run_id", "error"),
+        *("steps", "model_calls", "tokens", "input_tokens", "cached_tokens", "output_tokens", "reasoning_tokens"),
+        *("cost", "seconds", "run_id", "error"),
     ]
     assert [r["status"] for r in table] == ["completed", "failed"] and table[0]["success"] == "True"
     assert table[1]["what"] == "flight to Oslo" and int(table[0]["steps"]) > 1

@@ -96,8 +96,9 @@ def test_counts_kept_as_rows_move_are_the_count_of_the_rows(data: st.DataObject,
 
 def _facts(success: bool) -> Any:
     from notebook_agent.agent.batch.map_table import RowFacts
+    from notebook_agent.llm.ledger import Ledger
 
-    return RowFacts(success=success, answer="", error=None, steps=1, tokens=0, cost=0.0, run_id="r")
+    return RowFacts(success=success, answer="", error=None, steps=1, ledger=Ledger(), run_id="r")
 
 
 # -- a real map, stopped or cancelled anywhere ---------------------------------------------------------------------

@@ -100,6 +100,9 @@ async def test_a_row_without_success_says_why_in_error_whichever_way_it_failed(
 
 def test_a_row_that_never_started_says_so() -> None:
     row = MapRow(index=0, values={}, task="t")
-    assert row.failure() == "Not started: the map was stopped before this row."
+    assert (
+        row.failure()
+        == "Not started: the map stopped before this row (a stop, its budget or its estimate: see its note)."
+    )
     row.status = "running"
     assert row.failure() is None

@@ -38,7 +38,7 @@ def make_result(run_id: str, actions: list[Action], *, prompt: str = "You are a 
                 state_ms=3.5,
                 model_ms=120.0,
                 action_ms=40.0,
-                usage=Usage(input=100, output=20, cache_read=50, total_tokens=170, cost=Cost(total=0.001)),
+                usage=Usage(input=100, output=20, cache_read=50, total_tokens=170, calls=1, cost=Cost(total=0.001)),
                 screenshot=b"\xff\xd8jpeg-bytes-%d" % i,
                 repairs=["read AgentOutput from JSON in the text"] if i == 2 else [],
                 observations=["Page navigated to → http://x/"] if i == 1 else [],
