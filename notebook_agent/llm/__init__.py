@@ -4,7 +4,7 @@
 adapter, key variables and SDK) and the connection settings (``provider_options``); ``availability`` says which can
 be used here. The adapters are in ``providers`` and the models on this machine in ``local``; what they share:
 the stream driver (``convert``), errors translated from the SDKs (``errors``), deadlines and request counting
-(``deadlines``), an httpx transport with a pool per event loop that keeps an SDK on httpx (``loop_transport``),
+(``deadlines``), a transport with a pool per event loop that keeps an SDK off aiohttp (``loop_transport``),
 local endpoints (``endpoints``), prices (``pricing``), token counts (``tokens``) and what calls cost at every scale
 (``ledger``). ``scripted`` is a model that plays a script (tests, demos). Importing this package never imports
 google-genai, which is optional.

@@ -31,7 +31,7 @@ from ..convert import (
 )
 from ..deadlines import request_event_hooks
 from ..errors import BadRequestError, MalformedResponseError, ModelConfigError, ServerError, StreamCutError
-from ..loop_transport import LoopTransport
+from ..loop_transport import loop_transport
 from ..provider_options import ProviderKeywords, ProviderOptions
 
 INSTALL_HINT = "pip install 'notebook-agent[google]'"
@@ -178,8 +178,8 @@ class GoogleModel(StreamingAdapter[_GemState]):
                 http["timeout"] = int(opts.timeout * 1000)
             if opts.headers:
                 http["headers"] = opts.headers
-            # an httpx transport keeps the SDK on httpx (where the deadlines watch) even when aiohttp is installed
-            http["async_client_args"] = {"event_hooks": request_event_hooks(), "transport": LoopTransport()}
+            # a transport of its own HTTP library keeps the SDK off aiohttp (where the deadlines cannot watch)
+            http["async_client_args"] = {"event_hooks": request_event_hooks(), "transport": loop_transport()}
             if self.max_retries > 0:
                 # google-genai retries only when asked; attempts count the first try.
                 retry = {"attempts": self.max_retries + 1, **(retry_options or {})}

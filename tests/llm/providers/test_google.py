@@ -164,23 +164,26 @@ async def test_thinking_config_requested(server: ScriptedServer) -> None:
     assert pick(thinking, "includeThoughts") is True and pick(thinking, "thinkingBudget") == 2048
 
 
-async def test_one_model_answers_from_two_event_loops_on_httpx(server: ScriptedServer, monkeypatch: Any) -> None:
-    """google-genai takes aiohttp whenever it is installed (beside many data tools) unless it is
-    given an httpx transport, and the deadlines watch httpx only: every request goes through the adapter's
-    transport, which keeps one pool per event loop, so the same model also answers from another loop (a thread's
-    ``asyncio.run``) after this one used it."""
+async def test_one_model_answers_from_two_event_loops_through_its_transport(
+    server: ScriptedServer, monkeypatch: Any
+) -> None:
+    """google-genai takes aiohttp whenever it is installed (beside many data tools) unless it is given a
+    transport of its HTTP library, and the deadlines cannot watch aiohttp: every request goes through the
+    adapter's transport, which keeps one pool per event loop, so the same model also answers from another loop (a
+    thread's ``asyncio.run``) after this one used it."""
     import asyncio
 
-    from notebook_agent.llm.loop_transport import LoopTransport
+    from notebook_agent.llm.loop_transport import transport_class
 
     loops: list[asyncio.AbstractEventLoop] = []
-    send = LoopTransport.handle_async_request
+    transport: Any = transport_class()
+    send = transport.handle_async_request
 
-    async def counted(self: LoopTransport, request: Any) -> Any:
+    async def counted(self: Any, request: Any) -> Any:
         loops.append(asyncio.get_running_loop())
         return await send(self, request)
 
-    monkeypatch.setattr(LoopTransport, "handle_async_request", counted)
+    monkeypatch.setattr(transport, "handle_async_request", counted)
     server.enqueue(
         sse_reply([gem([{"text": "one"}], finish="STOP")]), sse_reply([gem([{"text": "two"}], finish="STOP")])
     )
@@ -192,8 +195,6 @@ async def test_one_model_answers_from_two_event_loops_on_httpx(server: ScriptedS
 
 
 def test_the_transport_takes_the_proxy_the_environment_names(monkeypatch: Any) -> None:
-    import httpx
-
     from notebook_agent.llm.loop_transport import proxy_for
 
     for name in (
@@ -207,9 +208,9 @@ def test_the_transport_takes_the_proxy_the_environment_names(monkeypatch: Any) -
         "no_proxy",
     ):
         monkeypatch.delenv(name, raising=False)
-    assert proxy_for(httpx.URL("https://generativelanguage.googleapis.com/v1beta")) is None
+    assert proxy_for("https", "generativelanguage.googleapis.com") is None
     monkeypatch.setenv("https_proxy", "http://proxy.internal:3128")
     monkeypatch.setenv("no_proxy", "localhost,127.0.0.1")
-    assert proxy_for(httpx.URL("https://generativelanguage.googleapis.com/")) == "http://proxy.internal:3128"
-    assert proxy_for(httpx.URL("http://127.0.0.1:8080/")) is None
-    assert proxy_for(httpx.URL("http://example.org/")) is None  # no http proxy named
+    assert proxy_for("https", "generativelanguage.googleapis.com") == "http://proxy.internal:3128"
+    assert proxy_for("http", "127.0.0.1") is None
+    assert proxy_for("http", "example.org") is None  # no http proxy named
