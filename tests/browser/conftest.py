@@ -24,7 +24,7 @@ import pytest
 import pytest_asyncio
 
 from notebook_agent.browser import BrowserSession
-from notebook_agent.testing import reset_snapshot, reset_tools
+from notebook_agent.testing import forget_secrets, reset_snapshot, reset_tools
 
 PAGES = Path(__file__).parent / "pages"
 
@@ -162,6 +162,7 @@ async def browser(shared_browser: BrowserSession) -> AsyncIterator[BrowserSessio
     b.on_ask_user = None
     reset_snapshot(b)
     reset_tools(b)
+    forget_secrets(b)
     b.take_notices()
     yield b
     b.take_notices()

@@ -27,6 +27,8 @@ from urllib.parse import urlsplit
 
 from ...browser.actions import ActionHost
 from ...browser.door.egress import as_http
+from ...browser.door.live import LiveSecret
+from ...browser.urls import site
 from ...core.errors import InputError
 from ...core.messages import AssistantMessage, TextContent
 from ...core.text import map_strings
@@ -161,12 +163,29 @@ class SecretVault:
         case too)."""
         return [s.value if s.case_sensitive else CaseInsensitive(s.value) for s in self._secrets.values()]
 
+    def secrets(self) -> list[Secret]:
+        return list(self._secrets.values())
+
     def kept_from(self, url: str) -> list[tuple[str, str]]:
         """The (name, value) of each secret that may not go to ``url``: ``url`` is not one of its own sites
         (its scope, or the allowed domains for a flat secret). The browser's door asks this for every request,
         WebSocket and frame (browser/door/egress.py), under every approval policy."""
         target = as_http(url)
         return [(s.name, s.value) for s in self._secrets.values() if s.domains and not matches_any(target, s.domains)]
+
+
+def _within(domains: tuple[DomainPattern, ...]) -> Callable[[str], bool]:
+    return lambda url: bool(domains) and matches_any(url, domains)
+
+
+def _home_or(own: tuple[str, int] | None, domains: tuple[DomainPattern, ...]) -> Callable[[str], bool]:
+    """The site text was typed on, and the allowed domains."""
+    allowed = _within(domains)
+    return lambda url: (own is not None and site(url) == own) or allowed(url)
+
+
+def _where(domains: tuple[DomainPattern, ...]) -> str:
+    return ", ".join(d.text for d in domains) or "nowhere"
 
 
 def _origin(url: str) -> str:
@@ -220,6 +239,8 @@ class Redactor:
         """The user's own request: text it spells out is theirs to show, not a secret to hide (see ``given``)."""
         self.hidden: set[str] = set()
         """Text typed into sensitive fields, replaced wherever it appears."""
+        self.typed_on: dict[str, str] = {}
+        """The page each hidden text was typed on: its own site (see :meth:`live`)."""
 
     def given(self, text: str) -> bool:
         """Whether the user's request spells out ``text`` as a word of its own ("type the password "Q3h""): then
@@ -229,11 +250,14 @@ class Redactor:
         value = text.strip()
         return bool(value) and re.search(rf"(?<!\w){re.escape(value)}(?!\w)", self.request) is not None
 
-    def public_args(self, action: str, args: Mapping[str, Any], *, partial: bool = False) -> dict[str, Any]:
+    def public_args(
+        self, action: str, args: Mapping[str, Any], *, partial: bool = False, url: str = ""
+    ) -> dict[str, Any]:
         """Arguments as they may be kept and shown: secret values become their placeholders, and text typed
         into a sensitive field becomes ``[redacted: N characters]`` (remembered, so it is hidden everywhere).
         ``partial``: arguments still being written (a live preview): hidden the same way, but not remembered,
-        since half a placeholder is not a typed secret."""
+        since half a placeholder is not a typed secret. ``url``: the page it is typed on (the typed text's own
+        site, see :meth:`live`)."""
         out = dict(args)
         text = out.get("text")
         if action == "input_text" and isinstance(text, str) and not PLACEHOLDER.search(text):
@@ -242,9 +266,25 @@ class Redactor:
             fresh = sensitive and text.strip() and text not in self.vault.values() and not self.given(text)
             if fresh and not partial:
                 self.hidden.add(text)
+                self.typed_on.setdefault(text, url)
             if text in self.hidden or (fresh and partial):
                 out["text"] = f"[redacted: {len(text)} characters]"
         return {k: map_strings(v, self.scrub_text) for k, v in out.items()}  # nested values too (an answer's data)
+
+    def live(self, allowed: Sequence[DomainPattern]) -> list[LiveSecret]:
+        """The run's secrets as the browser's door holds them for the session's life (browser/door/live.py):
+        each named secret with its scope (a flat one: the ``allowed`` domains), each text typed into a sensitive
+        field with the site it was typed on and the ``allowed`` domains. Read again each time it is asked."""
+        out = [
+            LiveSecret(s.name, s.value, _within(s.domains or tuple(allowed)), _where(s.domains or tuple(allowed)))
+            for s in self.vault.secrets()
+        ]
+        typed, hidden = list(self.typed_on), frozenset(self.hidden)  # copies: the browser's thread reads this
+        for n, text in enumerate([t for t in typed if t in hidden], 1):  # in the order typed
+            own = site(as_http(self.typed_on.get(text, "")))
+            where = ", ".join([own[0] if own is not None else "nowhere", *(d.text for d in allowed)])
+            out.append(LiveSecret(f"typed text {n}", text, _home_or(own, tuple(allowed)), where))
+        return out
 
     def scrub_text(self, text: str) -> str:
         """``text`` with secret values replaced by placeholders and hidden typed text by ``[redacted]``, each

@@ -124,7 +124,7 @@ class PageRun:
             domain_rule=self.navigation_refusal if agent.allowed_domains or agent.blocked_domains else None,
             effect_judge=self.gate.judge_effect if self.gate.judges_effects else None,
             hidden_values=lambda: [*agent.secrets.values(), *state.redactor.hidden],
-            secret_sites=agent.secrets.kept_from if agent.secrets else None,
+            live_secrets=lambda: state.redactor.live(agent.allowed_domains),
         )
 
     # -- the run ---------------------------------------------------------------------------------------------
@@ -290,7 +290,8 @@ class PageRun:
         if dropped:  # the rest never ran: say so where the model reads its history, not only in the view
             st.history.append(f"In step {step.index} you {dropped[0]}; the others did not run. One action per step.")
         st.outcome.usable()
-        step.action, step.args = parsed.call.name, st.redactor.public_args(parsed.call.name, parsed.call.arguments)
+        step.action = parsed.call.name
+        step.args = st.redactor.public_args(parsed.call.name, parsed.call.arguments, url=step.url)
         step.output = st.redactor.scrub_message(message)
         st.put(ModelOutputParsed(step))
         return [parsed.call]
@@ -310,7 +311,7 @@ class PageRun:
         assert step is not None and browser is not None
         raw = ctx.args.model_dump() if hasattr(ctx.args, "model_dump") else dict(ctx.args)
         name = ctx.tool_call.name
-        args = step.args = st.redactor.public_args(name, raw)
+        args = step.args = st.redactor.public_args(name, raw, url=browser.page.url)
         step.output = st.redactor.scrub_message(step.output)
         element = target_element(browser, args)
         unfilled = _unfilled(browser, name, args)

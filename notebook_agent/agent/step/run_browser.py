@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from types import TracebackType
 from typing import Any
 
-from ...browser.door.egress import SecretSites
+from ...browser.door.live import Source as LiveSource
 from ...browser.door.route import EffectJudge
 from ...browser.session.browser_session import BrowserSession
 from ...browser.url_template import refuse_fields
@@ -49,7 +49,7 @@ class RunBrowser:
         domain_rule: Callable[[str], str | None] | None,
         effect_judge: EffectJudge | None = None,
         hidden_values: Callable[[], Iterable[str]] | None = None,
-        secret_sites: SecretSites | None = None,
+        live_secrets: LiveSource | None = None,
     ) -> None:
         self.given = given
         self.own_tab = own_tab
@@ -58,9 +58,10 @@ class RunBrowser:
         self.domain_rule = domain_rule
         self.effect_judge = effect_judge
         self.hidden_values = hidden_values
-        self.secret_sites = secret_sites
-        """``secret_sites(url)``: the secrets that may not go to ``url``; the browser's door refuses them."""
         """What no screenshot may show (the secrets' values, text typed into sensitive fields), read each time."""
+        self.live_secrets = live_secrets
+        """The run's secrets as the browser's door holds them: live from the run's start until the session
+        closes, not only while the run goes on (browser/door/live.py)."""
         self.browser: BrowserSession | None = None
         self._undo = contextlib.AsyncExitStack()
 
@@ -97,9 +98,10 @@ class RunBrowser:
             if self.effect_judge is not None:
                 await browser.set_effect_judge(self.effect_judge)
                 undo.push_async_callback(_quietly, lambda: browser.set_effect_judge(None))
-            if self.secret_sites is not None:
-                await browser.set_secret_sites(self.secret_sites)
-                undo.push_async_callback(_quietly, lambda: browser.set_secret_sites(None))
+            if self.live_secrets is not None:
+                source = self.live_secrets
+                await browser.hold_secrets(source)
+                undo.callback(browser.keep_secrets, source)  # kept live when the run ends, not let go
         except BaseException:
             await self._undo.aclose()
             raise

@@ -6,9 +6,12 @@ beacon sent while the page unloads), and the WebSocket route (sockets.py: a sock
 the page sends). Each of them describes what it holds as an :class:`Outgoing` and asks the same two questions
 here, so a channel nobody listed is judged like the ones that were:
 
-- :func:`leak`: does any part of it (the URL, the headers, the body, a frame) hold a secret's value, in any
-  encoding a page could use (raw, URL-encoded, base64 at any alignment, JSON-escaped, or these nested), and
-  is its destination outside that secret's own sites? Then it never leaves, whatever the approval policy.
+- :func:`leak`: does any part of it (the URL, the headers, the body, a frame) hold a secret's value, in an
+  encoding a page would use (raw, URL-encoded, base64 at any alignment, JSON-escaped, HTML, or these nested;
+  in any case, spaced out or split by invisible characters), and is its destination outside that secret's own
+  sites? Then it never leaves, whatever the approval policy, and the refusal names the secret. Encodings
+  nobody listed (hex, a key of the page's own) are held by the structural rule of a live secret instead
+  (live.py): data to another site is judged, whatever it looks like.
 - :func:`carries_data`: is it more than a plain read, so that reaching another site is an effect the approval
   policy judges (a body, a query string, a WebSocket)?
 
@@ -25,6 +28,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
 from urllib.parse import unquote_plus, urlsplit
+
+from ...core.text.lookalike import key
 
 OutgoingKind = Literal["request", "websocket", "frame"]
 
@@ -74,10 +79,26 @@ def leak(outgoing: Outgoing, secrets: SecretSites | None) -> str | None:
     if not kept:
         return None
     texts = list(_decodings(outgoing.parts()))
+    folded: list[str] | None = None
     for name, value in kept:
         if any(needle in text for text in texts for needle in _needles(value)):
             return name
+        needle = _squeezed(value)
+        if len(needle) >= FOLD_FROM:  # in any case, spaced out, split by invisible characters
+            folded = folded if folded is not None else [_squeezed(text) for text in texts]
+            if any(needle in text for text in folded):
+                return name
     return None
+
+
+#: A value this long or longer is also found folded (any case, spaces and invisible characters removed); a
+#: shorter one only as it is, since folded it would match too much ordinary text.
+FOLD_FROM = 6
+
+
+def _squeezed(text: str) -> str:
+    """``text`` case-folded, compatibility-normalised, without whitespace and invisible characters."""
+    return "".join(key(text, fold=True).split())
 
 
 def _decodings(parts: Iterable[bytes]) -> Iterable[str]:

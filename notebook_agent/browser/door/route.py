@@ -34,7 +34,8 @@ from ..errors import Notices
 from ..page.frozen_tabs import confirmed, later
 from ..page.tabs import Tabs
 from ..urls import site
-from .egress import Outgoing, SecretSites, as_http, carries_data, describe_leak, leak
+from .egress import Outgoing, as_http, carries_data, describe_leak, leak
+from .live import LiveSecrets, Source
 from .redirects import Hop, RedirectWatch
 from .sockets import SocketDoor
 from .tab_door import TabDoor
@@ -59,6 +60,9 @@ class Effect:
     body_size: int = 0
     via: str = ""
     """The URL whose server redirected here, when the request is a redirect hop; "" otherwise."""
+    live: str = ""
+    """The secrets live in the session that may not go there, in words ("the secret 'pw' (its sites:
+    a.example)"), when that is why it is asked (live.py); "" otherwise."""
 
     @property
     def target(self) -> str:
@@ -68,7 +72,9 @@ class Effect:
     def describe(self) -> str:
         """``POST 3 form fields (email, name, card) to b.example/collect``, ``open b.example/x in a new tab``."""
         what = self._what()
-        return f"{what}, following a redirect from {_short(self.via)}" if self.via else what
+        if self.via:
+            what = f"{what}, following a redirect from {_short(self.via)}"
+        return f"{what}, while {self.live} is live in this session" if self.live else what
 
     def _what(self) -> str:
         if self.kind == "websocket":
@@ -82,6 +88,8 @@ class Effect:
             n = len(self.fields)
             return f"{self.method} {n} form field{'' if n == 1 else 's'} ({shown}) to {self.target}"
         size = f" ({self.body_size} bytes)" if self.body_size else " (in its URL)"
+        if not self.body_size and self.live and not urlsplit(self.url).query:
+            size = " (in its path)"
         return f"send a {self.method} request with data{size} to {self.target}"
 
 
@@ -107,31 +115,45 @@ def _form_fields(request: Request) -> tuple[str, ...]:
     return ()
 
 
-def classify(request: Request, origin: str, *, top: bool, popup: bool) -> Effect | None:
+def classify(
+    request: Request, origin: str, *, top: bool, popup: bool, live: LiveSecrets | None = None
+) -> Effect | None:
     """The effect ``request`` would have, made from a tab whose top document is at ``origin``: None when it
     stays on that site, or is a plain read (no body, no query string, not a top-level navigation)."""
     outgoing = Outgoing("request", request.url, request.method, {}, request.post_data_buffer or b"")
     fields = _form_fields(request) if outgoing.body else ()
-    return classify_outgoing(outgoing, origin, top=top and request.is_navigation_request(), popup=popup, fields=fields)
+    top = top and request.is_navigation_request()
+    return classify_outgoing(outgoing, origin, top=top, popup=popup, fields=fields, live=live)
 
 
 def classify_outgoing(
-    outgoing: Outgoing, origin: str, *, top: bool = False, popup: bool = False, fields: tuple[str, ...] = ()
+    outgoing: Outgoing,
+    origin: str,
+    *,
+    top: bool = False,
+    popup: bool = False,
+    fields: tuple[str, ...] = (),
+    live: LiveSecrets | None = None,
 ) -> Effect | None:
     """The one rule for where something goes (egress.py has the one for what it carries): another site than
-    the tab's (``origin``) and more than a plain read, or a top-level navigation or popup there."""
+    the tab's (``origin``) and more than a plain read, or a top-level navigation or popup there. While a
+    secret is live in the session (``live``, live.py) and the destination is not one of its own sites, a read
+    of a path the session had not fetched before is data too, and the effect names the secret."""
     there, here = site(as_http(outgoing.url)), site(origin)
     if there is None or there == here:
         return None
     method, size = outgoing.method.upper(), len(outgoing.body)
+    held = live.outside(outgoing.url) if live is not None else []
+    said = live.describe(held) if live is not None and held else ""
+    data = carries_data(outgoing) or (bool(held) and live is not None and live.new_path(outgoing.url))
     if popup:
-        return Effect("popup", outgoing.url, method, origin, fields, size)
+        return Effect("popup", outgoing.url, method, origin, fields, size, live=said if data else "")
     if top:
-        return Effect("navigation", outgoing.url, method, origin, fields, size)
+        return Effect("navigation", outgoing.url, method, origin, fields, size, live=said if data else "")
     if outgoing.kind == "websocket":
-        return Effect("websocket", outgoing.url, "GET", origin)
-    if carries_data(outgoing):
-        return Effect("data", outgoing.url, method, origin, fields, size)
+        return Effect("websocket", outgoing.url, "GET", origin, live=said)
+    if data:
+        return Effect("data", outgoing.url, method, origin, fields, size, live=said)
     return None
 
 
@@ -198,8 +220,9 @@ class Door:
         self.notices = notices
         self.rule: DomainRule | None = None
         self.judge: EffectJudge | None = None
-        self.secrets: SecretSites | None = None
-        """``secrets(url)``: the secrets that may not go to ``url`` (egress.py); held under every policy."""
+        self.live = LiveSecrets()
+        """The secrets the session holds, from the first run that holds one until the session closes
+        (live.py): what may not go where, under every policy and between runs."""
         self.judge_loop: asyncio.AbstractEventLoop | None = None
         """The loop the judge runs on (the caller's; the route may run on the browser thread's)."""
         self.routed: BrowserContext | None = None
@@ -234,17 +257,25 @@ class Door:
             return
         await self._door(context)
 
-    async def set_secrets(self, secrets: SecretSites | None, context: BrowserContext | None) -> None:
-        """Hold every request, WebSocket and frame carrying a secret to a site not its own (whatever the
-        policy); route ``context`` if it is not yet."""
-        self.secrets = secrets
-        if context is None or self.routed is context or secrets is None:
-            return
-        await self._door(context)
+    async def hold(self, source: Source, context: BrowserContext | None) -> None:
+        """A run's secrets are live from now until the session closes (live.py): every request, WebSocket and
+        frame carrying one to a site not its own is refused whatever the policy, and data to such a site is
+        judged; route ``context`` if it is not yet."""
+        self.live.hold(source)
+        if context is not None and self.routed is not context:
+            await self._door(context)
+
+    def keep(self, source: Source) -> None:
+        """The run that held ``source`` has ended: its secrets stay live as they are now (the door stays)."""
+        self.live.keep(source)
+
+    def secrets(self, url: str) -> list[tuple[str, str]]:
+        """(name, value) of each live secret that may not go to ``url`` (egress.py ``SecretSites``)."""
+        return self.live.kept_from(url)
 
     @property
     def active(self) -> bool:
-        return self.rule is not None or self.judge is not None or self.secrets is not None
+        return self.rule is not None or self.judge is not None or self.live.live
 
     async def adopt(self, context: BrowserContext) -> None:
         """A new context of the session (a relaunched browser) keeps the rule, the judge and the secrets."""
@@ -254,7 +285,8 @@ class Door:
     async def close(self) -> None:
         """The session is done: its route and its redirect watch leave the context, which other sessions may
         share (a run in its own tab; every request of the context would pass one more handler otherwise)."""
-        self.rule = self.judge = self.secrets = None
+        self.rule = self.judge = None
+        self.live.clear()
         context, self.routed = self.routed, None
         if context is not None:
             with contextlib.suppress(PlaywrightError):
@@ -289,7 +321,7 @@ class Door:
             leaked = describe_leak(name, outgoing)
             self.notices.add(f"Blocked: {leaked}.")
             return leaked
-        effect = classify_outgoing(outgoing, origin, **where)
+        effect = classify_outgoing(outgoing, origin, live=self.live, **where)
         if effect is None:
             return None
         reason = await self._judged(effect)
@@ -303,13 +335,17 @@ class Door:
             opener = await page.opener()
             if opener is None or self.tabs.tab_id(opener) < 0:
                 return None  # another session's tab
+        self.live.seen(outgoing.url)
         return await self.egress(outgoing, page.url)
 
     async def _judged(self, effect: Effect) -> str | None:
-        """The judge's answer, on the judge's loop; a judge that fails refuses (the effect is not let by)."""
+        """The judge's answer, on the judge's loop; a judge that fails refuses (the effect is not let by). With
+        no judge, an effect is let by (a run under ``auto``), unless a live secret is why it was asked and no run
+        is there: then nobody can approve it, and it is refused (after a run, a page's timer or the notebook's
+        own ``page.goto`` must not carry the secret out)."""
         judge = self.judge
         if judge is None:
-            return None
+            return "no run is there to approve it" if effect.live and not self.live.running else None
         self.asked += 1
         self._asking += 1
         if self._idle is not None:
@@ -330,7 +366,7 @@ class Door:
     async def _hop(self, hop: Hop) -> str | None:
         """Why the browser may not follow a redirect (redirects.py), or None: judged as the request it becomes."""
         rule, judge = self.rule, self.judge
-        if (rule is None and judge is None) or (hop.document and rule is not None):
+        if (rule is None and judge is None and not self.live.live) or (hop.document and rule is not None):
             return None  # nothing to apply; or a navigation the route fetched hop by hop and judged already
         page = hop.page
         opener = None
@@ -345,11 +381,13 @@ class Door:
         if there is None or there in (here, site(origin)) or (here and here[1] == 80 and there == (here[0], 443)):
             return None  # the same site, or its upgrade from http to https
         carries = hop.has_body and hop.status in (307, 308) and hop.method not in ("GET", "HEAD")
+        held = self.live.outside(hop.url)
+        live = self.live.describe(held) if held else ""
         if hop.top:
             kind: EffectKind = "popup" if opener is not None and first else "navigation"
-            effect = Effect(kind, hop.url, hop.method if carries else "GET", origin, via=hop.came_from)
-        elif carries:
-            effect = Effect("data", hop.url, hop.method, origin, via=hop.came_from)
+            effect = Effect(kind, hop.url, hop.method if carries else "GET", origin, via=hop.came_from, live=live)
+        elif carries or live:  # while a secret is live, a redirect's path and query are data to another site
+            effect = Effect("data", hop.url, hop.method if carries else "GET", origin, via=hop.came_from, live=live)
         else:
             return None  # a frame's or a script's plain read
         reason = await self._judged(effect)
@@ -366,6 +404,7 @@ class Door:
 
     async def _route(self, route: Route, request: Request) -> None:
         rule = self.rule
+        self.live.seen(request.url)
         if not self.active:
             await route.fallback()
             return
@@ -386,6 +425,11 @@ class Door:
         if top and opener is None and frame is not None and frame.url in ("", "about:blank"):
             opener = await frame.page.opener()  # a new tab's first navigation: judged from the page that opened it
             popup = opener is not None
+        if popup and frame is not None:
+            await self.tab_door.ready(frame.page)  # its first document runs only once its own session holds it
+        if (request.headers.get("sec-purpose") or "").startswith("prefetch"):
+            await route.abort("aborted")  # the browser's own guess at a next page: nothing a run needs
+            return
         origin = opener.url if opener is not None else (_document_url(frame) if frame is not None and not popup else "")
         origin = origin or request.headers.get("referer") or ""
         url = request.url
@@ -399,7 +443,7 @@ class Door:
             name = leak(outgoing, self.secrets)
             if name is not None:
                 reason = describe_leak(name, outgoing)
-        effect = classify(request, origin, top=top, popup=popup) if reason is None else None
+        effect = classify(request, origin, top=top, popup=popup, live=self.live) if reason is None else None
         if reason is None and effect is not None:
             reason = await self._judged(effect)
         if reason is None and navigation and rule is not None:

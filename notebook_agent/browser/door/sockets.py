@@ -25,7 +25,8 @@ from playwright.async_api import Error as PlaywrightError
 
 from ..errors import Notices
 from ..page.frozen_tabs import confirmed
-from .egress import Outgoing, SecretSites, describe_leak, frame_bytes, leak
+from .egress import Outgoing, describe_leak, frame_bytes, leak
+from .live import LiveSecrets
 from .tab_devtools import ATTACH_WAIT
 from .tab_door import TabDoor
 
@@ -33,9 +34,11 @@ from .tab_door import TabDoor
 class DoorRules(Protocol):
     """What the WebSocket route uses of the session's door (route.py ``Door``)."""
 
-    secrets: SecretSites | None
+    live: LiveSecrets
     notices: Notices
     tab_door: TabDoor
+
+    def secrets(self, url: str) -> list[tuple[str, str]]: ...
 
     @property
     def active(self) -> bool: ...
@@ -61,6 +64,9 @@ class SocketDoor:
             return
         self._contexts.append(context)
         context.on("page", self._on_page)
+        if hasattr(context, "route_web_socket"):  # a tab's first moments, before its own route is in place
+            with contextlib.suppress(PlaywrightError):
+                await context.route_web_socket(_every, self._unplaced)
         # bounded like the other parts of the door: a tab whose script never yields cannot confirm the route
         await asyncio.gather(*(confirmed(page, self._route(page), ATTACH_WAIT) for page in list(context.pages)))
 
@@ -92,35 +98,56 @@ class SocketDoor:
         with contextlib.suppress(PlaywrightError):
             await page.route_web_socket(_every, handler)
 
-    async def _open(self, page: Page, ws: WebSocketRoute) -> None:
+    async def _unplaced(self, ws: WebSocketRoute) -> None:
+        """A socket of a tab whose own route is not in place yet (a popup the opener scripts at once): Playwright
+        puts a context's routes in a new tab before its first script runs, a tab's own only after. Which tab it
+        is, is not known here: while a secret is live, it is judged as from another site than the socket's."""
         door = self.door
-        if page not in self._routed:
+        if not (door.active and door.live.live):
+            ws.connect_to_server()
+            return
+        await self._open(None, ws)
+
+    async def _open(self, page: Page | None, ws: WebSocketRoute) -> None:
+        door = self.door
+        if page is not None and page not in self._routed:
             ws.connect_to_server()  # another session's tab now, or a session that closed
             return
         judged = door.active  # when not (a run without a door in this tab): connected, as if no door were there
-        reason = await door.egress(Outgoing("websocket", ws.url), page.url) if judged else None
+        reason = await door.egress(Outgoing("websocket", ws.url), page.url if page else "") if judged else None
         if reason is not None:
             with contextlib.suppress(PlaywrightError):
                 await ws.close(code=1008, reason="refused by the approval policy")
             return
+        judged_live = bool(door.live.outside(ws.url))  # asked about knowing a secret was live: its frames go on
         tab_door = door.tab_door
-        await tab_door.open_socket(page, ws.url)
+        if page is not None:
+            await tab_door.open_socket(page, ws.url)
         server = ws.connect_to_server()
         closed = False
 
         def done() -> None:
             nonlocal closed
-            if not closed:
+            if not closed and page is not None:
                 closed = True
                 self._spawn(tab_door.close_socket(page, ws.url))
 
         def to_server(message: str | bytes) -> None:
             frame = Outgoing("frame", ws.url, body=frame_bytes(message))
-            name = leak(frame, door.secrets)  # the secrets of whichever run is in the tab when it is sent
-            if name is None:
+            name = leak(frame, door.secrets)  # the session's secrets live when it is sent
+            held = door.live.outside(ws.url) if name is None and not judged_live else []
+            if name is None and not held:
                 server.send(message)
                 return
-            door.notices.add(f"Blocked: {describe_leak(name, frame)}; the socket was closed.")
+            why = (
+                describe_leak(name, frame)
+                if name is not None
+                else (
+                    f"a WebSocket message to {frame.url} while {door.live.describe(held)} became live after the "
+                    "socket was opened"
+                )
+            )
+            door.notices.add(f"Blocked: {why}; the socket was closed.")
             self._spawn(_close_both(ws, server))
             done()
 

@@ -54,6 +54,7 @@ class TabDevTools:
         vanished would leave its request paused for good."""
         self._closed = False
         self._children: dict[Page, set[Path]] = {}
+        self._ready: dict[Page, asyncio.Task[Any]] = {}
 
     holds_children = False
     """Whether the tab's out-of-process frames and workers are held at their start for :meth:`child_commands`."""
@@ -95,6 +96,7 @@ class TabDevTools:
         self._contexts.clear()
         sessions, self._pages = list(self._pages.items()), {}
         self._children.clear()
+        self._ready.clear()
         self.forget()
         await asyncio.gather(*(confirmed(page, _detach(session), ATTACH_WAIT) for page, session in sessions))
 
@@ -128,7 +130,18 @@ class TabDevTools:
         self.spawn(_answer(session, request_id, verdict))
 
     def _on_page(self, page: Page) -> None:
-        self.spawn(self._attach(page))
+        self._ready.setdefault(page, self.spawn(self._attach(page)))
+
+    async def ready(self, page: Page) -> None:
+        """Wait until ``page`` (a tab of an adopted context) is attached, at most ``ATTACH_WAIT`` seconds: the
+        door holds a popup's first request until then, so nothing the popup's first document sends (an unload
+        beacon as it is closed or sent on) passes before its own session holds it."""
+        if self._closed or page in self._pages or page.is_closed():
+            return
+        task = self._ready.get(page)
+        if task is None or task.done():
+            task = self._ready[page] = self.spawn(self._attach(page))
+        await asyncio.wait({task}, timeout=ATTACH_WAIT)
 
     async def _attach(self, page: Page) -> None:
         if page in self._pages or page in self._attaching or page.is_closed():
@@ -156,6 +169,7 @@ class TabDevTools:
     def _closed_page(self, page: Page) -> None:
         self._pages.pop(page, None)
         self._children.pop(page, None)
+        self._ready.pop(page, None)
 
     def _child(self, page: Page, session: CDPSession, parent: Path, event: dict[str, Any]) -> None:
         """A frame or worker attached (paused at its start): set it up, hold its own children, let it run."""

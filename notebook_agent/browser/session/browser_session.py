@@ -39,7 +39,7 @@ from playwright.async_api import Page
 
 from ...core.tools import Tool
 from ..actions import AskUser
-from ..door.egress import SecretSites
+from ..door.live import Source as LiveSource
 from ..door.route import Door
 from ..errors import ActionError, Notices
 from ..page.action_watch import ActionWatch
@@ -294,11 +294,20 @@ class BrowserSession(SessionAccessors, SessionPages, SessionReading, SessionActi
         return await self._hung.replace_current(self._life.safe_new_page)
 
     @on_browser_loop
-    async def set_secret_sites(self, secrets: SecretSites | None) -> None:
-        """Refuse every request, WebSocket and frame of this session's tabs that would carry a secret's value
-        to a site not its own (``secrets(url)`` names those, see egress.py), whatever the approval policy.
-        None removes it."""
-        await self._door.set_secrets(secrets, self._life.context)
+    async def hold_secrets(self, source: LiveSource) -> None:
+        """``source()``'s secrets are live in this session from now until it closes (browser/door/live.py): a
+        request, WebSocket or frame of its tabs carrying one to a site not its own is refused whatever the
+        approval policy, and data to such a site is judged (refused when no run is there to judge it)."""
+        await self._door.hold(source, self._life.context)
+
+    def keep_secrets(self, source: LiveSource) -> None:
+        """The run that held ``source`` ended: its secrets stay live, as they are now, until the session closes."""
+        self._door.keep(source)
+
+    @property
+    def secrets_live(self) -> bool:
+        """Whether a secret is live in this session (see :meth:`hold_secrets`)."""
+        return self._door.live.live
 
 
 __all__ = [

@@ -20,12 +20,13 @@ import logging
 import os
 import shutil
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from playwright.async_api import Browser, BrowserContext, Playwright, ViewportSize, async_playwright
+from playwright.async_api import Browser, BrowserContext, BrowserType, Playwright, ViewportSize, async_playwright
 
 from ..errors import BrowserError
 from ..fingerprint.finder import register_fingerprint_engine
@@ -328,11 +329,41 @@ async def open_browser(
             **(launch_options or {}),
         }
         try:
-            browser = await chromium.launch(**options)
+            browser = await _launch(chromium, options)
         except Exception as exc:
             if not options["chromium_sandbox"] or "sandbox" not in str(exc).lower():
                 raise
             # No usable sandbox here (no user namespaces, no setuid helper): run without, and say so.
             log.warning("Chromium's sandbox is not available here; running it without (%s)", str(exc).splitlines()[0])
-            browser = await chromium.launch(**{**options, "chromium_sandbox": False})
+            browser = await _launch(chromium, {**options, "chromium_sandbox": False})
     return browser, await browser.new_context(viewport=viewport, **ctx_options), True, path
+
+
+#: The profile every launched Chromium starts from. ``network_prediction_options: 2`` ("never") stops the
+#: browser's own requests that no route sees: speculation rules' prefetch and prerender, preconnect and DNS
+#: prefetch. No command-line switch of this Chromium does it, and only a profile holds it; contexts made from
+#: the browser inherit it.
+PROFILE_PREFERENCES: dict[str, Any] = {"net": {"network_prediction_options": 2}}
+
+
+async def _launch(chromium: BrowserType, options: dict[str, Any]) -> Browser:
+    """Launch Chromium on a fresh profile holding :data:`PROFILE_PREFERENCES` (removed when the browser goes).
+    The profile's own context stays empty: the session makes its contexts from the browser, as ``launch`` would."""
+    profile = tempfile.mkdtemp(prefix="notebook-agent-profile-")
+    try:
+        (Path(profile) / "Default").mkdir()
+        (Path(profile) / "Default" / "Preferences").write_text(json.dumps(PROFILE_PREFERENCES), encoding="utf-8")
+        own = await chromium.launch_persistent_context(profile, **options)
+    except BaseException:
+        shutil.rmtree(profile, ignore_errors=True)
+        raise
+    browser = own.browser
+    if browser is None:  # not Chromium's: nothing to make contexts from
+        await own.close()
+        shutil.rmtree(profile, ignore_errors=True)
+        raise BrowserError(f"{options.get('executable_path')} gave no browser to make contexts from")
+    browser.on("disconnected", lambda _: shutil.rmtree(profile, ignore_errors=True))
+    for page in own.pages:  # its first blank tab: no session's, never shown
+        with contextlib.suppress(Exception):
+            await page.close()
+    return browser
