@@ -30,6 +30,7 @@ from ...core.aio import wait_for
 from ...core.text.lookalike import CaseInsensitive, page_rule
 from ..errors import BrowserError, first_line
 from .page_script import call_page_api
+from .painted import Box, PaintUnread, painted_boxes
 
 #: Seconds each frame's page script gets to find and paint (and to remove) its boxes.
 MASK_TIMEOUT = 3.0
@@ -114,9 +115,18 @@ async def masked_capture(
     raises :class:`ScreenshotWithheld` (saying why) rather than return a picture that could show one."""
     if not values and not selector:
         return await take()
+    extra: list[Box] = []
+    if values:  # where the page paints a value its DOM text does not hold (painted.py): only while one is live
+        try:
+            extra = await painted_boxes(page, values)
+        except PaintUnread as exc:
+            raise ScreenshotWithheld(f"No screenshot was taken: {exc}, so a secret could have shown.") from None
     frames = [f for f in page.frames if not f.is_detached()]
     op: dict[str, object] = {"op": "hide", "rule": page_rule(values), "selector": selector}
-    painted = await asyncio.gather(*(_call(f, op) for f in frames), return_exceptions=True)
+    main: dict[str, object] = {**op, "extra": [list(b) for b in extra]}
+    painted = await asyncio.gather(
+        *(_call(f, main if f is page.main_frame else op) for f in frames), return_exceptions=True
+    )
     try:
         for frame, result in zip(frames, painted, strict=True):
             if isinstance(result, BaseException) and not frame.is_detached():

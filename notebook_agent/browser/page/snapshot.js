@@ -1132,7 +1132,8 @@
     // of ``arg.rule``, and paints an opaque box (magenta, like Playwright's ``mask``) over each, in a top-layer
     // element shown last (above the page's own dialogs and popovers), positioned in document coordinates so a
     // full-page picture is covered too. Answers the number of boxes. "unhide" removes it and answers whether it
-    // stayed as painted until then (a page that removed or hid it made the picture unsafe).
+    // stayed as painted until then (a page that removed or hid it made the picture unsafe). ``arg.extra`` adds
+    // boxes (document coordinates) where the painted layer shows a value the DOM does not (painted.py).
     //
     // Text is compared as Python's core/text/lookalike.py compares it, by the rule it sends (``page_rule``): one
     // character at a time, dropped when in ``rule.strip`` (format and invisible characters), else NFKD, and for
@@ -1206,9 +1207,12 @@
       const find = lookalikes(arg.rule || {});
       const values = find.needles;
       const selector = arg.selector || "";
-      if (!values.length && !selector) return 0;
+      const extra = Array.isArray(arg.extra) ? arg.extra : [];
+      if (!values.length && !selector && !extra.length) return 0;
       const boxes = [];
       const add = (r) => { if (r.width > 0 && r.height > 0) boxes.push([r.left, r.top, r.width, r.height]); };
+      // boxes where the painted layer shows a value (browser/page/painted.py), in document coordinates
+      for (const [x, y, w, h] of extra) add({ left: x - window.scrollX, top: y - window.scrollY, width: w, height: h });
       const has = find.has;
       const count = find.count;
       const light = new Map(values.map((v) => [v, 0])); // occurrences met inside single text nodes of the document

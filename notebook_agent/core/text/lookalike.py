@@ -25,6 +25,7 @@ needles it looks for are :func:`key` of each value, computed here.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
@@ -72,6 +73,24 @@ def normalise(text: str, *, fold: bool = False) -> tuple[str, list[int] | None]:
         out.append(part)
         where.extend([i] * len(part))
     return "".join(out), where
+
+
+@lru_cache(maxsize=4096)
+def _loose_char(ch: str) -> str:
+    return "" if ch.isspace() else _char(ch, True)
+
+
+_SPACE = re.compile(r"\s+")
+
+
+def loose(text: str) -> str:
+    """``text`` as a picture reads it: :func:`normalise` folded, and with white space dropped too, so an upper-case
+    copy (CSS ``text-transform``), a spaced one (``s e c r e t``) and halves drawn side by side all read as the
+    value. What a reader recovers from pixels needs no more than that: the screenshot mask matches painted text
+    this way (``browser/page/painted.py``), whatever the value's case sensitivity."""
+    if text.isascii():
+        return _SPACE.sub("", text.lower())
+    return "".join(map(_loose_char, text))
 
 
 def key(value: str, *, fold: bool = False) -> str:

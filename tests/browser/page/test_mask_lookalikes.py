@@ -1,6 +1,8 @@
 """A value shown on the page in a spelling that reads the same is painted over in the screenshot too: split by
 zero-width characters, wrapped in bidi controls, in full-width or mathematical letters and digits, in any case
-for a case-insensitive value, in a text node, split over elements or inside an input's value. The page matches by
+for a case-insensitive value, in a text node, split over elements or inside an input's value; and in a picture
+any case of a case-sensitive value too (painted.py reads the painted text layer loosely: a picture shows an
+upper-case copy as plainly). The page matches by
 the rule Python sends it (core/text/lookalike.py), so what redaction finds the mask finds.
 
 A generator writes the spellings; real Chromium shows them green on green, and the picture is read pixel by
@@ -16,7 +18,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from notebook_agent.browser import BrowserSession
-from notebook_agent.core.text.lookalike import CaseInsensitive, key
+from notebook_agent.core.text.lookalike import CaseInsensitive, key, loose
 from tests.agent.safety.test_lookalike_secrets import INVISIBLE, spelled
 from tests.browser.conftest import Load, Servers
 from tests.browser.page.test_screenshot_mask import green, masked, pixels
@@ -38,6 +40,7 @@ PAGE = """<!doctype html><html><head><style>
 <p>mail <span class=m id=mail></span> end</p>
 <p><input id=mailfield type=text></p>
 <p>other <span class=m id=near></span> end</p>
+<p>case <span class=m id=swapped></span> end</p>
 </body></html>"""
 
 
@@ -90,10 +93,12 @@ async def test_every_spelling_of_a_hidden_value_is_painted_over(
     typed = visible(data.draw(spelled(SECRET), label="typed"))
     mail = visible(data.draw(spelled(EMAIL, any_case=True), label="mail"))
     typed_mail = visible(data.draw(spelled(EMAIL, any_case=True), label="typed mail"))
-    near = SECRET.swapcase()  # another case of a case-sensitive value is not the value
-    assert key(near) != key(SECRET)
+    near = SECRET[:-1] + "7"  # another value
+    assert loose(near) != loose(SECRET)
+    swapped = SECRET.swapcase()  # another case of a case-sensitive value: redaction keeps it, a picture must not
+    assert key(swapped) != key(SECRET)
     await browser.page.evaluate(
-        """([pw, cut, typed, mail, typedMail, near]) => {
+        """([pw, cut, typed, mail, typedMail, near, swapped]) => {
             const $ = (id) => document.getElementById(id);
             $('text').textContent = pw;
             $('a').textContent = pw.slice(0, cut); $('b').textContent = pw.slice(cut);
@@ -101,10 +106,11 @@ async def test_every_spelling_of_a_hidden_value_is_painted_over(
             $('mail').textContent = mail;
             $('mailfield').value = typedMail;
             $('near').textContent = near;
+            $('swapped').textContent = swapped;
         }""",
-        [pw, cut, typed, mail, typed_mail, near],
+        [pw, cut, typed, mail, typed_mail, near, swapped],
     )
-    names = ("text", "split", "field", "mail", "mailfield", "near")
+    names = ("text", "split", "field", "mail", "mailfield", "near", "swapped")
     boxes = {name: grid(await text_box(browser, name)) for name in names}
     points = [p for name in boxes for p in boxes[name]]
 
@@ -124,7 +130,7 @@ async def test_every_spelling_of_a_hidden_value_is_painted_over(
     with browser.hiding([SECRET, EMAIL]):
         shot = read(await pixels(browser, await browser.screenshot(), points))
     spellings = json.dumps([pw, typed, mail, typed_mail], ensure_ascii=True)
-    for name in ("text", "split", "field", "mail", "mailfield"):
+    for name in ("text", "split", "field", "mail", "mailfield", "swapped"):
         wrong = [(at, p) for at, p in zip(boxes[name], shot[name], strict=True) if not masked(p)]
         assert not wrong, (name, spellings, wrong)
     assert all(green(p) for p in shot["near"]), "a spelling that does not read as the value stays visible"
