@@ -1136,8 +1136,9 @@
     // boxes (document coordinates) where the painted layer shows a value the DOM does not (painted.py).
     //
     // Text is compared as Python's core/text/lookalike.py compares it, by the rule it sends (``page_rule``): one
-    // character at a time, dropped when in ``rule.strip`` (format and invisible characters), else NFKD, and for
-    // a case-insensitive needle case-folded (``rule.fold``, else ``toLowerCase``) and NFKD again. Each character
+    // character at a time, dropped when in ``rule.strip`` (format and invisible characters, white space), else
+    // NFKD, and for a folded needle (all of them now) case-folded (``rule.fold``, else ``toLowerCase``) and NFKD
+    // again. Each character
     // of the normal form remembers the UTF-16 span of the character it came from, so a match maps back to the
     // range of the original text (the invisible characters inside it included).
     const FIELDS = "input, textarea, select";
@@ -1162,14 +1163,16 @@
         cache[+fold].set(ch, out);
         return out;
       };
-      const ASCII = /^[\x00-\x7f]*$/;
+      const ASCII = /^[\x00-\x7f]*$/, anyStrip = new RegExp(rule.strip, "u");
       // the normal form of ``s``: the text alone first (native replace, most text holds no needle), and where
-      // each of its UTF-16 units came from only for text that holds one
-      const OTHER = /[^\x00-\x7f]/gu, OTHER_OR_UPPER = /[^\x00-\x7f]|[A-Z]/gu;
+      // each of its UTF-16 units came from only for text that holds one. ASCII text with nothing to drop (no
+      // white space) is its own normal form but for case.
+      const OTHER = new RegExp("[^\\x00-\\x7f]|" + rule.strip, "gu");
+      const OTHER_OR_UPPER = new RegExp("[^\\x00-\\x7f]|[A-Z]|" + rule.strip, "gu");
       const normal = (s, fold) => {
-        if (ASCII.test(s)) return { text: fold ? s.toLowerCase() : s, ascii: true };
+        if (ASCII.test(s) && !anyStrip.test(s)) return { text: fold ? s.toLowerCase() : s, ascii: true };
         const text = fold
-          ? s.replace(OTHER_OR_UPPER, (ch) => (ch < "\x80" ? ch.toLowerCase() : piece(ch, true)))
+          ? s.replace(OTHER_OR_UPPER, (ch) => (ch >= "A" && ch <= "Z" ? ch.toLowerCase() : piece(ch, true)))
           : s.replace(OTHER, (ch) => piece(ch, false));
         return { text, ascii: false };
       };
