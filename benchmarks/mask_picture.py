@@ -75,11 +75,11 @@ async def measure(browser: BrowserSession, repeats: int) -> dict[str, float]:
     real = mask_module.painted_boxes
     for _ in range(repeats):
         times["none"].append(await shot_ms(browser, None))
-        mask_module.painted_boxes = _no_painted_layer  # type: ignore[assignment]
+        mask_module.painted_boxes = _no_painted_layer
         try:
             times["off"].append(await shot_ms(browser, VALUES))
         finally:
-            mask_module.painted_boxes = real  # type: ignore[assignment]
+            mask_module.painted_boxes = real
         times["on"].append(await shot_ms(browser, VALUES))
     return {k: statistics.median(v) for k, v in times.items()}
 
