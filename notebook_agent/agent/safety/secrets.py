@@ -11,8 +11,9 @@ API key, secret, ...) is redacted after the fact, secrets or not.
 
 Every value is found as a reader would see it (:mod:`notebook_agent.core.text.lookalike`): split by zero-width
 characters, wrapped in bidi controls or spelled in compatibility look-alikes (full-width letters, ligatures)
-it is still the value. A secret given as :class:`CaseInsensitive` (an e-mail address, a user name) is found
-in any case too; others are case-sensitive, as passwords are.
+it is still the value, and so it is in another case (``HUNTER2``) or spaced out (``h u n t e r 2``): a reader
+knows the secret from either. (:class:`CaseInsensitive` is accepted and changes nothing: every secret is found
+in any case.)
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ from ...browser.urls import site
 from ...core.errors import InputError
 from ...core.messages import AssistantMessage, TextContent
 from ...core.text import map_strings
-from ...core.text.lookalike import CaseInsensitive, replace_values
+from ...core.text.lookalike import CaseInsensitive as CaseInsensitive  # the public name lives here too
+from ...core.text.lookalike import replace_values
 from ...core.tools import Tool, ToolCallContext, ToolResult, WrappedTool, get_argument, replace_argument
 from .domains import DomainPattern, matches_any, parse_domains
 
@@ -53,7 +55,6 @@ class Secret:
     name: str
     value: str
     domains: tuple[DomainPattern, ...]  # empty: wherever the agent may go (its allowed domains)
-    case_sensitive: bool = True
 
 
 class SecretVault:
@@ -76,7 +77,7 @@ class SecretVault:
             raise ValueError(f"secret {name!r}: the value must be a non-empty string")
         if name in self._secrets:
             raise ValueError(f"secret {name!r} is given twice")
-        self._secrets[name] = Secret(name, str(value), domains, not isinstance(value, CaseInsensitive))
+        self._secrets[name] = Secret(name, str(value), domains)
 
     def __bool__(self) -> bool:
         return bool(self._secrets)
@@ -152,16 +153,14 @@ class SecretVault:
         (longest values first)."""
         return replace_values(text, self.matches(lambda s: placeholder(s.name)))
 
-    def matches(self, replacement: Callable[[Secret], str]) -> list[tuple[str, str, bool]]:
-        """``(value, replacement, fold)`` for each secret, as
-        :func:`~notebook_agent.core.text.lookalike.replace_values` takes them (``fold``: the secret is not
-        case-sensitive)."""
-        return [(s.value, replacement(s), not s.case_sensitive) for s in self._secrets.values()]
+    def matches(self, replacement: Callable[[Secret], str]) -> list[tuple[str, str]]:
+        """``(value, replacement)`` for each secret, as :func:`~notebook_agent.core.text.lookalike.replace_values`
+        takes them."""
+        return [(s.value, replacement(s)) for s in self._secrets.values()]
 
     def values(self) -> list[str]:
-        """The values, a case-insensitive one as :class:`CaseInsensitive` (the screenshot mask finds it in any
-        case too)."""
-        return [s.value if s.case_sensitive else CaseInsensitive(s.value) for s in self._secrets.values()]
+        """The values (the screenshot mask paints them over)."""
+        return [s.value for s in self._secrets.values()]
 
     def secrets(self) -> list[Secret]:
         return list(self._secrets.values())
@@ -291,7 +290,7 @@ class Redactor:
         found in any spelling that reads the same (the one place every redaction of a run matches)."""
         if not (self.vault or self.hidden):
             return text
-        hidden = [(literal, REDACTED, False) for literal in self.hidden]
+        hidden = [(literal, REDACTED) for literal in self.hidden]
         return replace_values(text, [*self.vault.matches(lambda s: placeholder(s.name)), *hidden])
 
     def scrub_message(self, message: AssistantMessage | None) -> AssistantMessage | None:
@@ -299,10 +298,10 @@ class Redactor:
         if message is None or not (self.hidden or self.vault):
             return message
         raw = message.model_dump_json()
-        values = [*self.vault.matches(lambda s: REDACTED), *((v, REDACTED, False) for v in self.hidden)]
+        values = [*self.vault.matches(lambda s: REDACTED), *((v, REDACTED) for v in self.hidden)]
         # the values as JSON spells them (a quote or backslash in a value is escaped in the dump), then every
         # decoded string of the message
-        escaped = [(json.dumps(v, ensure_ascii=False)[1:-1], r, fold) for v, r, fold in values]
+        escaped = [(json.dumps(v, ensure_ascii=False)[1:-1], r) for v, r in values]
         clean = replace_values(raw, escaped)
         data = map_strings(json.loads(clean), lambda text: replace_values(text, values))
         if clean == raw and data == json.loads(raw):

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from ...browser.actions import action_facts
 from ...core.errors import InputError
+from ...core.text import map_strings
 from ...core.tools import Finished, Tool, ToolArgumentError, ToolCallContext, ToolResult, inline_schema
 from ..runs.run_data import Table, to_json
 
@@ -314,7 +315,12 @@ class TypedDoneTool(Tool):
             raise ToolArgumentError(
                 f"The answer does not match {self.answer.name}:\n{exc}\nCall done again with data fixed."
             ) from None
-        if self.leaks(json.dumps(self.answer.dump(output), ensure_ascii=False)):
+        # each string as it is (JSON would spell a tab or newline inside a spaced-out copy as an escape), and the
+        # whole answer as JSON (a value cut over two strings)
+        dumped = self.answer.dump(output)
+        texts = [json.dumps(dumped, ensure_ascii=False)]
+        map_strings(dumped, lambda s: texts.append(s) or s)  # type: ignore[func-returns-value]
+        if any(map(self.leaks, texts)):
             raise ToolArgumentError(
                 "The answer contains a secret's value (or text typed into a password field); an answer never holds "
                 "one. Call done again without it."

@@ -97,8 +97,9 @@ FOLD_FROM = 6
 
 
 def _squeezed(text: str) -> str:
-    """``text`` case-folded, compatibility-normalised, without whitespace and invisible characters."""
-    return "".join(key(text, fold=True).split())
+    """``text`` as the one redaction rule reads it: case-folded, compatibility-normalised, without white space
+    and invisible characters (core/text/lookalike.py)."""
+    return key(text)
 
 
 def _decodings(parts: Iterable[bytes]) -> Iterable[str]:

@@ -4,19 +4,21 @@ One job: a picture of a page with every occurrence of the hidden values painted 
 the capture, the page script (``snapshot.js``, Playwright's isolated world of each frame) finds in every frame
 each text node, form field value or placeholder holding one of the values, in any spelling that reads the same
 (the page follows ``core/text/lookalike.py``'s rule, which this module sends it: split by zero-width characters,
-wrapped in bidi controls, in full-width or mathematical letters, and in any case for a
-:class:`~notebook_agent.core.text.lookalike.CaseInsensitive` value), and paints an opaque box over it in
-a top-layer element of that frame's document (so the boxes follow each frame's own scrolling and clipping, and
-sit above the page's dialogs). After the capture the boxes are removed, and the picture is kept only if
-every frame was searched and every mask was still as painted: a frame the script could not reach, a frame
-that appeared meanwhile, or a mask the page removed or hid makes :class:`ScreenshotWithheld` instead.
+wrapped in bidi controls, in full-width or mathematical letters, in any case, spaced out), and paints an opaque
+box over it in a top-layer element of that frame's document (so the boxes follow each frame's own scrolling and
+clipping, and sit above the page's dialogs). While a value is live, ``painted.py`` first reads where the page
+*paints* one beyond its DOM text (CSS generated content, closed shadow roots, ``text-transform``, halves drawn
+side by side, a canvas, a page-made image; in frames of other processes too), and those boxes are painted in
+the main frame's top layer, above every frame. After the capture the boxes are removed, and the picture is kept
+only if the painted layer was read, every frame was searched and every mask was still as painted: a painted
+layer DevTools did not give, a frame the script could not reach, a frame that appeared meanwhile, or a mask the
+page removed or hid makes :class:`ScreenshotWithheld` instead.
 
 The mask lives in the page's DOM, so page script can see it for the instant of the capture; that is the
-price of one extra round trip per frame instead of decoding and re-encoding the picture. Text drawn into a
-``<canvas>`` or an image is not found (it is not text), nor is text the page's CSS generates
-(``content: attr(data-x)``), nor a value whose characters the page's layout alone puts side by side (flex
-``order``, absolute positions), nor one a combining mark is drawn over (not a compatibility form: redaction
-keeps it too).
+price of one extra round trip per frame instead of decoding and re-encoding the picture. Not found: a value a
+server draws into an image it sends (``http(s)`` source: see painted.py), one whose characters the layout
+alone reorders (flex ``order``, absolute positions out of reading order), and one a combining mark is drawn
+over (not a compatibility form: redaction keeps it too).
 """
 
 from __future__ import annotations
@@ -27,9 +29,10 @@ from collections.abc import Awaitable, Callable, Iterable
 from playwright.async_api import Frame, Page
 
 from ...core.aio import wait_for
-from ...core.text.lookalike import CaseInsensitive, page_rule
+from ...core.text.lookalike import page_rule
 from ..errors import BrowserError, first_line
 from .page_script import call_page_api
+from .painted import Box, PaintUnread, painted_boxes
 
 #: Seconds each frame's page script gets to find and paint (and to remove) its boxes.
 MASK_TIMEOUT = 3.0
@@ -43,16 +46,12 @@ class ScreenshotWithheld(BrowserError):
 
 
 def current_values(source: HiddenValues | None) -> list[str]:
-    """The non-blank values of ``source``, longest first, without duplicates (a value given both ways is kept as
-    :class:`CaseInsensitive`, which finds it in every case)."""
+    """The non-blank values of ``source``, longest first, without duplicates."""
     if source is None:
         return []
     values = source() if callable(source) else source
-    kept: dict[str, str] = {}
-    for v in values:
-        if isinstance(v, str) and v.strip() and (v not in kept or isinstance(v, CaseInsensitive)):
-            kept[str(v)] = v
-    return sorted(kept.values(), key=len, reverse=True)
+    kept = {str(v): None for v in values if isinstance(v, str) and v.strip()}
+    return sorted(kept, key=len, reverse=True)
 
 
 def _context_root(session: object) -> object:
@@ -114,9 +113,18 @@ async def masked_capture(
     raises :class:`ScreenshotWithheld` (saying why) rather than return a picture that could show one."""
     if not values and not selector:
         return await take()
+    extra: list[Box] = []
+    if values:  # where the page paints a value its DOM text does not hold (painted.py): only while one is live
+        try:
+            extra = await painted_boxes(page, values)
+        except PaintUnread as exc:
+            raise ScreenshotWithheld(f"No screenshot was taken: {exc}, so a secret could have shown.") from None
     frames = [f for f in page.frames if not f.is_detached()]
     op: dict[str, object] = {"op": "hide", "rule": page_rule(values), "selector": selector}
-    painted = await asyncio.gather(*(_call(f, op) for f in frames), return_exceptions=True)
+    main: dict[str, object] = {**op, "extra": [list(b) for b in extra]}
+    painted = await asyncio.gather(
+        *(_call(f, main if f is page.main_frame else op) for f in frames), return_exceptions=True
+    )
     try:
         for frame, result in zip(frames, painted, strict=True):
             if isinstance(result, BaseException) and not frame.is_detached():

@@ -1132,11 +1132,13 @@
     // of ``arg.rule``, and paints an opaque box (magenta, like Playwright's ``mask``) over each, in a top-layer
     // element shown last (above the page's own dialogs and popovers), positioned in document coordinates so a
     // full-page picture is covered too. Answers the number of boxes. "unhide" removes it and answers whether it
-    // stayed as painted until then (a page that removed or hid it made the picture unsafe).
+    // stayed as painted until then (a page that removed or hid it made the picture unsafe). ``arg.extra`` adds
+    // boxes (document coordinates) where the painted layer shows a value the DOM does not (painted.py).
     //
     // Text is compared as Python's core/text/lookalike.py compares it, by the rule it sends (``page_rule``): one
-    // character at a time, dropped when in ``rule.strip`` (format and invisible characters), else NFKD, and for
-    // a case-insensitive needle case-folded (``rule.fold``, else ``toLowerCase``) and NFKD again. Each character
+    // character at a time, dropped when in ``rule.strip`` (format and invisible characters, white space), else
+    // NFKD, and for a folded needle (all of them now) case-folded (``rule.fold``, else ``toLowerCase``) and NFKD
+    // again. Each character
     // of the normal form remembers the UTF-16 span of the character it came from, so a match maps back to the
     // range of the original text (the invisible characters inside it included).
     const FIELDS = "input, textarea, select";
@@ -1161,14 +1163,16 @@
         cache[+fold].set(ch, out);
         return out;
       };
-      const ASCII = /^[\x00-\x7f]*$/;
+      const ASCII = /^[\x00-\x7f]*$/, anyStrip = new RegExp(rule.strip, "u");
       // the normal form of ``s``: the text alone first (native replace, most text holds no needle), and where
-      // each of its UTF-16 units came from only for text that holds one
-      const OTHER = /[^\x00-\x7f]/gu, OTHER_OR_UPPER = /[^\x00-\x7f]|[A-Z]/gu;
+      // each of its UTF-16 units came from only for text that holds one. ASCII text with nothing to drop (no
+      // white space) is its own normal form but for case.
+      const OTHER = new RegExp("[^\\x00-\\x7f]|" + rule.strip, "gu");
+      const OTHER_OR_UPPER = new RegExp("[^\\x00-\\x7f]|[A-Z]|" + rule.strip, "gu");
       const normal = (s, fold) => {
-        if (ASCII.test(s)) return { text: fold ? s.toLowerCase() : s, ascii: true };
+        if (ASCII.test(s) && !anyStrip.test(s)) return { text: fold ? s.toLowerCase() : s, ascii: true };
         const text = fold
-          ? s.replace(OTHER_OR_UPPER, (ch) => (ch < "\x80" ? ch.toLowerCase() : piece(ch, true)))
+          ? s.replace(OTHER_OR_UPPER, (ch) => (ch >= "A" && ch <= "Z" ? ch.toLowerCase() : piece(ch, true)))
           : s.replace(OTHER, (ch) => piece(ch, false));
         return { text, ascii: false };
       };
@@ -1206,9 +1210,12 @@
       const find = lookalikes(arg.rule || {});
       const values = find.needles;
       const selector = arg.selector || "";
-      if (!values.length && !selector) return 0;
+      const extra = Array.isArray(arg.extra) ? arg.extra : [];
+      if (!values.length && !selector && !extra.length) return 0;
       const boxes = [];
       const add = (r) => { if (r.width > 0 && r.height > 0) boxes.push([r.left, r.top, r.width, r.height]); };
+      // boxes where the painted layer shows a value (browser/page/painted.py), in document coordinates
+      for (const [x, y, w, h] of extra) add({ left: x - window.scrollX, top: y - window.scrollY, width: w, height: h });
       const has = find.has;
       const count = find.count;
       const light = new Map(values.map((v) => [v, 0])); // occurrences met inside single text nodes of the document

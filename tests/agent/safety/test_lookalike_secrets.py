@@ -1,5 +1,5 @@
 """A secret spelled another way is still the secret: split by zero-width characters, wrapped in bidi controls,
-written in full-width or other compatibility look-alikes (and in another case, for a case-insensitive one), it
+written in full-width or other compatibility look-alikes, in another case, spaced out or cut in halves, it
 does not reach the model's state message, the answer, the typed output, the run file or the map CSV.
 
 A generator writes the spellings; the run is real (Chromium on a local page that shows the spelling, a scripted
@@ -21,7 +21,7 @@ from notebook_agent.agent.prompt.agent_output import agent_output
 from notebook_agent.agent.safety.secrets import Redactor, SecretVault
 from notebook_agent.browser import BrowserSession
 from notebook_agent.core.model import Context
-from notebook_agent.core.text.lookalike import key
+from notebook_agent.core.text.lookalike import key, loose
 from notebook_agent.llm.scripted import Response, ScriptedModel
 from tests.agent.test_page_agent import state
 from tests.browser.conftest import Servers
@@ -47,22 +47,27 @@ def lookalikes(c: str) -> list[str]:
     return out
 
 
+#: White space a copy may be spaced out with (a page's halves in two elements are read with one between).
+SPACES = [" ", " ", "\u00a0", "\t", "\n", "\u2009", "\u3000"]
+
+
 @st.composite
-def spelled(draw: st.DrawFn, value: str, *, any_case: bool = False) -> str:
-    """``value`` with look-alike characters and invisible ones inserted at random places."""
+def spelled(draw: st.DrawFn, value: str, *, spaced: bool = True) -> str:
+    """``value`` with look-alike characters, another case, and invisible characters and (``spaced``) white space
+    inserted at random places."""
     out = []
     for c in value:
-        if any_case and c.isalpha() and draw(st.booleans()):
+        if c.isalpha() and draw(st.booleans()):
             c = c.swapcase()
         out.append(draw(st.sampled_from(lookalikes(c))))
-        out.extend(draw(st.lists(st.sampled_from(INVISIBLE), max_size=2)))
+        out.extend(draw(st.lists(st.sampled_from(INVISIBLE + SPACES if spaced else INVISIBLE), max_size=2)))
     text = "".join(out)
-    assert key(text, fold=any_case) == key(value, fold=any_case)  # it reads as the value
+    assert key(text) == key(value)  # it reads as the value
     return text
 
 
-def holds(text: str, value: str, fold: bool = False) -> bool:
-    return key(value, fold=fold) in key(text, fold=fold)
+def holds(text: str, value: str) -> bool:
+    return key(value) in loose(text)
 
 
 def redactor(**secrets: str) -> Redactor:
@@ -74,11 +79,11 @@ def redactor(**secrets: str) -> Redactor:
 def test_no_spelling_of_a_secret_passes_redaction(data: st.DataObject) -> None:
     r = redactor(pw=SECRET, email=CaseInsensitive(EMAIL))
     pw = data.draw(spelled(SECRET))
-    mail = data.draw(spelled(EMAIL, any_case=True))
+    mail = data.draw(spelled(EMAIL))
     around = data.draw(st.text(max_size=8))
     text = f"{around}the password is {pw}{around} and mail {mail}."
     clean = r.scrub_text(text)
-    assert not holds(clean, SECRET) and not holds(clean, EMAIL, fold=True), clean
+    assert not holds(clean, SECRET) and not holds(clean, EMAIL), clean
     assert "<secret>pw</secret>" in clean and "<secret>email</secret>" in clean
     assert r.vault.redact(text) == clean  # the vault's own redaction is the same match
     r.hidden.add("typed-Into-A-Password-Field")
@@ -88,8 +93,8 @@ def test_no_spelling_of_a_secret_passes_redaction(data: st.DataObject) -> None:
 
 def test_text_without_the_value_is_kept_as_it_is() -> None:
     r = redactor(pw=SECRET)
-    for text in ["hunter2-horse", "Hunter2\u200b", "Ｈｕｎｔｅｒ", "naïve café ﬁle", "\u202eevil"]:
-        assert r.scrub_text(text) == text  # another case of a case-sensitive secret, or part of it, is not it
+    for text in ["hunter2-hors", "Hunter2\u200b", "Ｈｕｎｔｅｒ", "naïve café ﬁle", "\u202eevil", "Hunter2 - hose"]:
+        assert r.scrub_text(text) == text  # part of a secret, or another text, is not it
 
 
 class Found(BaseModel):

@@ -68,7 +68,10 @@ def test_data_of_any_encoding_to_another_site_is_judged_naming_the_secret(
     forms = transforms(value, key)
     data = "".join(c for c in forms[pick % len(forms)] if c.isalnum()) or "x"
     sent, where = outgoing(route, data)
-    effect = classify_outgoing(sent, HERE + "/login", live=session(value), **where)
+    live = session(value)
+    effect = classify_outgoing(
+        sent, HERE + "/login", live=live, top=where.get("top", False), popup=where.get("popup", False)
+    )
     assert effect is not None and "'pw'" in effect.live, (route, data, effect)
     assert "'pw'" in effect.describe() and value not in effect.describe()
 
