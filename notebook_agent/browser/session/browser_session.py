@@ -304,6 +304,9 @@ class BrowserSession(SessionAccessors, SessionPages, SessionReading, SessionActi
         """The run that held ``source`` ended: its secrets stay live, as they are now, until the session closes."""
         self._door.keep(source)
 
+    def _live_values(self) -> list[str]:
+        return [secret.value for secret in self._door.live.secrets()]
+
     @property
     def secrets_live(self) -> bool:
         """Whether a secret is live in this session (see :meth:`hold_secrets`)."""

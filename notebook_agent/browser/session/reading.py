@@ -138,7 +138,7 @@ class SessionReading:
             await self.snapshot()
         return await masked_capture(
             page,
-            current_values(self._hidden),
+            list(self.hidden_values),
             lambda: take_screenshot(
                 self._reader, page, highlight=highlight, format=format, full_page=full_page, quality=quality
             ),
@@ -148,8 +148,13 @@ class SessionReading:
     # -- values no picture may show (see mask.py) ---------------------------------------------------------
     @property
     def hidden_values(self) -> tuple[str, ...]:
-        """The values every screenshot of this session paints over (longest first); see :meth:`hide_values`."""
-        return tuple(current_values(self._hidden))
+        """The values every screenshot of this session paints over (longest first): a run's (see
+        :meth:`hide_values`) and the secrets live in the session, between runs too."""
+        return tuple(current_values([*current_values(self._hidden), *self._live_values()]))
+
+    def _live_values(self) -> list[str]:
+        """The values of the secrets live in the session (the session's door keeps them; none here)."""
+        return []
 
     def hide_values(self, values: HiddenValues | None) -> HiddenValues | None:
         """Paint over ``values`` (strings, or a function returning them, read before each screenshot) in

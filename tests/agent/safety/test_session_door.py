@@ -25,6 +25,7 @@ from notebook_agent.browser import BrowserSession
 from notebook_agent.llm.scripted import ScriptedModel
 from tests.agent.safety.test_egress import Sites, serve_sites
 from tests.agent.test_page_agent import index_of, step
+from tests.browser.page.test_screenshot_mask import masked, pixels
 
 SECRET = "Kq7-walrus-Plum9"
 
@@ -248,8 +249,24 @@ POPUP_JS = (
 @pytest.mark.parametrize("kind", ["websocket"])
 async def test_a_popups_first_moments_deliver_nothing(browser: BrowserSession, sites: Sites, kind: str) -> None:
     sites.pages["blank-popup"] = "<!doctype html><p>popup</p>"
-    base = page(sites, "hex", "beacon").replace("leak(\"hex\", \"beacon\", 0)", f"pop({json.dumps(kind)})")
+    base = page(sites, "hex", "beacon").replace('leak("hex", "beacon", 0)', f"pop({json.dumps(kind)})")
     sites.pages[f"popup-{kind}"] = base.replace("</script>", POPUP_JS + "</script>")
     for _ in range(5):
         await sign_in(browser, sites, f"popup-{kind}", approval="deny-risky")
         assert delivered(sites) == [], delivered(sites)
+
+
+async def test_a_picture_taken_by_hand_after_the_run_hides_the_live_secret(
+    browser: BrowserSession, sites: Sites
+) -> None:
+    """The mask follows the session too: the page shows the typed value, the notebook takes a picture later."""
+    sites.pages["echo"] = (
+        '<!doctype html><input type=password id=pw oninput="echo.textContent = this.value">'
+        "<button>Continue</button><p><span id=echo style='font-size:40px;color:#0c0'></span></p>"
+    )
+    await sign_in(browser, sites, "echo", approval="deny-risky")
+    box = await browser.page.locator("#echo").bounding_box()
+    assert box is not None and box["width"] > 50  # the page shows the value
+    picture = await browser.screenshot()
+    centre = (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    assert masked((await pixels(browser, picture, [centre]))[0])
