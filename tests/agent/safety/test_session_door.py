@@ -270,3 +270,18 @@ async def test_a_picture_taken_by_hand_after_the_run_hides_the_live_secret(
     picture = await browser.screenshot()
     centre = (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     assert masked((await pixels(browser, picture, [centre]))[0])
+
+
+async def test_the_question_says_a_secret_is_live(browser: BrowserSession, sites: Sites) -> None:
+    asked: list[str] = []
+
+    async def record(request: ApprovalRequest) -> ApprovalAnswer:
+        asked.append(request.effect or "")
+        return ApprovalAnswer(False, "no")
+
+    sites.pages["ask"] = page(sites, "hex", "fetch post")
+    await sign_in(browser, sites, "ask", approval="ask-risky", approver=record)
+    assert delivered(sites) == []
+    said = [q for q in asked if "/p" in q]
+    assert said and all("the secret 'pw' (its sites: http://127.0.0.1" in q for q in said), asked
+    assert all("is live in this session" in q and SECRET not in q for q in said), asked
