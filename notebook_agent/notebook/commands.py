@@ -58,6 +58,7 @@ HELP = (
     "%agent config [--model M] [--max-steps N] [--approve POLICY] [--headed|--headless] [--vision on|off]\n"
     "              [--alias NAME=provider:model]   a short name for a model (NAME= removes it)\n"
     "%agent browser [URL] [--headed|--headless]   show the shared browser (and open a URL)\n"
+    "%agent browser --close                       close it: its tabs, cookies and live secrets go\n"
     "%agent stop                                  stop every running run\n"
     "%agent runs                                  the saved runs (status, steps, tokens, cost, prompt)\n"
     "%agent rerun RUN [--prompt NAME] [--model M] [--max-steps N] [--approve POLICY] [--out NAME]\n"
@@ -315,6 +316,8 @@ class Commands:
             STATE.config.headless = False
         if "--headless" in rest:
             STATE.config.headless = True
+        if "--close" in rest:
+            return Shown(_closed(), "%agent browser")
 
         async def show() -> tuple[str, str]:
             from .views.run_view import browser_html
@@ -335,6 +338,15 @@ class Commands:
             return browser_html(title, address, picture, why, await STATE.tab_owners()), f"{title}\n{address}"
 
         return Shown(show(), "%agent browser")
+
+
+async def _closed() -> tuple[str, str]:
+    """Close the kernel's browser: a secret stays live in a session until it closes (the next cell starts a new
+    one)."""
+    had = STATE.browser is not None
+    await STATE.close_browser()
+    said = "The browser is closed; the next run starts a new one." if had else "No browser was open."
+    return f"<p>{said}</p>", said
 
 
 def _user_namespace() -> dict[str, Any]:

@@ -296,6 +296,10 @@ async def test_browser_and_snapshot_commands_display_in_their_own_cell(shell: In
     with capture_output() as captured:
         await run_cell(shell, "%agent browser example")
     assert captured.stdout == f"%agent browser: URL: {BAD_URL[1].removeprefix('--url: ')}\n"
+    with capture_output() as captured:
+        result = await run_cell(shell, "%agent browser --close")
+    assert result.success and STATE.browser is None
+    assert "The browser is closed" in captured.outputs[0].data["text/plain"]
 
 
 async def test_two_overlapping_runs_each_act_in_their_own_tab(shell: InteractiveShell) -> None:
