@@ -109,7 +109,7 @@ class PageAgent(RowMaps, Replays, Generic[Deps]):
             raise ValueError("max_steps must be at least 1")
         self.max_cost = checked_cost(max_cost)
         self.max_tokens = checked_tokens(max_tokens)
-        self.allowed_domains = parse_domains(allowed_domains)
+        self.allowed_domains = parse_domains(allowed_domains, option="allowed_domains")
         self.blocked_domains = parse_domains(blocked_domains)
         self.secrets = SecretVault(secrets or {}, default_domains=self.allowed_domains)
         self.secrets.check_settings(

@@ -80,6 +80,18 @@ def _cell(value: object) -> object:
     return json.dumps(value, ensure_ascii=False, default=str) if isinstance(value, (dict, list)) else value
 
 
+def _parquet_frame(records: list[dict[str, Any]], columns: list[str]) -> Any:
+    """The table as a DataFrame parquet can hold: a column whose values are of more than one kind (a row's
+    number among others' text, as JSON rows may have) is written as text, so one row's value never stops the
+    table being written."""
+    frame = _parquet_pandas().DataFrame(records, columns=columns)
+    for name in columns:
+        kinds = {type(v) for v in frame[name] if v is not None and v == v}  # None and NaN are empty cells
+        if len(kinds) > 1 and not kinds <= {int, float}:
+            frame[name] = [None if v is None or v != v else str(v) for v in frame[name]]
+    return frame
+
+
 def write_table(result: MapResult, path: str, *, raw_cells: bool = False) -> None:
     """``result``'s table (:meth:`~notebook_agent.agent.batch.map_table.MapResult.records`) to ``path``, in the format
     its extension names. In a CSV, a cell a spreadsheet would run as a formula gets a single quote in front unless
@@ -90,7 +102,7 @@ def write_table(result: MapResult, path: str, *, raw_cells: bool = False) -> Non
     columns = result.table_columns()
     records = [{k: _cell(v) for k, v in r.items()} for r in result.records()]
     if kind == ".parquet":
-        _parquet_pandas().DataFrame(records, columns=columns).to_parquet(path, index=False)
+        _parquet_frame(records, columns).to_parquet(path, index=False)
     elif kind == ".csv":
         write_csv(path, columns, records, raw=raw_cells)
     elif kind == ".json":

@@ -35,6 +35,8 @@ class Flag:
     help: str
     switch: bool = False
     metavar: str | None = None
+    repeat: bool = False
+    """A list flag: given again, it adds to the list (``--allowed-domains a.com --allowed-domains b.org``)."""
 
 
 FLAGS: dict[str, Flag] = {
@@ -97,6 +99,7 @@ FLAGS: dict[str, Flag] = {
             "allowed_domains",
             "where navigation may go, comma-separated (github.com, *.github.com, http://127.0.0.1:8000)",
             metavar="DOMAINS",
+            repeat=True,
         ),
         Flag(("--no-heal",), "heal", "a replayed step that cannot be replayed fails, saying why", switch=True),
         Flag(("--concurrency",), "concurrency", "rows at a time (default 4)"),
@@ -136,17 +139,27 @@ def add_run_flags(parser: argparse.ArgumentParser, fields: Iterable[str], **help
             kwargs["const"] = name != "heal"  # --no-heal sets heal to False; every other switch sets True
         elif flag.metavar:
             kwargs["metavar"] = flag.metavar
+        if flag.repeat:  # every list flag, said once: given again, it adds to the list
+            kwargs["action"] = "append"
+            kwargs["help"] += " (repeatable: each adds to the list)"
         parser.add_argument(*flag.names, **kwargs)
 
 
-def _domains(value: str) -> tuple[str, ...]:
+def given_list(value: object) -> list[str]:
+    """A list flag's values as given: each ``--flag`` once (argparse's ``append``), or one value (a mapping's)."""
+    return [str(v) for v in value] if isinstance(value, (list, tuple)) else [str(value)]
+
+
+def _domains(value: object) -> tuple[str, ...]:
+    """Every ``--allowed-domains`` given, added up; an empty one is an error (it would mean no restriction)."""
     from ..agent.safety.domains import parse_domains
     from .options import OptionError
 
     try:
-        return tuple(d.text for d in parse_domains(value))
+        return tuple(d.text for text in given_list(value) for d in parse_domains(text, option="--allowed-domains"))
     except ValueError as exc:
-        raise OptionError(f"--allowed-domains: {exc}") from None
+        message = str(exc)
+        raise OptionError(message if message.startswith("--") else f"--allowed-domains: {message}") from None
 
 
 def run_options(
@@ -196,7 +209,7 @@ def run_options(
                 else options.output_from_file_or_module(value, option)
             )
         elif name == "allowed_domains":
-            chosen[name] = _domains(str(value))
+            chosen[name] = _domains(value)
         elif name == "concurrency":
             chosen[name] = options.concurrency(value, option)
         elif name == "mode":

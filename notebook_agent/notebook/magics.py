@@ -10,13 +10,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import re
+import shlex
 import string
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class, no_var_expand
-from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.core.magic_arguments import argument, magic_arguments
 
 from ..agent import PageAgentResult
 from ..agent.run_options import RunOptions
@@ -306,7 +307,7 @@ def expand_line(line: str, namespace: dict[str, Any]) -> str:
     names = dict(namespace)
     names.update({n: "{" + n + "}" for n in _SIMPLE_FIELD.findall(line) if n not in namespace})
     try:
-        each = parse_argstring(AgentMagics.agent, line).each
+        each = parse_line(AgentMagics.agent, line).each
     except (UsageError, SystemExit):
         each = None
     if isinstance(each, str) and each in namespace:
@@ -337,11 +338,22 @@ class ParsedMagic(Protocol):
     parser: argparse.ArgumentParser
 
 
+def parse_line(magic: ParsedMagic, line: str) -> argparse.Namespace:
+    """The magic's options from its line, split into words as a terminal splits them (``shlex``: quotes group
+    and are removed, ``--url "http://a b"`` is one value), so a line means what the same flags mean to
+    ``notebook-agent``. A quote left open is a :class:`UsageError` in one sentence saying what to do."""
+    try:
+        words = shlex.split(line)
+    except ValueError as exc:
+        raise UsageError(f'{exc} in the line: close the quote, or escape it with a backslash (\\")') from None
+    return magic.parser.parse_args(words)
+
+
 def _parse(magic: ParsedMagic, line: str, label: str) -> argparse.Namespace | None:
     """The magic's options, or None after printing what is wrong in one line, with a "did you mean" for a
     misspelt option (options are never taken by a prefix)."""
     try:
-        return parse_argstring(magic, line)
+        return parse_line(magic, line)
     except UsageError as exc:
         known = [s for action in magic.parser._actions for s in action.option_strings]
         print(f"{label}: {options.unknown_options_message(str(exc), known)}")

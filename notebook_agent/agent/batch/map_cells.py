@@ -19,9 +19,11 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 from typing import Any
+
+from ...core.text import map_strings
 
 #: First characters that make a spreadsheet read a cell as a formula (OWASP, "CSV Injection").
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -67,6 +69,38 @@ def cell(value: Any) -> Any:
     if value is None:
         return ""
     return json.dumps(value, ensure_ascii=False, default=str) if isinstance(value, (dict, list)) else value
+
+
+#: The longest text a cell keeps: below the 131,072 characters Python's csv module reads back by default.
+MAX_CELL = 100_000
+#: What a cell says when its text was not valid Unicode (a lone surrogate): the bad code points are written as
+#: ``\\udXXX`` escapes and the cell ends with this mark.
+ESCAPED = " [escaped: not valid Unicode]"
+
+
+def cut_mark(length: int) -> str:
+    """What a cell longer than :data:`MAX_CELL` ends with, saying how long its text was."""
+    return f" [cut: {length:,} characters]"
+
+
+def table_text(text: str, redact: Callable[[str], str]) -> str:
+    """One string of the table as every output can hold it: secrets redacted (``redact``, the vault's), a lone
+    surrogate escaped and marked, a huge text cut and marked. A bad value spoils its own cell, never the table."""
+    text = redact(text)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8") + ESCAPED
+    if len(text) > MAX_CELL:
+        text = text[:MAX_CELL] + cut_mark(len(text))
+    return text
+
+
+def table_value(value: Any, redact: Callable[[str], str]) -> Any:
+    """``value`` (nested data too, keys included) with :func:`table_text` applied to every string in it."""
+    if isinstance(value, (str, dict, list, tuple)):
+        return map_strings(value, lambda text: table_text(text, redact))
+    return value
 
 
 def write_csv(path: str, columns: list[str], records: Iterable[Mapping[str, Any]], *, raw: bool = False) -> None:

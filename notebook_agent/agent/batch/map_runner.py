@@ -279,7 +279,7 @@ async def _drive(
                 rec.result = await (ways(rec, by_page, browser, agent, signal) if ways is not None else by_page())
             else:
                 assert shipped is not None
-                job = RowJob(i, rec.task, rec.values, rec.start_url, shipped, options.model,
+                job = RowJob(i, rec.task, rec.values, rec.chosen_start, shipped, options.model,
                              options.model_factory, options.isolation, cdp_url,
                              options.pilots, parent)  # fmt: skip
                 outcome = await signal.race(asyncio.wrap_future(options.executor.submit(run_row_job, job)))
@@ -381,9 +381,9 @@ def start_pages(template: str | None, columns: list[str], values: list[dict[str,
 
 
 def _pilot(agent: Runner, options: MapOptions, row: MapRow) -> Pilot | None:
-    """The pilot of a row that follows one, starting at the row's start page (None for a map driven by the
-    model)."""
-    return options.pilots(row.values, agent, row.start_url) if options.pilots is not None else None
+    """The pilot of a row that follows one, starting at the row's start page when the user chose it (else where
+    its recording starts, judged by the gate); None for a map driven by the model."""
+    return options.pilots(row.values, agent, row.chosen_start) if options.pilots is not None else None
 
 
 def _options(**kwargs: Any) -> MapOptions:

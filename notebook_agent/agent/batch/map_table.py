@@ -27,6 +27,8 @@ from ...core.errors import InputError
 from ...core.text.shown import html_block, shown
 from ...llm.ledger import Ledger
 from ..runs.result import PageAgentResult, replay_line
+from ..safety.row_text import fill_row
+from .map_cells import table_value
 from .map_counts import MapCounts
 
 Row: TypeAlias = dict[str, Any]
@@ -142,7 +144,9 @@ def check_template(template: str, columns: list[str], rows: list[Row], what: str
 
 
 def fill(template: str, row: Row) -> str:
-    return template.format_map(row)
+    """A row's task: the template filled with the row's values as data (a value never makes a secret's
+    placeholder: agent/safety/row_text.py)."""
+    return fill_row(template, row)
 
 
 # -- one row, and the whole map ------------------------------------------------------------------------------------
@@ -202,6 +206,9 @@ class MapRow:
     values: Row
     task: str
     start_url: str | None = None
+    start_is_recorded: bool = False
+    """``start_url`` is a recording's (a recipe's own start with the row's values), not one the user chose: the
+    row's run judges it as the model's ``go_to_url`` (a recipe file is input, like a run file)."""
     status: RowStatus = "not_started"
     result: PageAgentResult | None = field(default=None, repr=False)
     error: str | None = None
@@ -212,6 +219,11 @@ class MapRow:
     """``host:pid`` of the process that ran it, with an executor."""
     kept: RowFacts | None = field(default=None, repr=False)
     """What the table shows of the run, noted when the row ended (:meth:`settle`)."""
+
+    @property
+    def chosen_start(self) -> str | None:
+        """The row's start page when the user chose it, else None (the pilot starts where its recording does)."""
+        return None if self.start_is_recorded else self.start_url
 
     @property
     def facts(self) -> RowFacts | None:
@@ -362,15 +374,21 @@ class MapResult:
         return out
 
     def records(self) -> list[dict[str, Any]]:
-        """One dict per row with :meth:`table_columns` as keys (no pandas needed)."""
+        """One dict per row with :meth:`table_columns` as keys (no pandas needed). The table's one writer: every
+        other output (:meth:`to_pandas`, :meth:`to_csv`, the terminal's CSV, JSON and parquet) is made of these,
+        so here every cell of every column has the agent's secret values replaced by their placeholders, and a
+        value no output could hold (a lone surrogate, a huge text) is escaped or cut and marked in its own cell
+        (:func:`~.map_cells.table_value`)."""
         names = self._names()
+        vault = getattr(self.agent, "secrets", None)
+        redact: Callable[[str], str] = vault.redact if vault else str
         table = []
         for r in self.rows:
             values = {("input", k): v for k, v in r.values.items()}
             values |= {("result", k): v for k, v in r.record().items()}
             facts = r.facts
             values |= {("output", k): v for k, v in output_fields(facts.output if facts else None).items()}
-            table.append({column: values.get(key) for key, column in names.items()})
+            table.append({column: table_value(values.get(key), redact) for key, column in names.items()})
         return table
 
     def to_pandas(self) -> Any:
@@ -381,7 +399,7 @@ class MapResult:
         """The table as a UTF-8 CSV file (no pandas needed). A text cell beginning with ``=``, ``+``, ``-``, ``@``,
         a tab or a carriage return gets a single quote in front, so a spreadsheet shows it rather than running
         it as a formula; ``raw_cells=True`` writes every cell as it is (see :mod:`.map_cells`). The DataFrame
-        and :meth:`records` keep the true values."""
+        and :meth:`records` keep the cells unquoted."""
         from .map_cells import write_csv
 
         write_csv(os.fspath(path), self.table_columns(), self.records(), raw=raw_cells)

@@ -97,8 +97,10 @@ class RecipePilot(ReplayPilot):
             secrets=agent.secrets.names if agent is not None else (),
             tools=agent.custom_tools if agent is not None else None,
         )
-        self.chosen = True
-        """A recipe's start is the user's: they made the recipe from their own run and map it over their rows."""
+        # ``chosen`` as a replay's: the user named where the row starts (``url=``, the map's start page); a recipe,
+        # like a run file, is input (a file anyone could edit), so its own start URL is judged as the model's
+        # ``go_to_url`` would be (the domain rule, then the policy), and its steps' navigations go through the
+        # gate like any call
         self.recipe = recipe
 
     async def prepare(self, browser: BrowserSession, step: PageStep, page_text: str = "") -> str | None:

@@ -24,6 +24,7 @@ from urllib.parse import quote, quote_plus
 from pydantic import BaseModel, ConfigDict
 
 from ...core.errors import InputError
+from ..safety.row_text import DataFormatter
 
 #: How a slot's value is written where it was found: as it is, or URL-encoded as a query value or a path part.
 ENCODINGS: dict[str, Callable[[str], str]] = {
@@ -51,8 +52,9 @@ def escape(text: str) -> str:
     return text.replace("{", "{{").replace("}", "}}")
 
 
-class _Filler(string.Formatter):
-    """Fills slot fields by their whole name (a column may be called ``first name``), encoded as marked."""
+class _Filler(DataFormatter):
+    """Fills slot fields by their whole name (a column may be called ``first name``), encoded as marked; a row's
+    value is data, never a secret's placeholder (:class:`DataFormatter`)."""
 
     def get_field(self, field_name: str, args: Any, kwargs: Any) -> Any:
         if field_name not in kwargs:
@@ -76,7 +78,7 @@ def _text(value: Any) -> str:
 
 
 def fill(template: str, values: Mapping[str, Any]) -> str:
-    return FILLER.vformat(template, (), dict(values))
+    return FILLER.fill(template, dict(values))
 
 
 def fill_all(node: Any, values: Mapping[str, Any]) -> Any:

@@ -7,6 +7,7 @@ rather than part of the secrets vault or of the navigation judgement.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,8 +36,7 @@ class DomainPattern:
         host = (parts.hostname or "").lower()
         if not host:
             raise ValueError(f"{text!r} is not a domain (write e.g. 'github.com' or 'http://127.0.0.1:8000')")
-        if host.startswith("*.") is False and "*" in host:
-            raise ValueError(f"{text!r}: a wildcard is only allowed as a leading '*.'")
+        _check_host(text, host)
         try:
             port = parts.port
         except ValueError:
@@ -66,12 +66,46 @@ class DomainPattern:
         return host == self.host
 
 
-def parse_domains(patterns: Sequence[str] | str | None) -> tuple[DomainPattern, ...]:
+#: One label of a host name: letters (any script), digits, ``_`` and ``-``; never empty, never a ``*``.
+_LABEL = re.compile(r"[\w-]+")
+
+
+def _check_host(text: str, host: str) -> None:
+    """Refuse a host pattern that admits more than one site's hosts: a ``*`` anywhere but a leading ``*.``, an
+    empty label (``.``, ``*.``, ``a..b``, a trailing dot), a wildcard over a top-level domain (``*.com``). The
+    one rule every domain pattern passes (allowed, blocked, a secret's scope), so none admits every host."""
+    try:
+        ipaddress.ip_address(host)
+        return
+    except ValueError:
+        pass
+    base = host[2:] if host.startswith("*.") else host
+    labels = base.split(".")
+    if "*" in base:
+        raise ValueError(f"{text!r}: a wildcard is only allowed as a leading '*.' before a site, e.g. '*.github.com'")
+    if not all(_LABEL.fullmatch(label) for label in labels):
+        raise ValueError(f"{text!r} is not a host name: write e.g. 'github.com', '*.github.com' or '127.0.0.1'")
+    if base is not host and len(labels) < 2:
+        raise ValueError(
+            f"{text!r} would admit every host under .{base}: name a site, e.g. '*.github.com', not a top-level domain"
+        )
+
+
+def parse_domains(patterns: Sequence[str] | str | None, *, option: str = "") -> tuple[DomainPattern, ...]:
+    """The patterns of a comma- or space-separated string or a list; None is no patterns. ``option``: the name
+    of a restriction (``allowed_domains``) whose patterns, when given, may not be none at all: an empty string
+    or list would silently mean no restriction, so it is a ValueError saying what to pass instead."""
     if patterns is None:
         return ()
     if isinstance(patterns, str):
         patterns = [p for p in re.split(r"[,\s]+", patterns) if p]
-    return tuple(DomainPattern.parse(p) for p in patterns)
+    parsed = tuple(DomainPattern.parse(p) for p in patterns)
+    if option and not parsed:
+        raise ValueError(
+            f"{option} is empty, which would allow every site: give the domains the run may visit "
+            "(e.g. 'github.com, *.github.com'), or leave it out for no restriction"
+        )
+    return parsed
 
 
 def matches_any(url: str, patterns: Sequence[DomainPattern]) -> bool:

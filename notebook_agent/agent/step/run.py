@@ -352,9 +352,9 @@ class PageRun:
         if over is not None and st.outcome.finished is None:
             st.outcome.end("budget", over)  # an estimate fell short: the run stops one step past its budget
             return True
-        stuck = st.loops.stuck
-        if stuck is not None and st.outcome.finished is None:
-            st.outcome.end("failed", stuck)  # honest: the run went round in circles, and says what it tried
+        ended = self.lease.popup_storm() or st.loops.stuck  # a popup storm, or a run gone round in circles
+        if ended is not None and st.outcome.finished is None:
+            st.outcome.end("failed", ended)  # honest: the run says what happened (or what it tried)
             return True
         return st.outcome.should_stop(len(st.steps))
 

@@ -64,6 +64,8 @@ class RunBrowser:
         closes, not only while the run goes on (browser/door/live.py)."""
         self.browser: BrowserSession | None = None
         self._undo = contextlib.AsyncExitStack()
+        self._storms = self._refused = 0
+        """The browser's counts of popup storms and popups refused when the run began (:meth:`popup_storm`)."""
 
     @property
     def owns_browser(self) -> bool:
@@ -85,8 +87,11 @@ class RunBrowser:
             self.browser = browser
             await browser.start()
             popups = browser.popup_mark
-            if not self.owns_browser and popups:  # a run's popups do not outlive it
-                undo.push_async_callback(_quietly, lambda: browser.close_popups(popups))
+            self._storms, self._refused = browser.popup_storms, browser.popups_refused
+            if not self.owns_browser and popups:  # a run's popups do not outlive it (nor, after a storm, its tab)
+                undo.push_async_callback(
+                    _quietly, lambda: browser.close_popups(popups, current_too=self.popup_storm() is not None)
+                )
             previous = browser.download_filter
             browser.download_filter = self.download_filter
             undo.callback(setattr, browser, "download_filter", previous)
@@ -106,6 +111,18 @@ class RunBrowser:
             await self._undo.aclose()
             raise
         return browser
+
+    def popup_storm(self) -> str | None:
+        """The sentence a run ends with when its pages opened more tabs than a run may hold (a popup storm: the
+        extras were closed as they came, and the rest close when the run ends), else None."""
+        browser = self.browser
+        if browser is None or browser.popup_storms <= self._storms:
+            return None
+        refused = browser.popups_refused - self._refused
+        return (
+            f"The page opened more tabs than a run may hold ({browser.popup_cap} at once; {refused} more were "
+            "closed as they came), so the run stopped there; the tabs it opened are closed."
+        )
 
     async def __aexit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

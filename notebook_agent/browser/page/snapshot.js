@@ -1079,7 +1079,8 @@
       const calls = [];
       if (has("table, [role=table], [role=grid], [role=treegrid]")) calls.push("extract_table");
       if (has('[target=_blank], [onclick*="window.open"]')) calls.push("switch_tab");
-      if (document.documentElement.scrollWidth > window.innerWidth + 8) calls.push("scroll_horizontally");
+      const root = document.documentElement; // none while a tab is still being made (a popup storm)
+      if (root && root.scrollWidth > window.innerWidth + 8) calls.push("scroll_horizontally");
       return calls;
     }
 

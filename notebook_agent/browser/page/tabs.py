@@ -50,6 +50,8 @@ class Tabs:
 
     #: Tabs a site may open before further ones are closed at once (a popup storm).
     POPUP_MAX = 10
+    #: Seconds without a new tab after which a storm is over.
+    STORM_QUIET = 5.0
 
     def __init__(
         self,
@@ -83,6 +85,19 @@ class Tabs:
         """How many downloads the tabs started so far (an action compares it before and after)."""
         self._saving: set[asyncio.Future[object]] = set()
         self._began: set[asyncio.Future[object]] = set()
+        self.storms = 0
+        """How many popup storms the site made: more than :data:`POPUP_MAX` tabs open at once. A run that sees it
+        grow ends, saying so (agent/step/run_browser.py ``RunBrowser.popup_storm``)."""
+        self.popups_refused = 0
+        """How many tabs the site opened that were closed at once, storms' stragglers included."""
+        self._doomed: weakref.WeakSet[Page] = weakref.WeakSet()
+        """Tabs closed at once (a storm's), never listed again even while their close is still under way."""
+        self._settling = False
+        """A run is waiting its storm out (:meth:`close_since`): every tab the site opens meanwhile is closed."""
+        self._storm_until = 0.0
+        """Until when (the event loop's clock) a storm is going on: a tab the site opens before then is closed at
+        once, never made current, and extends it by :data:`STORM_QUIET`, whether or not a run is going on
+        (Chromium announces a storm's tabs one by one, long after the page asked for them)."""
 
     def clear(self) -> None:
         """Forget every tab (the browser went away); ids keep counting up so old ids are never reused."""
@@ -97,7 +112,7 @@ class Tabs:
         return self.tab_id(page), page is self.current
 
     def open_pages(self) -> list[Page]:
-        return [p for p in self._ids if not p.is_closed()]
+        return [p for p in self._ids if not p.is_closed() and p not in self._doomed]
 
     async def close_page(self, page: Page, timeout: float = 5.0) -> None:
         """Close ``page`` and never list it again, whatever it does. A page reloading itself forever, or one
@@ -152,16 +167,23 @@ class Tabs:
         self.register(page)
         if self.creating_page:
             return
-        self.site_opened.append(page)
-        if len([p for p in self.site_opened if not p.is_closed()]) > self.POPUP_MAX:
+        now = asyncio.get_running_loop().time()
+        self.site_opened = [p for p in self.site_opened if not p.is_closed()]  # a storm never grows the list
+        storming = self._settling or now < self._storm_until
+        if storming or len(self.site_opened) >= self.POPUP_MAX:
+            self.storms += not storming
+            self._storm_until = now + self.STORM_QUIET
+            self.popups_refused += 1
+            self._doomed.add(page)
             task = asyncio.ensure_future(self.close_page(page))
             self._closing.add(task)
             task.add_done_callback(self._closing.discard)
             self.notices.add(
-                f"The page opened another tab ({page.url or 'about:blank'}); it was closed at once, since more than "
-                f"{self.POPUP_MAX} tabs the site opened are still open."
+                f"The page opened another tab ({page.url or 'about:blank'}); it was closed at once, since the site "
+                f"opened more than {self.POPUP_MAX} tabs (a popup storm)."
             )
             return
+        self.site_opened.append(page)
         self.current = page
         if self.watchers:
             for w in self.watchers:
@@ -198,15 +220,25 @@ class Tabs:
         tabs = ", ".join(f"{self.tab_id(p)} ({p.url})" for p in self.open_pages())
         raise ActionError(f"there is no tab {tab_id}. Open tabs: {tabs}.")
 
-    async def close_since(self, mark: frozenset[Page]) -> int:
-        """Close every tab opened since ``mark`` (the tabs open then) except the current one; how many."""
-        closed = 0
-        for page in self.open_pages():  # only this owner's tabs, never another session's
-            if page in mark or page is self.current or page.is_closed():
-                continue
-            await self.close_page(page)
-            closed += 1
-        return closed
+    async def close_since(self, mark: frozenset[Page], *, current_too: bool = False) -> int:
+        """Close every tab opened since ``mark`` (the tabs open then) except the current one, or that one too
+        (``current_too``: the newest tab of ``mark`` becomes current again); how many."""
+        keep = None if current_too else self.current
+        self._settling = current_too
+        try:
+            closed = 0
+            for _ in range(3 if current_too else 1):  # after a storm: again once it is over (its last tabs)
+                pages = [p for p in self.open_pages() if p not in mark and p is not keep and not p.is_closed()]
+                if current_too and self.current in pages:
+                    self.current = next((p for p in reversed(self.open_pages()) if p in mark), None)
+                # only this owner's tabs, never another session's; closed side by side (a storm leaves many)
+                await asyncio.gather(*(self.close_page(p) for p in pages))
+                closed += len(pages)
+                if current_too:
+                    await storm_over(self)
+            return closed
+        finally:
+            self._settling = False
 
     async def downloads_settled(self, started: int, timeout: float) -> None:
         """Wait (up to ``timeout`` seconds) until a download began after ``downloads_started`` was ``started``
@@ -370,3 +402,39 @@ class TabRouter:
     def _unclaimed(self, page: Page) -> None:
         if page not in self._owner_of and not page.is_closed():
             self.assign(page, self._creator or self.owners[0])
+
+
+async def storm_over(tabs: Tabs, limit: float = 60.0) -> None:
+    """Wait (at most ``limit`` seconds) until a popup storm of ``tabs`` is over: Chromium announces its tabs one
+    by one long after the page asked for them, each closed as it comes; a run that ends before the last would
+    leave them to slow down the next one. Then the tabs still closing have closed."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + limit
+    while loop.time() < end and (  # noqa: ASYNC110 - Chromium is polled: no event says a tab is pending
+        loop.time() < tabs._storm_until or await unannounced(tabs.open_pages())
+    ):
+        await asyncio.sleep(0.25)
+    if tabs._closing:
+        await asyncio.wait(set(tabs._closing), timeout=max(0.1, end - loop.time()))
+
+
+async def unannounced(pages: list[Page]) -> bool:
+    """Whether Chromium holds tabs of the context of ``pages`` that Playwright has not announced yet (a popup
+    storm's tail), asked through DevTools of one of them; False when it cannot tell."""
+    page = next(iter(pages), None)
+    if page is None:
+        return False
+    try:
+        cdp = await wait_for(page.context.new_cdp_session(page), 2)
+    except Exception:
+        return False
+    try:
+        mine = (await wait_for(cdp.send("Target.getTargetInfo"), 2))["targetInfo"].get("browserContextId")
+        infos = (await wait_for(cdp.send("Target.getTargets"), 2))["targetInfos"]
+        held = [i for i in infos if i.get("type") == "page" and i.get("browserContextId") == mine]
+        return len(held) > len([p for p in page.context.pages if not p.is_closed()])
+    except Exception:
+        return False
+    finally:
+        with contextlib.suppress(Exception):
+            await cdp.detach()

@@ -79,10 +79,27 @@ class SessionPages:
         return frozenset(self._tabs.open_pages())
 
     @on_browser_loop
-    async def close_popups(self, mark: frozenset[Page]) -> int:
-        """Close every tab opened since ``mark`` (see :attr:`popup_mark`) except the current one: a run's
-        popups do not outlive it. Returns how many were closed."""
-        return await self._tabs.close_since(mark)
+    async def close_popups(self, mark: frozenset[Page], *, current_too: bool = False) -> int:
+        """Close every tab opened since ``mark`` (see :attr:`popup_mark`) except the current one (``current_too``:
+        that one as well, and the newest tab of ``mark`` is current again): a run's popups do not outlive it.
+        Returns how many were closed."""
+        return await self._tabs.close_since(mark, current_too=current_too)
+
+    @property
+    def popup_cap(self) -> int:
+        """How many tabs the site may have open at once before further ones are closed as they come."""
+        return self._tabs.POPUP_MAX
+
+    @property
+    def popups_refused(self) -> int:
+        """How many tabs the site opened beyond the cap (``Tabs.POPUP_MAX`` open at once), each closed as it
+        came."""
+        return self._tabs.popups_refused
+
+    @property
+    def popup_storms(self) -> int:
+        """How many popup storms (more tabs than the cap, then every tab until the site stops) the site made."""
+        return self._tabs.storms
 
     @property
     def downloads_dir(self) -> Path:

@@ -232,7 +232,8 @@ async def test_the_gate_and_secrets_apply_to_every_row(browser: BrowserSession, 
     LOGINS.clear()
     without = await recipe.map(rows, PageAgent(model=ScriptedModel([]), browser=browser), heal=False)
     assert LOGINS == [] and all("it types the secret 'pw'" in (r.result.text if r.result else "") for r in without.rows)
-    # a risky click is asked of the gate in every row: denied for each under deny-risky
+    # a risky click is asked of the gate in every row: denied for each under deny-risky (the recipe's own start
+    # URL, like a run file's, is judged too: the site is allowed here)
     danger = [
         step("click_element_by_index", lambda c: {"index": index_of(c, r"Delete account")}),
         step("done", {"text": "deleted", "success": True}),
@@ -241,7 +242,10 @@ async def test_the_gate_and_secrets_apply_to_every_row(browser: BrowserSession, 
         model=ScriptedModel(danger), browser=browser, start_url=servers.url("agent_danger.html") + "?user=ada"
     ).run("Delete ada's account")
     gated = await Recipe.from_run(deleting, params={"user": "ada"}).map(
-        rows, PageAgent(model=ScriptedModel([]), browser=browser, approval="deny-risky"), heal=False, keep_runs="all"
+        rows,
+        PageAgent(model=ScriptedModel([]), browser=browser, approval="deny-risky", allowed_domains=[servers.main]),
+        heal=False,
+        keep_runs="all",
     )
     for row in gated.rows:
         assert row.result is not None
