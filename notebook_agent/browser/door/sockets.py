@@ -24,7 +24,7 @@ from playwright.async_api import BrowserContext, Page, WebSocketRoute
 from playwright.async_api import Error as PlaywrightError
 
 from ..errors import Notices
-from ..page.frozen_tabs import confirmed
+from ..page.frozen_tabs import confirmed, later
 from .egress import Outgoing, describe_leak, frame_bytes, leak
 from .live import LiveSecrets
 from .tab_devtools import ATTACH_WAIT
@@ -65,8 +65,15 @@ class SocketDoor:
         self._contexts.append(context)
         context.on("page", self._on_page)
         if hasattr(context, "route_web_socket"):  # a tab's first moments, before its own route is in place
-            with contextlib.suppress(PlaywrightError):
-                await context.route_web_socket(_every, self._unplaced)
+            # Playwright applies it to the context's tabs one by one, and one whose script never yields (another
+            # session's frozen tab) never answers: bounded like the other parts, the rest goes on in the background
+            routed = asyncio.ensure_future(context.route_web_socket(_every, self._unplaced))
+            done, _ = await asyncio.wait({routed}, timeout=ATTACH_WAIT)
+            if routed not in done:
+                later(routed)
+            else:
+                with contextlib.suppress(PlaywrightError):
+                    routed.result()
         # bounded like the other parts of the door: a tab whose script never yields cannot confirm the route
         await asyncio.gather(*(confirmed(page, self._route(page), ATTACH_WAIT) for page in list(context.pages)))
 
