@@ -5,7 +5,8 @@ tab's own DevTools interception for what the route never sees, such as beacons a
 a page unloads (``tab_door``, on the per-tab DevTools of ``tab_devtools``), and a WebSocket route that judges the
 handshake and every frame (``sockets``); redirect hops are judged before the browser follows them
 (``redirects``); and a request a recipe asks directly through the context's request client, which no route sees,
-is judged by the same rules before it leaves (``direct``).
+is judged by the same rules before it leaves (``direct``). The secrets a session holds, from the first run that
+holds one until the session closes, and the structural rule for data while one is live (``live``).
 
 May import ``browser.page`` (the tabs it asks and the frozen ones it does not wait for) besides the base modules.
 """
