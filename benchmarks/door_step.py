@@ -156,6 +156,11 @@ async def popup_beacons(root: Path, port: int, tries: int) -> int:
 LOGGED: list[str] = []
 
 
+class Quiet(ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass  # a beacon's connection closed by the browser as the popup went
+
+
 def serve_logged() -> tuple[ThreadingHTTPServer, int]:
     """The other site: it logs every request it receives."""
 
@@ -170,7 +175,7 @@ def serve_logged() -> tuple[ThreadingHTTPServer, int]:
 
         do_GET = do_POST
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Logged)
+    server = Quiet(("127.0.0.1", 0), Logged)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, server.server_address[1]
 
