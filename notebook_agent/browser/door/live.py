@@ -54,6 +54,8 @@ class LiveSecrets:
         self._before: set[tuple[object, str]] = set()
         """(site, path) of every request the door saw before the first secret became live (at most
         :data:`REMEMBERED`; later ones count as new)."""
+        self._reads: set[object] = set()
+        """Sites a person let receive plain reads while a secret was live (asked once per site, not per path)."""
         self._last: dict[int, list[LiveSecret]] = {}
         """Each source's last reading, used when reading it again fails."""
 
@@ -75,6 +77,7 @@ class LiveSecrets:
         self._kept.clear()
         self._sources.clear()
         self._before.clear()
+        self._reads.clear()
         self._last.clear()
 
     # -- what the door asks ----------------------------------------------------------------------------------
@@ -112,8 +115,15 @@ class LiveSecrets:
             self._before.add(_place(url))
 
     def new_path(self, url: str) -> bool:
-        """Whether ``url``'s path was not fetched before the first secret became live (a path can carry data)."""
-        return _place(url) not in self._before
+        """Whether ``url``'s path was not fetched before the first secret became live (a path can carry data),
+        on a site a person has not let receive plain reads meanwhile (:meth:`reads_approved`)."""
+        place = _place(url)
+        return place not in self._before and place[0] not in self._reads
+
+    def reads_approved(self, url: str) -> None:
+        """A person approved a plain read of ``url``'s site while a secret was live, told that it was: its
+        pictures, styles and scripts at new paths are not asked about again in this session."""
+        self._reads.add(_place(url)[0])
 
     def describe(self, secrets: list[LiveSecret]) -> str:
         """``the secret 'pw' (its sites: a.example)``, for a question or a refusal; never a value."""

@@ -353,9 +353,13 @@ class Door:
         try:
             loop = asyncio.get_running_loop()
             if self.judge_loop is None or self.judge_loop is loop:
-                return await judge(effect)
-            future = asyncio.run_coroutine_threadsafe(judge(effect), self.judge_loop)
-            return await asyncio.wrap_future(future)
+                reason = await judge(effect)
+            else:
+                reason = await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(judge(effect), self.judge_loop))
+            plain = effect.method in ("GET", "HEAD") and not effect.body_size and not urlsplit(effect.url).query
+            if reason is None and effect.live and effect.kind != "websocket" and plain:
+                self.live.reads_approved(effect.url)  # data only in its path, approved: asked once per site
+            return reason
         except Exception as exc:
             return f"it could not be judged ({type(exc).__name__}: {exc})"
         finally:

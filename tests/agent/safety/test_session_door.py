@@ -285,3 +285,23 @@ async def test_the_question_says_a_secret_is_live(browser: BrowserSession, sites
     said = [q for q in asked if "/p" in q]
     assert said and all("the secret 'pw' (its sites: http://127.0.0.1" in q for q in said), asked
     assert all("is live in this session" in q and SECRET not in q for q in said), asked
+
+
+async def test_pictures_of_another_site_are_asked_about_once_per_site(browser: BrowserSession, sites: Sites) -> None:
+    """A signed-in page's pictures from another site at new paths: a person approves the site once, told a secret
+    is live, rather than once per picture."""
+    asked: list[str] = []
+
+    async def approve(request: ApprovalRequest) -> ApprovalAnswer:
+        asked.append(request.effect or "")
+        return ApprovalAnswer(True)
+
+    plain = page(sites, "hex", "image path").replace(f"<iframe id=b src='{sites.there}/raw/bframe'></iframe>", "")
+    sites.pages["pictures"] = plain.replace(
+        'leak("hex", "image path", 0)',
+        'for (const n of [1, 2, 3]) { const i = new Image(); i.src = THERE + "/pic/" + n + ".png"; }',
+    )
+    await sign_in(browser, sites, "pictures", approval="ask-risky", approver=approve)
+    assert sorted(e.split()[1] for e in delivered(sites)) == ["/pic/1.png", "/pic/2.png", "/pic/3.png"]
+    pictures = [q for q in asked if "/pic/" in q]
+    assert len(pictures) == 1 and "is live in this session" in pictures[0], asked

@@ -112,3 +112,13 @@ def test_a_source_that_fails_keeps_what_it_said_last() -> None:
     assert live.live
     state["fail"] = True
     assert live.kept_from(THERE) == [("pw", "hunter2-horse")]
+
+
+def test_a_site_approved_for_a_plain_read_is_asked_once_for_reads_not_for_data() -> None:
+    live = session("hunter2-horse")
+    read = Outgoing("request", f"{THERE}/fonts/a.woff")
+    assert classify_outgoing(read, HERE, live=live) is not None
+    live.reads_approved(f"{THERE}/fonts/a.woff")
+    assert classify_outgoing(Outgoing("request", f"{THERE}/img/b.png"), HERE, live=live) is None
+    assert classify_outgoing(Outgoing("request", f"{THERE}/p?d=1"), HERE, live=live) is not None
+    assert classify_outgoing(Outgoing("request", "http://localhost:9001/x.png"), HERE, live=live) is not None
