@@ -30,6 +30,7 @@ from notebook_agent.core.messages import UserMessage
 from notebook_agent.core.model import Context
 from notebook_agent.demo import PRICE_TASK, serve_demo
 from notebook_agent.llm.scripted import ScriptedCall, ScriptedModel
+from tests.agent.test_page_agent import index_of, step
 
 PASSWORD = "pw-Q7-correct-horse"
 PAGE = b"""<!doctype html><meta charset="utf-8"><title>Search</title>
@@ -77,12 +78,7 @@ def _typed_as_read(ctx: Context) -> ScriptedCall:
     return agent_output("input_text", {"index": int(box.group(1)), "text": quoted.group(1)})
 
 
-def _submit(ctx: Context) -> ScriptedCall:
-    state = ctx.messages[-1]
-    assert isinstance(state, UserMessage)
-    button = re.search(r"\[(\d+)\]<button", state.text)
-    assert button, state.text
-    return agent_output("click_element_by_index", {"index": int(button.group(1))})
+_submit = step("click_element_by_index", lambda c: {"index": index_of(c, r"^<button")})
 
 
 def _script(_row: Any) -> ScriptedModel:

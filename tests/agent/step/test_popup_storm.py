@@ -4,24 +4,17 @@ completes. Real Chromium, a local page, a scripted model."""
 
 from __future__ import annotations
 
-import re
 import time
 
 from notebook_agent.agent import PageAgent
 from notebook_agent.agent.prompt.agent_output import agent_output
 from notebook_agent.browser import BrowserSession
-from notebook_agent.core.messages import UserMessage
 from notebook_agent.core.model import Context
 from notebook_agent.llm.scripted import ScriptedCall, ScriptedModel
+from tests.agent.test_page_agent import index_of, step
 from tests.browser.conftest import Servers
 
-
-def _press(ctx: Context) -> ScriptedCall:
-    state = ctx.messages[-1]
-    assert isinstance(state, UserMessage)
-    button = re.search(r"\[(\d+)\]<button", state.text)
-    assert button, state.text
-    return agent_output("click_element_by_index", {"index": int(button.group(1))})
+_press = step("click_element_by_index", lambda c: {"index": index_of(c, r"^<button")})
 
 
 def _look(ctx: Context) -> ScriptedCall:
