@@ -187,7 +187,15 @@ async def _route_change(context: BrowserContext, change: Awaitable[object]) -> N
     if context not in _held:
         done, _ = await asyncio.wait({task}, timeout=ROUTE_WAIT)
         if task in done:
-            task.result()
+            try:
+                task.result()
+                return
+            except PlaywrightError as exc:
+                # a tab closed while Playwright applied the change tab by tab (another run's tab, ending): the
+                # change is the context's already; each tab still open applies it on its own
+                if "closed" not in str(exc):
+                    raise
+            await asyncio.gather(*(confirmed(page, _apply_routes(page), TAB_WAIT) for page in context.pages))
             return
         # a tab holds the context's changes: the next ones go to the tabs on their own at once, until it answers
         _held.add(context)

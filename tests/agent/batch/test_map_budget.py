@@ -150,7 +150,9 @@ async def test_a_big_map_without_a_budget_asks_after_its_first_rows(shared_brows
     whole = await agent.map(
         "Row {id}", rows, concurrency=2, ask_estimate=True, model_factory=row_model, on_event=answer("go on")
     )
-    assert len(asked) == 1 and whole.counts.succeeded == 25 and whole.note == ""
+    assert len(asked) == 1 and whole.counts.succeeded == 25 and whole.note == "", [
+        r.failure() for r in whole.rows if r.status != "completed"
+    ]
     actual = whole.ledger.cost
     assert actual is not None and asked[0].question.estimate.cost == pytest.approx(actual, rel=0.35)
 

@@ -119,10 +119,11 @@ async def test_secret_placeholder_signs_in_and_nothing_leaks(
         )
         assert PASSWORD not in blob and TOKEN not in blob
 
-    # Screenshots paint over sensitive fields: the token field, typed in plain text, is covered.
+    # Screenshots paint over sensitive fields: the token field, typed in plain text, is covered. (Another text
+    # than the run's: what the run typed stays live in the session, and every picture hides it, field or not.)
     await browser.page.goto(url)
     snap = await browser.snapshot()
-    await browser.act({"input_text": {"index": token, "text": TOKEN}})
+    await browser.act({"input_text": {"index": token, "text": "not-the-live-token"}})
     box = snap.elements[token].box
     assert box is not None
     cx, cy = box[0] + box[2] / 2, box[1] + box[3] / 2
