@@ -21,6 +21,7 @@ model wrote cannot be used; :class:`AbortedError`, the run was stopped::
             * DirectFailed
             * DirectRefused
             * FingerprintUnavailable
+            * PaintUnread
             * ScreenshotWithheld
         * BusyError (also RuntimeError)
             * AgentBusyError
@@ -89,6 +90,7 @@ if TYPE_CHECKING:
     from .browser.extract.tables import ExtractError
     from .browser.fingerprint.finder import FingerprintUnavailable
     from .browser.page.mask import ScreenshotWithheld
+    from .browser.page.painted import PaintUnread
     from .browser.session.launch import BrowserNotFoundError
     from .browser.session.ownership import BrowserBusyError
     from .browser.session.tracing import TraceBusyError, TraceRefusedError
@@ -153,6 +155,7 @@ __all__ = [
     "OptionError",
     "OutputError",
     "OutputTypeError",
+    "PaintUnread",
     "PriceError",
     "ProviderConnectionError",
     "ProviderError",
@@ -206,6 +209,7 @@ _WHERE = {
     "OptionError": "notebook_agent.config.options",
     "OutputError": "notebook_agent.agent.prompt.agent_output",
     "OutputTypeError": "notebook_agent.agent.step.typed_output",
+    "PaintUnread": "notebook_agent.browser.page.painted",
     "PriceError": "notebook_agent.llm.pricing",
     "ProviderConnectionError": "notebook_agent.llm.errors",
     "ProviderError": "notebook_agent.llm.errors",

@@ -40,7 +40,7 @@ from playwright.async_api import CDPSession, Frame, Page
 
 from ...core.aio import wait_for
 from ...core.text.lookalike import loose
-from ..errors import first_line
+from ..errors import BrowserError, first_line
 
 Box = tuple[float, float, float, float]
 """``(x, y, width, height)`` in CSS pixels."""
@@ -69,7 +69,7 @@ IMAGES = frozenset({"IMG", "INPUT", "IMAGE", "FEIMAGE"})
 _MADE = re.compile(r"(?:^|url\(\s*['\"]?)\s*(?:data|blob):", re.IGNORECASE)
 
 
-class PaintUnread(Exception):
+class PaintUnread(BrowserError):
     """The painted layer of a page could not be read: where a value shows is not known."""
 
 
