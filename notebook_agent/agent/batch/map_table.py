@@ -206,9 +206,6 @@ class MapRow:
     values: Row
     task: str
     start_url: str | None = None
-    start_is_recorded: bool = False
-    """``start_url`` is a recording's (a recipe's own start with the row's values), not one the user chose: the
-    row's run judges it as the model's ``go_to_url`` (a recipe file is input, like a run file)."""
     status: RowStatus = "not_started"
     result: PageAgentResult | None = field(default=None, repr=False)
     error: str | None = None
@@ -222,8 +219,8 @@ class MapRow:
 
     @property
     def chosen_start(self) -> str | None:
-        """The row's start page when the user chose it, else None (the pilot starts where its recording does)."""
-        return None if self.start_is_recorded else self.start_url
+        """The row's start page (the map's, or a recipe's own filled with the row's values)."""
+        return self.start_url
 
     @property
     def facts(self) -> RowFacts | None:

@@ -155,7 +155,7 @@ def plan_recipe(recipe: Recipe, rows: Any, agent: Runner, options: MapOptions) -
             raise MapInputError(f"Row {i}: {exc}") from None
         start = page or (fill(recipe.start_url, filled) if recipe.start_url else None)
         task = fill(recipe.task, filled).strip()
-        records.append(MapRow(index=i, values=row, task=task, start_url=start, start_is_recorded=page is None))
+        records.append(MapRow(index=i, values=row, task=task, start_url=start))
     ways = options.ways if isinstance(options.ways, RequestWay) else None
     return RecipeMapResult(template=recipe.task, columns=columns, rows=records, options=options, agent=agent, ways=ways)
 

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from notebook_agent.agent import PageAgent, Recipe
+from notebook_agent.agent import PageAgent
 from notebook_agent.agent.batch.map_cells import ESCAPED, MAX_CELL
 from notebook_agent.agent.batch.map_table import MapResult, MapRow, fill
 from notebook_agent.agent.prompt.agent_output import agent_output
@@ -28,7 +28,6 @@ from notebook_agent.agent.safety.secrets import PLACEHOLDER
 from notebook_agent.cli.map import write_table
 from notebook_agent.core.messages import UserMessage
 from notebook_agent.core.model import Context
-from notebook_agent.demo import PRICE_TASK, serve_demo
 from notebook_agent.llm.scripted import ScriptedCall, ScriptedModel
 from tests.agent.test_page_agent import index_of, step
 
@@ -165,22 +164,3 @@ def test_any_row_values_make_every_table_with_no_secret_and_no_placeholder(value
                 assert cell.endswith(ESCAPED) or "[cut: " in cell
             if isinstance(given_value, str) and len(given_value) > MAX_CELL:
                 assert len(cell) < MAX_CELL + 100 and "[cut: " in cell
-
-
-async def test_an_edited_recipe_file_does_not_choose_its_site(tmp_path: Path) -> None:
-    with serve_demo() as recorded_on, serve_demo() as other:
-        agent = PageAgent(model="demo", start_url=recorded_on.page("index.html"), screenshots=False)
-        recipe = Recipe.from_run(await agent.run(PRICE_TASK.format(product="Lumen 400 Headlamp")), template=PRICE_TASK)
-        path = recipe.save(tmp_path / "price.recipe.json")
-        data = json.loads(path.read_text())
-        data["start_url"] = data["start_url"].replace(recorded_on.url.rstrip("/"), other.url.rstrip("/"))
-        path.write_text(json.dumps(data))
-        edited = Recipe.load(path)
-        rows = [{"product": "Cascade Hiking Boots"}]
-        mapped = await edited.map(rows, PageAgent(model="demo", approval="deny-risky", screenshots=False))
-        assert mapped.rows[0].success is False
-        assert "start URL" in (mapped.rows[0].failure() or "") and "url=" in (mapped.rows[0].failure() or "")
-        # the recorded site, given by the user, is theirs: the same recipe replays there
-        mine = await edited.map(rows, PageAgent(model="demo", approval="deny-risky", screenshots=False),
-                                url=recorded_on.url)  # fmt: skip
-        assert mine.rows[0].success, mine.rows[0].failure()
