@@ -82,12 +82,13 @@ def _cell(value: object) -> object:
 
 def _parquet_frame(records: list[dict[str, Any]], columns: list[str]) -> Any:
     """The table as a DataFrame parquet can hold: a column whose values are of more than one kind (a row's
-    number among others' text, as JSON rows may have) is written as text, so one row's value never stops the
-    table being written."""
+    number among others' text, as JSON rows may have) or hold an integer past 64 bits is written as text, so one
+    row's value never stops the table being written."""
     frame = _parquet_pandas().DataFrame(records, columns=columns)
     for name in columns:
         kinds = {type(v) for v in frame[name] if v is not None and v == v}  # None and NaN are empty cells
-        if len(kinds) > 1 and not kinds <= {int, float}:
+        wide = any(isinstance(v, int) and not -(2**63) <= v < 2**63 for v in frame[name])  # past parquet's int64
+        if wide or (len(kinds) > 1 and not kinds <= {int, float}):
             frame[name] = [None if v is None or v != v else str(v) for v in frame[name]]
     return frame
 

@@ -96,7 +96,7 @@ def table_text(text: str, redact: Callable[[str], str]) -> str:
     return text
 
 
-def table_value(value: Any, redact: Callable[[str], str]) -> Any:
+def table_value(value: object, redact: Callable[[str], str]) -> object:
     """``value`` (nested data too, keys included) with :func:`table_text` applied to every string in it."""
     if isinstance(value, (str, dict, list, tuple)):
         return map_strings(value, lambda text: table_text(text, redact))

@@ -36,7 +36,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 from urllib.parse import unquote
 
-from playwright.async_api import CDPSession, Frame, Page
+from playwright.async_api import BrowserContext, CDPSession, Frame, Page
 
 from ...core.aio import wait_for
 from ...core.text.lookalike import loose
@@ -301,7 +301,9 @@ async def painted_boxes(page: Page, values: Sequence[str]) -> list[Box]:
         await session.detach()
 
 
-async def _other_process(context: Any, frame: Frame, found: Sequence[str], scroll: tuple[float, float]) -> list[Box]:
+async def _other_process(
+    context: BrowserContext, frame: Frame, found: Sequence[str], scroll: tuple[float, float]
+) -> list[Box]:
     """The boxes of a frame of another process (its own DevTools session), none for an in-process frame (the top
     snapshot holds it)."""
     try:
