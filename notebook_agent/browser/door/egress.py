@@ -83,9 +83,9 @@ def leak(outgoing: Outgoing, secrets: SecretSites | None) -> str | None:
     for name, value in kept:
         if any(needle in text for text in texts for needle in _needles(value)):
             return name
-        needle = _squeezed(value)
+        needle = key(value)  # the one redaction rule: folded case, no spaces or invisible characters
         if len(needle) >= FOLD_FROM:  # in any case, spaced out, split by invisible characters
-            folded = folded if folded is not None else [_squeezed(text) for text in texts]
+            folded = folded if folded is not None else [key(text) for text in texts]
             if any(needle in text for text in folded):
                 return name
     return None
@@ -94,12 +94,6 @@ def leak(outgoing: Outgoing, secrets: SecretSites | None) -> str | None:
 #: A value this long or longer is also found folded (any case, spaces and invisible characters removed); a
 #: shorter one only as it is, since folded it would match too much ordinary text.
 FOLD_FROM = 6
-
-
-def _squeezed(text: str) -> str:
-    """``text`` as the one redaction rule reads it: case-folded, compatibility-normalised, without white space
-    and invisible characters (core/text/lookalike.py)."""
-    return key(text)
 
 
 def _decodings(parts: Iterable[bytes]) -> Iterable[str]:
